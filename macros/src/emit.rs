@@ -1,0 +1,385 @@
+//! IR expressions -> OpenCL C text: a precedence printer (minimal parentheses) in two
+//! modes, scalar (one point) and vector (`LANES` consecutive points along x as `float8`).
+
+use crate::ir::{Expr, Kernel, Kind};
+use crate::model::{Arg, BinOp, Boundary, MathFn, Scalar, UnOp};
+
+pub const LANES: usize = 8;
+
+/// How grid reads are addressed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Global memory, one point: `psi[c + 1]`, or wrapped coordinates `psi[AT(x_p1, y, z)]`.
+    Global,
+    /// Global memory, `LANES` points: `vload8(0, psi + c + 1)`.
+    Vector,
+    /// Staged fields from the local tile `t_psi[t + 1]`; the others from global memory.
+    Tiled,
+}
+
+pub struct Emitter<'a> {
+    pub k: &'a Kernel,
+    pub access: Access,
+}
+
+// C precedence, higher binds tighter.
+const P_TERNARY: u8 = 2;
+const P_UNARY: u8 = 13;
+const P_ATOM: u8 = 15;
+
+fn prec(op: BinOp) -> u8 {
+    use BinOp::*;
+    match op {
+        Or => 3,
+        And => 4,
+        BitOr => 5,
+        BitXor => 6,
+        BitAnd => 7,
+        Eq | Ne => 8,
+        Lt | Le | Gt | Ge => 9,
+        Shl | Shr => 10,
+        Add | Sub => 11,
+        Mul | Div | Rem => 12,
+    }
+}
+
+fn op_text(op: BinOp) -> &'static str {
+    use BinOp::*;
+    match op {
+        Add => "+",
+        Sub => "-",
+        Mul => "*",
+        Div => "/",
+        Rem => "%",
+        And => "&&",
+        Or => "||",
+        BitAnd => "&",
+        BitOr => "|",
+        BitXor => "^",
+        Shl => "<<",
+        Shr => ">>",
+        Eq => "==",
+        Ne => "!=",
+        Lt => "<",
+        Le => "<=",
+        Gt => ">",
+        Ge => ">=",
+    }
+}
+
+fn paren(text: String, p: u8, min: u8) -> String {
+    if p < min {
+        format!("({text})")
+    } else {
+        text
+    }
+}
+
+/// Name of a wrapped/clamped coordinate: `x_p1`, `y_m2`.
+pub fn coord_name(axis: usize, d: i64) -> String {
+    let a = ["x", "y", "z"][axis];
+    match d {
+        0 => a.to_string(),
+        d if d > 0 => format!("{a}_p{d}"),
+        d => format!("{a}_m{}", -d),
+    }
+}
+
+/// `c + 1 - nx`: the offset of a neighbour from the centre index with row stride `stride_y`.
+pub fn linear(base: &str, offset: [i64; 3], stride_y: &str, stride_z: &str) -> String {
+    let mut s = base.to_string();
+    for (d, stride) in offset.iter().zip(["", stride_y, stride_z]) {
+        if *d == 0 {
+            continue;
+        }
+        let sign = if *d > 0 { " + " } else { " - " };
+        let m = d.unsigned_abs();
+        let term = match (stride, m) {
+            ("", m) => m.to_string(),
+            (st, 1) => st.to_string(),
+            (st, m) => format!("{m} * {st}"),
+        };
+        s.push_str(sign);
+        s.push_str(&term);
+    }
+    s
+}
+
+impl Emitter<'_> {
+    fn vector(&self) -> bool {
+        self.access == Access::Vector
+    }
+
+    /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
+    pub fn ty(&self, ty: Scalar, varying: bool) -> String {
+        if self.vector() && varying {
+            match ty {
+                Scalar::Bool => format!("int{LANES}"),
+                t => format!("{}{LANES}", t.cl()),
+            }
+        } else {
+            ty.cl().to_string()
+        }
+    }
+
+    pub fn expr(&self, e: &Expr) -> String {
+        self.print(e).0
+    }
+
+    /// Bits of a vector mask: comparisons of `float8` give `int8`, of `uchar8` give `char8`.
+    fn mask_bits(&self, e: &Expr) -> u32 {
+        match &e.kind {
+            Kind::Binary(op, l, _) if op.is_comparison() => l.ty.bits(),
+            Kind::Binary(op, l, r) if op.is_logical() => {
+                let (a, b) = (self.mask_bits(l), self.mask_bits(r));
+                if a == b {
+                    a
+                } else {
+                    32
+                }
+            }
+            Kind::Unary(UnOp::Not, x) => self.mask_bits(x),
+            _ => 32,
+        }
+    }
+
+    fn mask_type(bits: u32) -> &'static str {
+        match bits {
+            8 => "char",
+            16 => "short",
+            64 => "long",
+            _ => "int",
+        }
+    }
+
+    /// A vector mask converted to `bits`-wide lanes.
+    fn mask_as(&self, e: &Expr, bits: u32) -> String {
+        let text = self.expr(e);
+        if !e.varying {
+            let t = Self::mask_type(bits);
+            return format!("(({t}{LANES})(({text}) ? -1 : 0))");
+        }
+        if self.mask_bits(e) == bits {
+            text
+        } else {
+            format!("convert_{}{LANES}({text})", Self::mask_type(bits))
+        }
+    }
+
+    /// A uniform operand used in a vector expression: broadcast where OpenCL would not.
+    fn widen(&self, e: &Expr, ty: Scalar, force: bool) -> (String, u8) {
+        let (text, p) = self.print(e);
+        if !self.vector() || e.varying {
+            return (text, p);
+        }
+        if force {
+            return (format!("({}{LANES})({text})", ty.cl()), P_ATOM);
+        }
+        // Integer literals and constants are `int` in OpenCL: give them the lane type.
+        let untyped = matches!(e.kind, Kind::Lit(_) | Kind::Const(_)) && !ty.is_float() && ty != Scalar::I32;
+        if untyped {
+            (format!("({}){}", ty.cl(), paren(text, p, P_UNARY)), P_UNARY)
+        } else {
+            (text, p)
+        }
+    }
+
+    fn read(&self, arg: usize, offset: [i64; 3]) -> String {
+        let name = self.k.args[arg].name();
+        let wrapped = self.k.boundary != Boundary::Fixed;
+        let coords = |vector: bool| {
+            let axes: Vec<String> = (0..3)
+                .map(|a| {
+                    if vector && a == 0 && offset[0] != 0 {
+                        linear("x", [offset[0], 0, 0], "", "")
+                    } else {
+                        coord_name(a, offset[a])
+                    }
+                })
+                .collect();
+            format!("AT({})", axes.join(", "))
+        };
+        match self.access {
+            Access::Tiled if self.k.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
+            Access::Vector => {
+                let at = if wrapped { coords(true) } else { linear("c", offset, "nx", "nxy") };
+                format!("vload{LANES}(0, {name} + {at})")
+            }
+            _ => {
+                let at = if wrapped && offset != [0, 0, 0] { coords(false) } else { linear("c", offset, "nx", "nxy") };
+                format!("{name}[{at}]")
+            }
+        }
+    }
+
+    fn print(&self, e: &Expr) -> (String, u8) {
+        let vec_expr = self.vector() && e.varying;
+        match &e.kind {
+            Kind::Lit(s) => (s.clone(), if s.starts_with('-') { P_UNARY } else { P_ATOM }),
+            Kind::Read { arg, offset } => (self.read(*arg, *offset), P_ATOM),
+            Kind::Member { arg, member } => (format!("{}->{member}", self.k.args[*arg].name()), P_ATOM),
+            Kind::ScalarArg(i) => (self.k.args[*i].name().to_string(), P_ATOM),
+            Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),
+            Kind::Unary(op, x) => {
+                let (t, p) = self.print(x);
+                let sym = if *op == UnOp::Neg { "-" } else if x.ty == Scalar::Bool { "!" } else { "~" };
+                // `- -x` must not print as `--x`.
+                let t = if t.starts_with('-') { format!("({t})") } else { paren(t, p, P_UNARY) };
+                (format!("{sym}{t}"), P_UNARY)
+            }
+            Kind::Binary(op, l, r) => self.binary(*op, l, r, e),
+            Kind::Cast(x, ty) => {
+                if vec_expr {
+                    if x.ty == Scalar::Bool {
+                        let t = format!("{}{LANES}", ty.cl());
+                        let m = self.mask_as(x, ty.bits());
+                        return (format!("select(({t})(0), ({t})(1), {m})"), P_ATOM);
+                    }
+                    (format!("convert_{}{LANES}({})", ty.cl(), self.expr(x)), P_ATOM)
+                } else {
+                    let (t, p) = self.print(x);
+                    (format!("({}){}", ty.cl(), paren(t, p, P_UNARY)), P_UNARY)
+                }
+            }
+            Kind::Call(f, args) => self.call(*f, args, e),
+            Kind::Select(c, a, b) => {
+                if vec_expr && c.varying {
+                    let a = self.widen(a, e.ty, true).0;
+                    let b = self.widen(b, e.ty, true).0;
+                    let m = self.mask_as(c, e.ty.bits());
+                    (format!("select({b}, {a}, {m})"), P_ATOM)
+                } else {
+                    let (ct, cp) = self.print(c);
+                    let a = self.widen(a, e.ty, vec_expr);
+                    let b = self.widen(b, e.ty, vec_expr);
+                    // Right-associative: `c1 ? a : c2 ? b : d` reads as an else-if chain.
+                    (
+                        format!("{} ? {} : {}", paren(ct, cp, P_TERNARY + 1), paren(a.0, a.1, P_TERNARY + 1), paren(b.0, b.1, P_TERNARY)),
+                        P_TERNARY,
+                    )
+                }
+            }
+        }
+    }
+
+    fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
+        if op == BinOp::Rem && l.ty.is_float() {
+            let args = [l, r].map(|x| self.widen(x, l.ty, self.vector() && e.varying).0);
+            return (format!("fmod({}, {})", args[0], args[1]), P_ATOM);
+        }
+        let p = prec(op);
+        let (lt, lp, rt, rp) = if op.is_logical() && self.vector() && e.varying {
+            let bits = if self.mask_bits(l) == self.mask_bits(r) { self.mask_bits(l) } else { 32 };
+            (self.mask_as(l, bits), P_ATOM, self.mask_as(r, bits), P_ATOM)
+        } else {
+            let (lt, lp) = self.widen(l, l.ty, false);
+            let (rt, rp) = self.widen(r, l.ty, false);
+            (lt, lp, rt, rp)
+        };
+        (format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)), p)
+    }
+
+    fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
+        use MathFn::*;
+        let float = e.ty.is_float();
+        let name = match f {
+            Abs if float => "fabs",
+            Abs => "abs",
+            Min if float => "fmin",
+            Max if float => "fmax",
+            Min => "min",
+            Max => "max",
+            Sqrt => "sqrt",
+            Cbrt => "cbrt",
+            Exp => "exp",
+            Ln => "log",
+            Log10 => "log10",
+            Log2 => "log2",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Tanh => "tanh",
+            Atan => "atan",
+            Atan2 => "atan2",
+            Hypot => "hypot",
+            Powf => "pow",
+            Powi => "pown",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            MulAdd => "fma",
+            Clamp => "clamp",
+            Recip => "native_recip",
+        };
+        let vec_expr = self.vector() && e.varying;
+        let texts: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let ty = if f == Powi && i == 1 { Scalar::I32 } else { e.ty };
+                self.widen(a, ty, vec_expr).0
+            })
+            .collect();
+        let call = format!("{name}({})", texts.join(", "));
+        // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one.
+        if f == Abs && !float {
+            let t = self.ty(e.ty, e.varying);
+            return if vec_expr { (format!("convert_{t}({call})"), P_ATOM) } else { (format!("({t}){call}"), P_UNARY) };
+        }
+        (call, P_ATOM)
+    }
+}
+
+/// Lines of a point update: `#line`, one `const` per `let`, and the store of the result.
+pub fn emit_body(k: &Kernel, access: Access, store: &dyn Fn(&str) -> String) -> Vec<String> {
+    let em = Emitter { k, access };
+    let mut lines = Vec::new();
+    for l in &k.lets {
+        lines.push(format!("#line {} \"{}\"", l.line, k.file));
+        lines.push(format!("const {} {} = {}; /* {} */", em.ty(l.value.ty, l.value.varying), l.name, em.expr(&l.value), l.text));
+    }
+    lines.push(format!("#line {} \"{}\"", k.result_line, k.file));
+    let mut result = em.expr(&k.result);
+    if access == Access::Vector && !k.result.varying {
+        result = format!("({}{LANES})({result})", k.out.cl());
+    }
+    lines.push(store(&result));
+    lines
+}
+
+/// Wrapped or clamped neighbour coordinates for periodic/clamp boundaries (`x_p1`, ...).
+pub fn emit_coords(k: &Kernel, axes: std::ops::Range<usize>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if k.boundary == Boundary::Fixed {
+        return lines;
+    }
+    for a in axes {
+        let (v, n) = (["x", "y", "z"][a], ["nx", "ny", "nz"][a]);
+        for &d in &k.axis_offsets[a] {
+            let name = coord_name(a, d);
+            let shifted = linear(v, [d, 0, 0], "", "");
+            let value = match k.boundary {
+                Boundary::Periodic => format!("WRAP({shifted}, {n})"),
+                _ if d > 0 => format!("min({shifted}, {n} - 1)"),
+                _ => format!("max({shifted}, 0)"),
+            };
+            lines.push(format!("const int {name} = {value};"));
+        }
+    }
+    lines
+}
+
+/// Kernel parameters after `out`: grids, params structs (constant memory), scalars.
+pub fn emit_params(k: &Kernel) -> Vec<String> {
+    k.args
+        .iter()
+        .map(|a| match a {
+            Arg::Field(f) => format!("__global const {}* restrict {}", f.elem.cl(), f.name),
+            Arg::Params { name, ty } => {
+                let tn = ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                format!("__constant const {tn}* restrict {name}")
+            }
+            Arg::Scalar { name, ty } => format!("const {} {name}", ty.cl()),
+        })
+        .collect()
+}

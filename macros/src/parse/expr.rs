@@ -1,0 +1,429 @@
+//! Rust expressions of a stencil body -> `model::Expr`. Accepted: `let`, `if`/`else`,
+//! `match` on integer constants, arithmetic, comparisons, casts, the math methods of
+//! `f32`/`f64`, named constants, `grid.at(dx, dy, dz)` with integer-literal offsets.
+
+use super::{line_of, rust_text, Errors};
+use crate::model::{Arg, Arm, BinOp, Block, Expr, ExprKind, Let, MathFn, Pat, Scalar, UnOp};
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+
+/// Names visible in the body: arguments (by index) and `let` bindings.
+#[derive(Clone)]
+pub struct Scope {
+    args: HashMap<String, usize>,
+    locals: Vec<String>,
+}
+
+impl Scope {
+    pub fn new(args: &[Arg]) -> Scope {
+        Scope { args: args.iter().enumerate().map(|(i, a)| (a.name().to_string(), i)).collect(), locals: Vec::new() }
+    }
+}
+
+pub struct BodyParser<'a> {
+    args: &'a [Arg],
+    rank: usize,
+    errors: &'a mut Errors,
+}
+
+fn unsupported(e: &syn::Expr) -> syn::Error {
+    let what = match e {
+        syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => {
+            "loops are not allowed in a stencil: it computes one point from fixed neighbour offsets; unroll the loop by hand"
+        }
+        syn::Expr::Assign(_) => {
+            "a stencil cannot assign: it returns the new value of its point and the runtime writes it to the output grid"
+        }
+        syn::Expr::Return(_) => "`return` is not allowed in a stencil; make the last expression the value",
+        syn::Expr::Closure(_) => "closures are not allowed in a stencil",
+        syn::Expr::Macro(_) => "macros are not allowed in a stencil body",
+        syn::Expr::Index(_) => "indexing is not allowed in a stencil; read grids with `grid.at(dx, dy)`",
+        _ => "this expression is not supported in a stencil",
+    };
+    syn::Error::new_spanned(e, what)
+}
+
+impl<'a> BodyParser<'a> {
+    pub fn new(args: &'a [Arg], rank: usize, errors: &'a mut Errors) -> Self {
+        BodyParser { args, rank, errors }
+    }
+
+    /// Parses a block; errors of each statement are collected, so `None` means some were reported.
+    pub fn block(&mut self, block: &syn::Block, outer: &Scope) -> Option<Block> {
+        let mut scope = outer.clone();
+        let mut lets = Vec::new();
+        let mut tail = None;
+        let mut ok = true;
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                syn::Stmt::Local(local) => match self.local(local, &scope) {
+                    Ok(l) => {
+                        scope.locals.push(l.name.to_string());
+                        lets.push(l);
+                    }
+                    Err(e) => {
+                        ok = false;
+                        self.errors.push(e)
+                    }
+                },
+                syn::Stmt::Expr(e, None) if i + 1 == n => match self.expr(e, &scope) {
+                    Ok(e) => tail = Some(e),
+                    Err(err) => {
+                        ok = false;
+                        self.errors.push(err)
+                    }
+                },
+                syn::Stmt::Expr(e, _) => {
+                    ok = false;
+                    let err = match e {
+                        syn::Expr::Assign(_) | syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => {
+                            unsupported(e)
+                        }
+                        _ => syn::Error::new_spanned(stmt, "only `let` statements may come before the final value expression"),
+                    };
+                    self.errors.push(err);
+                }
+                syn::Stmt::Item(item) => {
+                    ok = false;
+                    self.errors.spanned(item, "items are not allowed inside a stencil; declare them outside the function");
+                }
+                syn::Stmt::Macro(m) => {
+                    ok = false;
+                    self.errors.spanned(m, "macros are not allowed in a stencil body");
+                }
+            }
+        }
+        if tail.is_none() && ok {
+            self.errors.push(syn::Error::new(
+                block.brace_token.span.close(),
+                "a stencil block must end with the value it computes",
+            ));
+            return None;
+        }
+        Some(Block { lets, tail: Box::new(tail?) }).filter(|_| ok)
+    }
+
+    fn local(&mut self, local: &syn::Local, scope: &Scope) -> syn::Result<Let> {
+        let (ident, ty) = match &local.pat {
+            syn::Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none() && p.subpat.is_none() => (p.ident.clone(), None),
+            syn::Pat::Type(pt) => match &*pt.pat {
+                syn::Pat::Ident(p) if p.mutability.is_none() => {
+                    let ty = match &*pt.ty {
+                        syn::Type::Path(tp) => tp.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
+                        _ => None,
+                    };
+                    let ty = ty.ok_or_else(|| syn::Error::new_spanned(&pt.ty, "`let` types must be scalars: `f32`, `f64`, `i32`, `u32`, `u8`, `bool`"))?;
+                    (p.ident.clone(), Some(ty))
+                }
+                syn::Pat::Ident(p) => return Err(syn::Error::new_spanned(p.mutability, "stencil bindings are immutable; remove `mut`")),
+                other => return Err(syn::Error::new_spanned(other, "`let` binds one name in a stencil")),
+            },
+            syn::Pat::Ident(p) if p.mutability.is_some() => {
+                return Err(syn::Error::new_spanned(p.mutability, "stencil bindings are immutable; remove `mut`"))
+            }
+            other => return Err(syn::Error::new_spanned(other, "`let` binds one name in a stencil")),
+        };
+        let init = local
+            .init
+            .as_ref()
+            .ok_or_else(|| syn::Error::new_spanned(&local.pat, "`let` in a stencil needs a value"))?;
+        if let Some((_, d)) = &init.diverge {
+            return Err(syn::Error::new_spanned(d, "`let ... else` is not allowed in a stencil"));
+        }
+        if scope.args.contains_key(&ident.to_string()) {
+            return Err(syn::Error::new_spanned(&ident, format!("`{ident}` shadows an argument of the stencil; choose another name")));
+        }
+        Ok(Let { name: ident, ty, value: self.expr(&init.expr, scope)? })
+    }
+
+    fn mk(&self, kind: ExprKind, e: &syn::Expr) -> Expr {
+        let span = e.span();
+        Expr { kind, span, line: line_of(span), text: rust_text(e) }
+    }
+
+    pub fn expr(&mut self, e: &syn::Expr, scope: &Scope) -> syn::Result<Expr> {
+        use syn::Expr as E;
+        let kind = match e {
+            E::Paren(p) => return self.expr(&p.expr, scope),
+            E::Group(g) => return self.expr(&g.expr, scope),
+            E::Lit(l) => lit(&l.lit)?,
+            E::Path(p) => self.path(p, scope)?,
+            E::Unary(u) => {
+                let op = match u.op {
+                    syn::UnOp::Neg(_) => UnOp::Neg,
+                    syn::UnOp::Not(_) => UnOp::Not,
+                    _ => return Err(syn::Error::new_spanned(u.op, "dereference is not needed in a stencil")),
+                };
+                ExprKind::Unary(op, Box::new(self.expr(&u.expr, scope)?))
+            }
+            E::Binary(b) => {
+                let op = binop(&b.op)?;
+                let l = self.expr(&b.left, scope);
+                let r = self.expr(&b.right, scope);
+                ExprKind::Binary(op, Box::new(l?), Box::new(r?))
+            }
+            E::Cast(c) => {
+                let ty = match &*c.ty {
+                    syn::Type::Path(tp) => tp.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
+                    _ => None,
+                };
+                let ty = ty.ok_or_else(|| syn::Error::new_spanned(&c.ty, "casts go to `f32`, `f64`, `i32`, `u32` or `u8`"))?;
+                ExprKind::Cast(Box::new(self.expr(&c.expr, scope)?), ty)
+            }
+            E::MethodCall(m) => self.method(m, scope)?,
+            E::Call(c) => self.call(c, scope)?,
+            E::Field(f) => self.member(f, scope)?,
+            E::If(i) => self.if_expr(i, scope)?,
+            E::Match(m) => self.match_expr(m, scope)?,
+            E::Block(b) if b.label.is_none() => ExprKind::Block(self.block(&b.block, scope).ok_or_else(|| {
+                syn::Error::new(b.block.brace_token.span.open(), "invalid block")
+            })?),
+            other => return Err(unsupported(other)),
+        };
+        Ok(self.mk(kind, e))
+    }
+
+    fn path(&self, p: &syn::ExprPath, scope: &Scope) -> syn::Result<ExprKind> {
+        if let Some(id) = p.path.get_ident() {
+            let name = id.to_string();
+            if scope.locals.iter().any(|l| *l == name) {
+                return Ok(ExprKind::Local(id.clone()));
+            }
+            if let Some(&i) = scope.args.get(&name) {
+                return match &self.args[i] {
+                    Arg::Scalar { .. } => Ok(ExprKind::ScalarArg(i)),
+                    Arg::Field(_) => Err(syn::Error::new_spanned(
+                        id,
+                        format!("read the grid at an offset: `{name}.at({})`", vec!["0"; self.rank].join(", ")),
+                    )),
+                    Arg::Params { .. } => Err(syn::Error::new_spanned(id, format!("use a member of the params struct, e.g. `{name}.a`"))),
+                };
+            }
+        }
+        Ok(ExprKind::Const(p.path.clone()))
+    }
+
+    fn member(&mut self, f: &syn::ExprField, scope: &Scope) -> syn::Result<ExprKind> {
+        let syn::Member::Named(member) = &f.member else {
+            return Err(syn::Error::new_spanned(&f.member, "params members are named fields"));
+        };
+        if let syn::Expr::Path(p) = &*f.base {
+            if let Some(id) = p.path.get_ident() {
+                if let Some(&i) = scope.args.get(&id.to_string()) {
+                    if let Arg::Params { .. } = self.args[i] {
+                        return Ok(ExprKind::Member { arg: i, member: member.clone() });
+                    }
+                }
+            }
+        }
+        Err(syn::Error::new_spanned(f, "field access is allowed on a params struct argument only, e.g. `k.a`"))
+    }
+
+    fn method(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
+        let name = m.method.to_string();
+        if name == "at" {
+            return self.read(m, scope);
+        }
+        if m.turbofish.is_some() {
+            return Err(syn::Error::new_spanned(&m.turbofish, "turbofish is not supported in a stencil"));
+        }
+        let f = MathFn::from_name(&name).ok_or_else(|| {
+            syn::Error::new_spanned(&m.method, format!("unknown method `{name}`; stencils may call: {}", MathFn::NAMES))
+        })?;
+        let mut args = vec![self.expr(&m.receiver, scope)?];
+        for a in &m.args {
+            args.push(self.expr(a, scope)?);
+        }
+        if args.len() != f.arity() {
+            return Err(syn::Error::new_spanned(&m.method, format!("`{name}` takes {} argument(s)", f.arity() - 1)));
+        }
+        Ok(ExprKind::Call(f, args))
+    }
+
+    /// `grid.at(dx, dy)`: offsets must be integer literals (possibly negated).
+    fn read(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
+        let field = match &*m.receiver {
+            syn::Expr::Path(p) => p.path.get_ident().and_then(|id| scope.args.get(&id.to_string()).copied()),
+            _ => None,
+        };
+        let Some(arg) = field.filter(|&i| matches!(self.args[i], Arg::Field(_))) else {
+            return Err(syn::Error::new_spanned(&m.receiver, "`.at(..)` reads a grid argument of the stencil"));
+        };
+        if m.args.len() != self.rank {
+            return Err(syn::Error::new_spanned(
+                &m.method,
+                format!("this stencil is {}-D: `.at` takes {} offset(s), found {}", self.rank, self.rank, m.args.len()),
+            ));
+        }
+        let mut offset = [0i64; 3];
+        for (k, a) in m.args.iter().enumerate() {
+            offset[k] = int_literal(a).ok_or_else(|| {
+                syn::Error::new_spanned(a, format!("stencil offsets must be integer literals, found `{}`", rust_text(a)))
+            })?;
+        }
+        Ok(ExprKind::Read { arg, offset })
+    }
+
+    fn call(&mut self, c: &syn::ExprCall, scope: &Scope) -> syn::Result<ExprKind> {
+        let syn::Expr::Path(p) = &*c.func else {
+            return Err(syn::Error::new_spanned(&c.func, "only math functions may be called in a stencil"));
+        };
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let f = match segs.as_slice() {
+            [ty, name] if Scalar::from_ident(ty).is_some() => MathFn::from_name(name),
+            _ => None,
+        };
+        let Some(f) = f else {
+            return Err(syn::Error::new_spanned(
+                &c.func,
+                format!(
+                    "unknown function `{}`; stencils may call math functions as `f32::name(..)` or methods, with name one of: {}",
+                    segs.join("::"),
+                    MathFn::NAMES
+                ),
+            ));
+        };
+        let args = c.args.iter().map(|a| self.expr(a, scope)).collect::<syn::Result<Vec<_>>>()?;
+        if args.len() != f.arity() {
+            return Err(syn::Error::new_spanned(&c.func, format!("`{}` takes {} argument(s)", segs.join("::"), f.arity())));
+        }
+        Ok(ExprKind::Call(f, args))
+    }
+
+    fn if_expr(&mut self, i: &syn::ExprIf, scope: &Scope) -> syn::Result<ExprKind> {
+        let cond = self.expr(&i.cond, scope)?;
+        let then = self.block(&i.then_branch, scope).ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `if` branch"))?;
+        let Some((_, els)) = &i.else_branch else {
+            return Err(syn::Error::new_spanned(
+                i.if_token,
+                "`if` needs an `else` in a stencil: every path must compute the new value",
+            ));
+        };
+        let els = match &**els {
+            syn::Expr::Block(b) => self.block(&b.block, scope).ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `else` branch"))?,
+            other => {
+                let e = self.expr(other, scope)?;
+                Block { lets: Vec::new(), tail: Box::new(e) }
+            }
+        };
+        Ok(ExprKind::If(Box::new(cond), then, els))
+    }
+
+    fn match_expr(&mut self, m: &syn::ExprMatch, scope: &Scope) -> syn::Result<ExprKind> {
+        let scrut = self.expr(&m.expr, scope)?;
+        let mut arms = Vec::new();
+        for arm in &m.arms {
+            if let Some((if_token, _)) = &arm.guard {
+                return Err(syn::Error::new_spanned(if_token, "match guards are not supported in a stencil; use `if` in the arm"));
+            }
+            let mut pats = Vec::new();
+            self.pattern(&arm.pat, &mut pats)?;
+            let body = match &*arm.body {
+                syn::Expr::Block(b) => self.block(&b.block, scope).ok_or_else(|| syn::Error::new_spanned(&arm.pat, "invalid arm"))?,
+                other => Block { lets: Vec::new(), tail: Box::new(self.expr(other, scope)?) },
+            };
+            arms.push(Arm { pats, body });
+        }
+        let exhaustive = arms.last().is_some_and(|a| a.pats.iter().any(|p| matches!(p, Pat::Wild)));
+        if !exhaustive {
+            return Err(syn::Error::new_spanned(
+                m.match_token,
+                "a stencil `match` on a mask value must end with a `_ => ...` arm",
+            ));
+        }
+        Ok(ExprKind::Match(Box::new(scrut), arms))
+    }
+
+    fn pattern(&mut self, p: &syn::Pat, out: &mut Vec<Pat>) -> syn::Result<()> {
+        let mk = |kind: ExprKind, tokens: &dyn quote::ToTokens| {
+            let span = tokens.to_token_stream().into_iter().next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
+            Expr { kind, span, line: line_of(span), text: rust_text(&tokens.to_token_stream()) }
+        };
+        match p {
+            syn::Pat::Wild(_) => out.push(Pat::Wild),
+            syn::Pat::Or(o) => {
+                for c in &o.cases {
+                    self.pattern(c, out)?;
+                }
+            }
+            syn::Pat::Lit(l) => out.push(Pat::Value(mk(lit(&l.lit)?, l))),
+            syn::Pat::Ident(id) if id.by_ref.is_none() && id.mutability.is_none() && id.subpat.is_none() => {
+                let path = syn::Path::from(id.ident.clone());
+                out.push(Pat::Value(mk(ExprKind::Const(path), id)));
+            }
+            syn::Pat::Path(pp) => out.push(Pat::Value(mk(ExprKind::Const(pp.path.clone()), pp))),
+            other => {
+                return Err(syn::Error::new_spanned(
+                    other,
+                    "stencil `match` patterns are integer literals, named constants, `A | B` or `_`",
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+
+fn int_literal(e: &syn::Expr) -> Option<i64> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => int_literal(expr).map(|v| -v),
+        syn::Expr::Paren(p) => int_literal(&p.expr),
+        _ => None,
+    }
+}
+
+fn lit(l: &syn::Lit) -> syn::Result<ExprKind> {
+    match l {
+        syn::Lit::Float(f) => {
+            let suffix = match f.suffix() {
+                "" => None,
+                s => Some(Scalar::from_ident(s).ok_or_else(|| syn::Error::new_spanned(f, "float suffixes are `f32` or `f64`"))?),
+            };
+            Ok(ExprKind::Float(f.base10_digits().to_string(), suffix))
+        }
+        syn::Lit::Int(i) => {
+            let suffix = match i.suffix() {
+                "" => None,
+                s => match Scalar::from_ident(s) {
+                    Some(sc) if sc != Scalar::Bool => Some(sc),
+                    _ => return Err(syn::Error::new_spanned(i, "integer suffixes are `i32`, `u32`, `u8`, `f32` or `f64`")),
+                },
+            };
+            Ok(ExprKind::Int(i.base10_digits().to_string(), suffix))
+        }
+        syn::Lit::Bool(b) => Ok(ExprKind::Bool(b.value)),
+        other => Err(syn::Error::new_spanned(other, "only numeric and boolean literals are allowed in a stencil")),
+    }
+}
+
+fn binop(op: &syn::BinOp) -> syn::Result<BinOp> {
+    use syn::BinOp as B;
+    Ok(match op {
+        B::Add(_) => BinOp::Add,
+        B::Sub(_) => BinOp::Sub,
+        B::Mul(_) => BinOp::Mul,
+        B::Div(_) => BinOp::Div,
+        B::Rem(_) => BinOp::Rem,
+        B::And(_) => BinOp::And,
+        B::Or(_) => BinOp::Or,
+        B::BitAnd(_) => BinOp::BitAnd,
+        B::BitOr(_) => BinOp::BitOr,
+        B::BitXor(_) => BinOp::BitXor,
+        B::Shl(_) => BinOp::Shl,
+        B::Shr(_) => BinOp::Shr,
+        B::Eq(_) => BinOp::Eq,
+        B::Ne(_) => BinOp::Ne,
+        B::Lt(_) => BinOp::Lt,
+        B::Le(_) => BinOp::Le,
+        B::Gt(_) => BinOp::Gt,
+        B::Ge(_) => BinOp::Ge,
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "compound assignment is not allowed: a stencil returns the new value instead of assigning",
+            ))
+        }
+    })
+}

@@ -1,0 +1,38 @@
+//! `#[derive(Params)]`: a struct of scalars passed to kernels in constant memory.
+
+use crate::model::Scalar;
+
+pub struct ParamsStruct {
+    pub ident: syn::Ident,
+    pub fields: Vec<(syn::Ident, syn::Type, Scalar)>,
+}
+
+pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(&input.generics, "`Params` structs cannot be generic"));
+    }
+    let syn::Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(&input.ident, "`Params` derives for structs with named scalar fields"));
+    };
+    let syn::Fields::Named(named) = &data.fields else {
+        return Err(syn::Error::new_spanned(&data.fields, "`Params` needs named fields"));
+    };
+    let mut errors = super::Errors::default();
+    let mut fields = Vec::new();
+    for f in &named.named {
+        let scalar = match &f.ty {
+            syn::Type::Path(p) => p.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
+            _ => None,
+        }
+        .filter(|s| *s != Scalar::Bool);
+        match (scalar, &f.ident) {
+            (Some(s), Some(id)) => fields.push((id.clone(), f.ty.clone(), s)),
+            _ => errors.spanned(&f.ty, "`Params` fields are `f32`, `f64`, `i32`, `u32` or `u8`"),
+        }
+    }
+    errors.finish()?;
+    if fields.is_empty() {
+        return Err(syn::Error::new_spanned(&input.ident, "a `Params` struct needs at least one field"));
+    }
+    Ok(ParamsStruct { ident: input.ident.clone(), fields })
+}

@@ -1,0 +1,165 @@
+//! `#[stencil] fn ...` -> `model::Stencil`.
+
+use super::expr::{BodyParser, Scope};
+use super::{line_of, Errors};
+use crate::model::{Arg, Boundary, Field, Scalar, Stencil};
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+/// `Grid1`/`Grid2`/`Grid3` and `Grid` (= `Grid2`): the rank of a grid type name.
+fn grid_rank(name: &str) -> Option<usize> {
+    match name {
+        "Grid1" => Some(1),
+        "Grid" | "Grid2" => Some(2),
+        "Grid3" => Some(3),
+        _ => None,
+    }
+}
+
+fn scalar_of(ty: &Type) -> Option<Scalar> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
+        _ => None,
+    }
+}
+
+pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
+    let mut errors = Errors::default();
+    let sig = &item.sig;
+    if let Some(g) = sig.generics.params.first() {
+        errors.spanned(g, "stencil functions cannot be generic; write one function per element type");
+    }
+    let out = match &sig.output {
+        ReturnType::Type(_, ty) => match scalar_of(ty) {
+            Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8) => Some(s),
+            _ => {
+                errors.spanned(ty, "a stencil returns the new value of one point: `f32`, `f64`, `i32`, `u32` or `u8`");
+                None
+            }
+        },
+        ReturnType::Default => {
+            errors.spanned(&sig.ident, "a stencil returns the new value of one point; add `-> f32` (or `f64`, ...)");
+            None
+        }
+    };
+
+    let mut args = Vec::new();
+    let mut rank: Option<(usize, proc_macro2::Span)> = None;
+    for input in &sig.inputs {
+        let FnArg::Typed(pt) = input else {
+            errors.spanned(input, "stencils are free functions; `self` is not allowed");
+            continue;
+        };
+        let Pat::Ident(pat) = &*pt.pat else {
+            errors.spanned(&pt.pat, "stencil arguments must be plain names");
+            continue;
+        };
+        let name = pat.ident.clone();
+        match parse_arg_type(&pt.ty) {
+            Ok(ArgType::Grid { rank: r, elem, span }) => {
+                match rank {
+                    Some((r0, _)) if r0 != r => errors.push(syn::Error::new(
+                        span,
+                        format!("all grids of a stencil have one dimension; this is a {r}-D grid but earlier ones are {r0}-D"),
+                    )),
+                    None => rank = Some((r, span)),
+                    _ => {}
+                }
+                args.push(Arg::Field(Field { name, elem }));
+            }
+            Ok(ArgType::Params(ty)) => args.push(Arg::Params { name, ty }),
+            Ok(ArgType::Scalar(ty)) if matches!(ty, Scalar::U8 | Scalar::Bool) => errors.spanned(
+                &pt.ty,
+                "scalar arguments are `f32`, `f64`, `i32` or `u32`; pass masks as grids",
+            ),
+            Ok(ArgType::Scalar(ty)) => args.push(Arg::Scalar { name, ty }),
+            Err(e) => errors.push(e),
+        }
+    }
+    let Some((rank, _)) = rank else {
+        errors.spanned(&sig.ident, "a stencil reads at least one grid argument (`&Grid<f32>`, `&Grid3<f64>`, ...)");
+        return Err(errors.finish().err().unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
+    };
+
+    let scope = Scope::new(&args);
+    let mut parser = BodyParser::new(&args, rank, &mut errors);
+    let body = parser.block(&item.block, &scope);
+    errors.finish()?;
+    let (Some(out), Some(body)) = (out, body) else {
+        return Err(syn::Error::new(sig.span(), "invalid stencil"));
+    };
+
+    let doc = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim_end().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    Ok(Stencil {
+        name: sig.ident.clone(),
+        doc,
+        args,
+        out,
+        rank,
+        boundary,
+        body,
+        file: sig.ident.span().file(),
+        line: line_of(sig.fn_token.span),
+    })
+}
+
+enum ArgType {
+    Grid { rank: usize, elem: Scalar, span: proc_macro2::Span },
+    Params(syn::Path),
+    Scalar(Scalar),
+}
+
+fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
+    if let Some(s) = scalar_of(ty) {
+        return Ok(ArgType::Scalar(s));
+    }
+    let Type::Reference(r) = ty else {
+        return Err(syn::Error::new_spanned(
+            ty,
+            "stencil arguments are grids (`&Grid<f32>`), a params struct (`&Coeffs`) or scalars (`f32`)",
+        ));
+    };
+    if let Some(m) = &r.mutability {
+        return Err(syn::Error::new_spanned(
+            m,
+            "stencil inputs are read-only: the stencil returns the new value and the runtime writes it to the output grid",
+        ));
+    }
+    let Type::Path(p) = &*r.elem else {
+        return Err(syn::Error::new_spanned(&r.elem, "expected a grid (`Grid<f32>`) or a params struct"));
+    };
+    let Some(last) = p.path.segments.last() else {
+        return Err(syn::Error::new_spanned(&r.elem, "expected a type"));
+    };
+    let Some(rank) = grid_rank(&last.ident.to_string()) else {
+        return Ok(ArgType::Params(p.path.clone()));
+    };
+    let elem_ty = match &last.arguments {
+        PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    };
+    let Some(elem_ty) = elem_ty else {
+        return Err(syn::Error::new_spanned(last, "name the element type of the grid, e.g. `Grid<f32>`"));
+    };
+    match scalar_of(elem_ty) {
+        Some(s) if s != Scalar::Bool => Ok(ArgType::Grid { rank, elem: s, span: last.ident.span() }),
+        _ => Err(syn::Error::new_spanned(
+            elem_ty,
+            "unsupported grid element type; grids hold `f32`, `f64` (values) or `u8`, `i32`, `u32` (masks)",
+        )),
+    }
+}

@@ -1,0 +1,147 @@
+//! `#[derive(Serialize)]` views -> Tera -> OpenCL source. Built-in templates are embedded;
+//! a failure here is a bug in clforge and is reported with its whole cause chain.
+
+use crate::emit::{emit_body, emit_coords, emit_params, Access, LANES};
+use crate::ir::Kernel;
+use crate::model::{Arg, Boundary, Scalar};
+use serde::Serialize;
+use std::sync::OnceLock;
+
+const STENCIL_TEMPLATE: &str = include_str!("../../templates/stencil.cl.tera");
+
+/// Where the generated source is completed at run time with Rust values.
+pub const PARAMS_MARKER: &str = "//@clforge:params";
+pub const CONSTANTS_MARKER: &str = "//@clforge:constants";
+
+fn tera() -> Result<&'static tera::Tera, String> {
+    static TERA: OnceLock<Result<tera::Tera, String>> = OnceLock::new();
+    TERA.get_or_init(|| {
+        let mut t = tera::Tera::new();
+        t.autoescape_on(Vec::<&str>::new());
+        t.add_raw_template("stencil.cl.tera", STENCIL_TEMPLATE).map_err(|e| error_chain(&e))?;
+        Ok(t)
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        cur = s.source();
+    }
+    msg
+}
+
+#[derive(Serialize)]
+struct StagedView {
+    name: String,
+    ty: &'static str,
+}
+
+#[derive(Serialize)]
+struct StencilView {
+    name: String,
+    file: String,
+    line: usize,
+    doc: Vec<String>,
+    rank: usize,
+    boundary: &'static str,
+    hx: usize,
+    hy: usize,
+    hz: usize,
+    tile_x: usize,
+    tile_y: usize,
+    wg_y: usize,
+    lanes: usize,
+    out: &'static str,
+    fp64: bool,
+    params: Vec<String>,
+    staged: Vec<StagedView>,
+    updated: String,
+    load: String,
+    x_first: &'static str,
+    coords_xyz: Vec<String>,
+    coords_yz: Vec<String>,
+    coords_x: Vec<String>,
+    plain_body: Vec<String>,
+    tiled_body: Vec<String>,
+    vec_body: Vec<String>,
+}
+
+/// Default tile (x, y) and work-group rows per rank; seed 002 used 32x32 tiles walked by 32x4.
+pub fn default_tile(rank: usize) -> (usize, usize, usize) {
+    match rank {
+        1 => (256, 1, 1),
+        2 => (32, 32, 4),
+        _ => (32, 8, 4),
+    }
+}
+
+fn view(k: &Kernel) -> StencilView {
+    let axes = ["x", "y", "z"];
+    let sizes = ["nx", "ny", "nz"];
+    let halos = ["HX", "HY", "HZ"];
+    let updated: Vec<String> = (0..3)
+        .map(|a| match k.boundary {
+            Boundary::Fixed if a < k.rank => format!("{0} >= {1} && {0} < {2} - {1}", axes[a], halos[a], sizes[a]),
+            _ => format!("{} < {}", axes[a], sizes[a]),
+        })
+        .collect();
+    let fp64 = k.out == Scalar::F64
+        || k.args.iter().any(|a| matches!(a, Arg::Field(f) if f.elem == Scalar::F64) || matches!(a, Arg::Scalar { ty: Scalar::F64, .. }))
+        || k.members.iter().any(|m| m.ty == Scalar::F64)
+        || k.consts.iter().any(|c| c.ty == Scalar::F64);
+    let (tile_x, tile_y, wg_y) = default_tile(k.rank);
+    let scalar_store = |v: &str| format!("out[c] = {v};");
+    let vector_store = |v: &str| format!("vstore{LANES}({v}, 0, out + c);");
+    StencilView {
+        name: k.name.clone(),
+        file: k.file.clone(),
+        line: k.line,
+        doc: k.doc.clone(),
+        rank: k.rank,
+        boundary: k.boundary.name(),
+        hx: k.halo[0],
+        hy: k.halo[1],
+        hz: k.halo[2],
+        tile_x,
+        tile_y,
+        wg_y,
+        lanes: LANES,
+        out: k.out.cl(),
+        fp64,
+        params: emit_params(k),
+        staged: k
+            .args
+            .iter()
+            .zip(&k.staged)
+            .filter_map(|(a, &s)| match a {
+                Arg::Field(f) if s => Some(StagedView { name: f.name.to_string(), ty: f.elem.cl() }),
+                _ => None,
+            })
+            .collect(),
+        updated: updated.join(" && "),
+        load: match k.boundary {
+            Boundary::Periodic => "WRAP(v, n)".to_string(),
+            _ => "clamp(v, 0, (n) - 1)".to_string(),
+        },
+        x_first: if k.boundary == Boundary::Fixed { "HX" } else { "0" },
+        coords_xyz: emit_coords(k, 0..3),
+        coords_yz: emit_coords(k, 1..3),
+        coords_x: emit_coords(k, 0..1),
+        plain_body: emit_body(k, Access::Global, &scalar_store),
+        tiled_body: emit_body(k, Access::Tiled, &scalar_store),
+        vec_body: emit_body(k, Access::Vector, &vector_store),
+    }
+}
+
+/// Renders the stencil family. `#line RESET` lines stay for the runtime's `assemble`, which
+/// knows the final line numbers once params declarations and constants are in.
+pub fn render_stencil(k: &Kernel) -> Result<String, String> {
+    let ctx = tera::Context::from_serialize(&view(k)).map_err(|e| error_chain(&e))?;
+    tera()?.render("stencil.cl.tera", &ctx).map_err(|e| format!("rendering stencil `{}`: {}", k.name, error_chain(&e)))
+}

@@ -1,0 +1,423 @@
+//! Typed device buffers and cached read-only parameter buffers.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use ocl::core;
+
+use crate::device::Device;
+use crate::error::{cl, is_oom, Error, Result};
+use crate::program::Event;
+
+mod sealed {
+    /// Keeps the `ocl` bound out of the public API and [`Scalar`](super::Scalar) closed.
+    pub trait Sealed: ocl::OclPrm {}
+}
+
+/// An element type that can live in a [`Buffer`]; `CL_NAME` is its OpenCL C name.
+pub trait Scalar: sealed::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
+    /// The OpenCL C spelling of this type.
+    const CL_NAME: &'static str;
+    /// The value as an OpenCL C literal that reads back bit for bit (`1.5f`, `3u`).
+    fn cl_literal(&self) -> String;
+    /// Appends the value's bytes in device order (little-endian on every OpenCL device we target).
+    fn put_bytes(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! scalars {
+    ($($t:ty => $name:literal, $lit:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Scalar for $t {
+            const CL_NAME: &'static str = $name;
+            fn cl_literal(&self) -> String {
+                let f: fn(&$t) -> String = $lit;
+                f(self)
+            }
+            fn put_bytes(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+scalars!(
+    f32 => "float", |v| float_literal(f64::from(*v), v.is_finite(), v.to_bits().into(), "f", "as_float", "u");
+    f64 => "double", |v| float_literal(*v, v.is_finite(), v.to_bits(), "", "as_double", "ul");
+    u8 => "uchar", |v| format!("((uchar){v})");
+    i32 => "int", |v| if *v == i32::MIN { "(-2147483647 - 1)".to_string() } else { format!("({v})") };
+    u32 => "uint", |v| format!("{v}u");
+);
+
+/// Rust's shortest round-trip formatting, so the literal is the same bits; non-finite values by bit pattern.
+fn float_literal(v: f64, finite: bool, bits: u64, suffix: &str, reinterpret: &str, int_suffix: &str) -> String {
+    if !finite {
+        return format!("{reinterpret}(0x{bits:x}{int_suffix})");
+    }
+    let text = if suffix == "f" { format!("{:?}", v as f32) } else { format!("{v:?}") };
+    format!("({text}{suffix})")
+}
+
+/// Maps an allocation failure to [`Error::OutOfMemory`], anything else to [`Error::Cl`].
+fn alloc_err(
+    op: &'static str,
+    what: impl Fn() -> String,
+    bytes: usize,
+) -> impl FnOnce(core::Error) -> Error {
+    move |e| {
+        if is_oom(&e) {
+            Error::OutOfMemory {
+                what: what(),
+                bytes,
+            }
+        } else {
+            cl(op)(e)
+        }
+    }
+}
+
+/// Checks `len` elements of `T` against the device's limits and returns the byte size.
+fn checked_bytes<T>(dev: &Device, len: usize, what: &str) -> Result<usize> {
+    if len == 0 {
+        return Err(Error::InvalidConfig(format!("{what} must not be empty")));
+    }
+    let bytes = len
+        .checked_mul(size_of::<T>())
+        .ok_or_else(|| Error::InvalidConfig(format!("{what} of {len} elements overflows usize")))?;
+    if bytes as u64 > dev.info().max_alloc_bytes {
+        return Err(Error::OutOfMemory {
+            what: what.to_owned(),
+            bytes,
+        });
+    }
+    Ok(bytes)
+}
+
+/// A device array of `len` elements of `T`, owned by one [`Device`].
+pub struct Buffer<T: Scalar> {
+    mem: core::Mem,
+    len: usize,
+    device: Device,
+    _elem: PhantomData<T>,
+}
+
+impl<T: Scalar> Buffer<T> {
+    fn what(len: usize) -> String {
+        format!("buffer of {len} {}", T::CL_NAME)
+    }
+
+    fn create(dev: &Device, len: usize, data: Option<&[T]>) -> Result<Self> {
+        let what = Self::what(len);
+        let bytes = checked_bytes::<T>(dev, len, &what)?;
+        let flags = match data {
+            Some(_) => core::MEM_READ_WRITE | core::MEM_COPY_HOST_PTR,
+            None => core::MEM_READ_WRITE,
+        };
+        // SAFETY: the flags match `data`: the host pointer is only read during the call.
+        let mem = unsafe { core::create_buffer(dev.context(), flags, len, data) }
+            .map_err(alloc_err("clCreateBuffer", || Self::what(len), bytes))?;
+        Ok(Buffer {
+            mem,
+            len,
+            device: dev.clone(),
+            _elem: PhantomData,
+        })
+    }
+
+    /// A zero-filled buffer of `len` elements. Waits for the fill, so that
+    /// allocation failures surface here as [`Error::OutOfMemory`].
+    pub fn new(dev: &Device, len: usize) -> Result<Self> {
+        let buf = Self::create(dev, len, None)?;
+        let mut ev = core::Event::null();
+        core::enqueue_fill_buffer(
+            dev.queue(),
+            &buf.mem,
+            T::default(),
+            0,
+            len,
+            None::<()>,
+            Some(&mut ev),
+            None,
+        )
+        .map_err(alloc_err(
+            "clEnqueueFillBuffer",
+            || Self::what(len),
+            len * size_of::<T>(),
+        ))?;
+        Event::from_core(ev).wait()?;
+        Ok(buf)
+    }
+
+    /// A buffer holding a copy of `data` (which must not be empty).
+    pub fn from_slice(dev: &Device, data: &[T]) -> Result<Self> {
+        Self::create(dev, data.len(), Some(data))
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements (never true: empty buffers are rejected).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn check_len(&self, found: usize, what: &str) -> Result<()> {
+        if found == self.len {
+            Ok(())
+        } else {
+            Err(Error::LengthMismatch {
+                what: format!("{what} {}", Self::what(self.len)),
+                expected: self.len,
+                found,
+            })
+        }
+    }
+
+    /// Copies `data` into the buffer, blocking until done.
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        self.check_len(data.len(), "write to")?;
+        // SAFETY: blocking write: `data` is not used after the call returns.
+        unsafe {
+            core::enqueue_write_buffer(
+                self.device.queue(),
+                &self.mem,
+                true,
+                0,
+                data,
+                None::<()>,
+                None::<()>,
+            )
+        }
+        .map_err(cl("clEnqueueWriteBuffer"))
+    }
+
+    /// Copies the buffer into `out`, blocking until done (and so until every
+    /// command queued before it has finished).
+    pub fn read(&self, out: &mut [T]) -> Result<()> {
+        self.check_len(out.len(), "read from")?;
+        // SAFETY: blocking read: `out` is fully written before the call returns.
+        unsafe {
+            core::enqueue_read_buffer(
+                self.device.queue(),
+                &self.mem,
+                true,
+                0,
+                out,
+                None::<()>,
+                None::<()>,
+            )
+        }
+        .map_err(cl("clEnqueueReadBuffer"))
+    }
+
+    /// Reads the buffer into a new vector.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); self.len];
+        self.read(&mut out)?;
+        Ok(out)
+    }
+
+    /// Enqueues a device-side copy of `src` into this buffer; both must have the
+    /// same length and device. Returns without waiting.
+    pub fn copy_from(&mut self, src: &Buffer<T>) -> Result<Event> {
+        self.check_len(src.len, "copy into")?;
+        if !self.device.same_as(&src.device) {
+            return Err(Error::InvalidConfig(
+                "copy_from between buffers of different devices".into(),
+            ));
+        }
+        let mut ev = core::Event::null();
+        core::enqueue_copy_buffer::<T, _, _, _>(
+            self.device.queue(),
+            &src.mem,
+            &self.mem,
+            0,
+            0,
+            self.len,
+            None::<()>,
+            Some(&mut ev),
+        )
+        .map_err(cl("clEnqueueCopyBuffer"))?;
+        Ok(Event::from_core(ev))
+    }
+
+    /// The device owning this buffer.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    pub(crate) fn mem(&self) -> &core::Mem {
+        &self.mem
+    }
+}
+
+impl<T: Scalar> fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Buffer<{}>[{}] on {}",
+            T::CL_NAME,
+            self.len,
+            self.device.info().name
+        )
+    }
+}
+
+/// A read-only device buffer of raw bytes (a kernel parameter block), made by
+/// [`Device::constant_bytes`]. Cheap to clone; clones share the buffer.
+#[derive(Clone)]
+pub struct ConstBuffer {
+    mem: core::Mem,
+    len: usize,
+    device_index: usize,
+}
+
+impl ConstBuffer {
+    pub(crate) fn new(dev: &Device, bytes: &[u8]) -> Result<Self> {
+        let len = checked_bytes::<u8>(dev, bytes.len(), "constant buffer")?;
+        let flags = core::MEM_READ_ONLY | core::MEM_COPY_HOST_PTR;
+        // SAFETY: COPY_HOST_PTR: `bytes` is only read during the call.
+        let mem = unsafe { core::create_buffer(dev.context(), flags, len, Some(bytes)) }.map_err(
+            alloc_err("clCreateBuffer", || "constant buffer".into(), len),
+        )?;
+        Ok(ConstBuffer {
+            mem,
+            len,
+            device_index: dev.info().index,
+        })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer is empty (never true: empty buffers are rejected).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn mem(&self) -> &core::Mem {
+        &self.mem
+    }
+
+    pub(crate) fn device_index(&self) -> usize {
+        self.device_index
+    }
+
+    #[cfg(test)]
+    pub(crate) fn same_as(&self, other: &ConstBuffer) -> bool {
+        self.mem.as_ptr() == other.mem.as_ptr()
+    }
+}
+
+impl fmt::Debug for ConstBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ConstBuffer[{} bytes]", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip<T: Scalar + PartialEq>(data: &[T]) {
+        let dev = Device::default().unwrap();
+        let mut buf = Buffer::from_slice(&dev, data).unwrap();
+        assert_eq!(buf.len(), data.len());
+        assert!(!buf.is_empty());
+        assert_eq!(buf.to_vec().unwrap(), data);
+
+        let zeros = Buffer::<T>::new(&dev, data.len()).unwrap();
+        assert!(zeros.to_vec().unwrap().iter().all(|x| *x == T::default()));
+
+        let reversed: Vec<T> = data.iter().rev().copied().collect();
+        buf.write(&reversed).unwrap();
+        let mut out = vec![T::default(); data.len()];
+        buf.read(&mut out).unwrap();
+        assert_eq!(out, reversed);
+
+        let mut copy = Buffer::<T>::new(&dev, data.len()).unwrap();
+        copy.copy_from(&buf).unwrap().wait().unwrap();
+        assert_eq!(copy.to_vec().unwrap(), reversed);
+    }
+
+    #[test]
+    fn roundtrip_f32() {
+        roundtrip(&[1.5f32, -2.0, 3.25, f32::MAX, 0.1]);
+    }
+
+    #[test]
+    fn roundtrip_f64() {
+        roundtrip(&[1.5f64, -2.0, std::f64::consts::PI, f64::MIN_POSITIVE]);
+    }
+
+    #[test]
+    fn roundtrip_u8() {
+        roundtrip(&(0..=255u8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn roundtrip_i32_u32() {
+        roundtrip(&[i32::MIN, -1, 0, 7, i32::MAX]);
+        roundtrip(&[0u32, 1, u32::MAX]);
+    }
+
+    #[test]
+    fn length_mismatch() {
+        let dev = Device::default().unwrap();
+        let mut buf = Buffer::<f32>::new(&dev, 4).unwrap();
+        let e = buf.write(&[1.0; 3]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::LengthMismatch {
+                    expected: 4,
+                    found: 3,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = buf.read(&mut [0.0; 5]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::LengthMismatch {
+                    expected: 4,
+                    found: 5,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let other = Buffer::<f32>::new(&dev, 2).unwrap();
+        assert!(matches!(
+            buf.copy_from(&other),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn empty_and_huge_are_rejected() {
+        let dev = Device::default().unwrap();
+        assert!(matches!(
+            Buffer::<f32>::new(&dev, 0),
+            Err(Error::InvalidConfig(_))
+        ));
+        assert!(matches!(
+            Buffer::<u8>::from_slice(&dev, &[]),
+            Err(Error::InvalidConfig(_))
+        ));
+        let too_big = usize::try_from(dev.info().max_alloc_bytes / 8 + 1).unwrap();
+        assert!(matches!(
+            Buffer::<f64>::new(&dev, too_big),
+            Err(Error::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            Buffer::<f64>::new(&dev, usize::MAX),
+            Err(Error::InvalidConfig(_))
+        ));
+    }
+}

@@ -1,0 +1,149 @@
+//! The runtime's error type.
+
+use ocl::core;
+
+/// Everything that can go wrong while finding a device, building a program or
+/// moving data and launching kernels.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No OpenCL platform (or no device on any platform) is installed.
+    #[error("no OpenCL platform found; install an OpenCL runtime (`make run` installs PoCL)")]
+    NoPlatform,
+
+    /// No device matches the requested selector.
+    #[error(
+        "no OpenCL device matches `{wanted}`; available: {available}; select one with \
+         `gpu`, `cpu`, an index or a name substring (e.g. via CLFORGE_DEVICE)"
+    )]
+    DeviceNotFound {
+        /// The selector that matched nothing.
+        wanted: String,
+        /// The devices that exist, one `index: name (platform, kind)` each.
+        available: String,
+    },
+
+    /// The OpenCL compiler rejected a program.
+    #[error(
+        "failed to build OpenCL program `{program}` (options `{options}`){}; fix the source \
+         using the build log:\n{log}",
+        rust_location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default()
+    )]
+    Build {
+        /// Name of the program, as given to [`Device::program`](crate::Device::program).
+        program: String,
+        /// The build options actually passed to the compiler.
+        options: String,
+        /// The full compiler log.
+        log: String,
+        /// The first `file.rs:LINE[:COL]` mentioned in the log, if any (generated
+        /// sources carry `#line` directives pointing back at the Rust code).
+        rust_location: Option<String>,
+    },
+
+    /// Two lengths that must agree do not.
+    #[error(
+        "length mismatch for {what}: expected {expected}, found {found}; pass matching lengths"
+    )]
+    LengthMismatch {
+        /// What was being compared.
+        what: String,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+
+    /// The device could not allocate memory.
+    #[error(
+        "out of device memory allocating {what} ({bytes} bytes); use a smaller problem or a \
+         device with more memory"
+    )]
+    OutOfMemory {
+        /// What was being allocated.
+        what: String,
+        /// The size requested.
+        bytes: usize,
+    },
+
+    /// A grid's shape differs from the output grid's.
+    #[error("grid `{field}` has shape {found} but the output grid has shape {expected}; all grids of a stencil have one shape")]
+    ShapeMismatch {
+        /// The argument name in the stencil function.
+        field: String,
+        /// The output grid's shape.
+        expected: crate::Shape,
+        /// The argument's shape.
+        found: crate::Shape,
+    },
+
+    /// A caller-supplied parameter is invalid.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+
+    /// Any other OpenCL failure.
+    #[error("OpenCL call `{op}` failed: {message}")]
+    Cl {
+        /// The OpenCL call that failed.
+        op: &'static str,
+        /// What the driver reported.
+        message: String,
+    },
+}
+
+/// Result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Short text for an `ocl` error: the status code if there is one, else its message.
+pub(crate) fn describe(err: &core::Error) -> String {
+    match err.api_status() {
+        Some(status) => format!("{status:?} ({})", status as i32),
+        None => err.to_string().trim().to_owned(),
+    }
+}
+
+/// Maps an `ocl` error from the OpenCL call `op` into [`Error::Cl`].
+pub(crate) fn cl(op: &'static str) -> impl FnOnce(core::Error) -> Error {
+    move |err| Error::Cl {
+        op,
+        message: describe(&err),
+    }
+}
+
+/// Whether an `ocl` error means the device ran out of memory.
+pub(crate) fn is_oom(err: &core::Error) -> bool {
+    use core::Status as S;
+    matches!(
+        err.api_status(),
+        Some(
+            S::CL_MEM_OBJECT_ALLOCATION_FAILURE
+                | S::CL_OUT_OF_RESOURCES
+                | S::CL_OUT_OF_HOST_MEMORY
+                | S::CL_INVALID_BUFFER_SIZE
+        )
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_message_names_everything() {
+        let err = Error::Build {
+            program: "heat".into(),
+            options: "-cl-std=CL1.2".into(),
+            log: "src/heat.rs:3:1: error: oops".into(),
+            rust_location: Some("src/heat.rs:3:1".into()),
+        };
+        let msg = err.to_string();
+        for part in [
+            "heat",
+            "-cl-std=CL1.2",
+            " at src/heat.rs:3:1",
+            "error: oops",
+        ] {
+            assert!(msg.contains(part), "{part:?} missing from {msg:?}");
+        }
+    }
+}

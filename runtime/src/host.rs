@@ -1,0 +1,330 @@
+//! Host side of the DSL: grids in host memory, the cursors a stencil function reads its
+//! neighbours through (`psi.at(1, 0)`), and the parameter structs' layout.
+
+use crate::buffer::Scalar;
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// How points near the edge of the grid are treated (the stencil attribute's `boundary`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Boundary {
+    /// Points closer to the edge than the halo are left untouched (seed 002).
+    Fixed,
+    /// Reads wrap around; every point is updated.
+    Periodic,
+    /// Reads are clamped to the nearest point inside; every point is updated.
+    Clamp,
+}
+
+/// The extent of a 1-, 2- or 3-D grid; x varies fastest in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Shape {
+    dims: [usize; 3],
+    rank: usize,
+}
+
+impl Shape {
+    /// A 1-D shape.
+    pub fn d1(nx: usize) -> Shape {
+        Shape { dims: [nx, 1, 1], rank: 1 }
+    }
+    /// A 2-D shape.
+    pub fn d2(nx: usize, ny: usize) -> Shape {
+        Shape { dims: [nx, ny, 1], rank: 2 }
+    }
+    /// A 3-D shape.
+    pub fn d3(nx: usize, ny: usize, nz: usize) -> Shape {
+        Shape { dims: [nx, ny, nz], rank: 3 }
+    }
+    /// Extents along x, y, z (1 beyond the rank).
+    pub fn dims(&self) -> [usize; 3] {
+        self.dims
+    }
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+    /// Whether the grid has no points.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Linear index of a point.
+    pub fn index(&self, p: [usize; 3]) -> usize {
+        p[0] + self.dims[0] * (p[1] + self.dims[1] * p[2])
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.dims[..self.rank];
+        let parts: Vec<String> = d.iter().map(|n| n.to_string()).collect();
+        write!(f, "{}", parts.join("x"))
+    }
+}
+
+/// Returns [`Error::ShapeMismatch`] unless `found == expected`.
+pub fn check_shape(field: &str, expected: Shape, found: Shape) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch { field: field.to_string(), expected, found })
+    }
+}
+
+/// A grid in host memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostGrid<T> {
+    shape: Shape,
+    data: Vec<T>,
+}
+
+impl<T: Scalar> HostGrid<T> {
+    /// A grid filled with `T::default()`.
+    pub fn new(shape: Shape) -> HostGrid<T> {
+        HostGrid { shape, data: vec![T::default(); shape.len()] }
+    }
+    /// Wraps data laid out x-fastest; [`Error::LengthMismatch`] if it does not fill the shape.
+    pub fn from_vec(shape: Shape, data: Vec<T>) -> Result<HostGrid<T>> {
+        if data.len() != shape.len() {
+            return Err(Error::LengthMismatch { what: format!("grid data for shape {shape}"), expected: shape.len(), found: data.len() });
+        }
+        Ok(HostGrid { shape, data })
+    }
+    /// A grid whose value at each point is `f([x, y, z])`.
+    pub fn from_fn(shape: Shape, mut f: impl FnMut([usize; 3]) -> T) -> HostGrid<T> {
+        let [nx, ny, nz] = shape.dims;
+        let mut data = Vec::with_capacity(shape.len());
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    data.push(f([x, y, z]));
+                }
+            }
+        }
+        HostGrid { shape, data }
+    }
+    /// The shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+    /// The values, x fastest.
+    pub fn data(&self) -> &[T] {
+        &self.data
+    }
+    /// The values, mutable.
+    pub fn data_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+    /// The value at a point, or `None` outside the grid.
+    pub fn get(&self, p: [usize; 3]) -> Option<T> {
+        let inside = (0..3).all(|a| p[a] < self.shape.dims[a]);
+        if inside {
+            self.data.get(self.shape.index(p)).copied()
+        } else {
+            None
+        }
+    }
+    /// Sets the value at a point; points outside the grid are ignored.
+    pub fn set(&mut self, p: [usize; 3], v: T) {
+        let inside = (0..3).all(|a| p[a] < self.shape.dims[a]);
+        let i = self.shape.index(p);
+        if let (true, Some(slot)) = (inside, self.data.get_mut(i)) {
+            *slot = v;
+        }
+    }
+    /// Gives the data back.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+}
+
+/// The points a stencil writes: all of them, or the interior for [`Boundary::Fixed`].
+#[derive(Clone, Copy, Debug)]
+pub struct UpdateRegion {
+    lo: [usize; 3],
+    hi: [usize; 3],
+}
+
+impl UpdateRegion {
+    /// The region of `shape` a stencil with this halo and boundary updates.
+    pub fn new(shape: Shape, halo: [usize; 3], boundary: Boundary) -> UpdateRegion {
+        let d = shape.dims;
+        match boundary {
+            Boundary::Fixed => {
+                let lo = halo;
+                let hi = [0, 1, 2].map(|a| d[a].saturating_sub(halo[a]).max(halo[a]));
+                UpdateRegion { lo, hi }
+            }
+            _ => UpdateRegion { lo: [0; 3], hi: d },
+        }
+    }
+    /// The points, x fastest.
+    pub fn points(&self) -> impl Iterator<Item = [usize; 3]> + '_ {
+        let (lo, hi) = (self.lo, self.hi);
+        (lo[2]..hi[2]).flat_map(move |z| (lo[1]..hi[1]).flat_map(move |y| (lo[0]..hi[0]).map(move |x| [x, y, z])))
+    }
+}
+
+fn resolve(v: isize, n: usize, boundary: Boundary) -> usize {
+    let n = n as isize;
+    match boundary {
+        Boundary::Periodic => v.rem_euclid(n) as usize,
+        // Fixed: only interior points are visited, so reads never leave the grid; clamping
+        // keeps a bad halo from turning into a panic.
+        _ => v.clamp(0, n - 1) as usize,
+    }
+}
+
+macro_rules! cursor {
+    ($(#[$doc:meta])* $name:ident, $($d:ident: $axis:literal),+) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name<'a, T> {
+            grid: &'a HostGrid<T>,
+            p: [usize; 3],
+            boundary: Boundary,
+        }
+
+        impl<'a, T: Scalar> $name<'a, T> {
+            /// A cursor at point `p` of `grid`.
+            pub fn new(grid: &'a HostGrid<T>, p: [usize; 3], boundary: Boundary) -> Self {
+                $name { grid, p, boundary }
+            }
+            /// The value at the neighbour `(dx, ...)` of the cursor's point.
+            pub fn at(&self, $($d: isize),+) -> T {
+                let mut q = self.p;
+                $(q[$axis] = resolve(self.p[$axis] as isize + $d, self.grid.shape.dims[$axis], self.boundary);)+
+                self.grid.data.get(self.grid.shape.index(q)).copied().unwrap_or_default()
+            }
+        }
+    };
+}
+
+cursor!(
+    /// A 1-D grid as a stencil function sees it: `u.at(-1)`.
+    Grid1, dx: 0
+);
+cursor!(
+    /// A 2-D grid as a stencil function sees it: `psi.at(1, 0)`.
+    Grid2, dx: 0, dy: 1
+);
+cursor!(
+    /// A 3-D grid as a stencil function sees it: `u.at(0, 0, -1)`.
+    Grid3, dx: 0, dy: 1, dz: 2
+);
+
+/// `Grid<T>` is the 2-D grid, the common case.
+pub type Grid<'a, T> = Grid2<'a, T>;
+
+/// A struct of scalars passed to kernels in constant memory; `#[derive(Params)]` implements it.
+pub trait Params {
+    /// The struct's name in OpenCL C.
+    const CL_NAME: &'static str;
+    /// `typedef struct { float a; ... } Name;`
+    fn cl_declaration() -> String;
+    /// The bytes of the struct laid out as OpenCL C lays out the declaration.
+    fn to_bytes(&self) -> Vec<u8>;
+}
+
+/// Builds the OpenCL declaration of a params struct.
+#[derive(Debug)]
+pub struct StructDecl {
+    name: String,
+    body: String,
+}
+
+impl StructDecl {
+    /// Starts the declaration of `name`.
+    pub fn new(name: &str) -> StructDecl {
+        StructDecl { name: name.to_string(), body: String::new() }
+    }
+    /// Adds a field.
+    pub fn field<T: Scalar>(&mut self, name: &str) {
+        self.body.push_str(&format!("    {} {};\n", T::CL_NAME, name));
+    }
+    /// The finished `typedef`.
+    pub fn finish(self) -> String {
+        format!("typedef struct {{\n{}}} {};\n", self.body, self.name)
+    }
+}
+
+/// Lays out a params struct's bytes with C's rules: each scalar aligned to its size,
+/// the whole padded to the largest alignment.
+#[derive(Debug, Default)]
+pub struct StructBytes {
+    bytes: Vec<u8>,
+    align: usize,
+}
+
+impl StructBytes {
+    /// Appends a field.
+    pub fn put<T: Scalar>(&mut self, v: T) {
+        let size = std::mem::size_of::<T>();
+        self.pad(size);
+        self.align = self.align.max(size);
+        v.put_bytes(&mut self.bytes);
+    }
+    fn pad(&mut self, align: usize) {
+        while align > 0 && self.bytes.len() % align != 0 {
+            self.bytes.push(0);
+        }
+    }
+    /// The finished bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        let a = self.align;
+        self.pad(a);
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_wrap_and_clamp() {
+        let g = HostGrid::from_fn(Shape::d2(4, 3), |[x, y, _]| (10 * y + x) as i32);
+        assert_eq!(Grid2::new(&g, [0, 0, 0], Boundary::Periodic).at(-1, -1), 23);
+        assert_eq!(Grid2::new(&g, [3, 2, 0], Boundary::Periodic).at(1, 1), 0);
+        assert_eq!(Grid2::new(&g, [0, 2, 0], Boundary::Clamp).at(-2, 5), 20);
+        assert_eq!(Grid2::new(&g, [1, 1, 0], Boundary::Fixed).at(1, -1), 2);
+    }
+
+    #[test]
+    fn update_region_of_fixed_boundary_is_interior() {
+        assert_eq!(UpdateRegion::new(Shape::d2(5, 4), [1, 2, 0], Boundary::Fixed).points().count(), 0);
+        let r = UpdateRegion::new(Shape::d2(5, 6), [1, 2, 0], Boundary::Fixed);
+        let pts: Vec<_> = r.points().collect();
+        assert_eq!(pts.first(), Some(&[1, 2, 0]));
+        assert_eq!(pts.last(), Some(&[3, 3, 0]));
+        assert_eq!(pts.len(), 3 * 2);
+        assert_eq!(UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Fixed).points().count(), 0);
+        assert_eq!(UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Periodic).points().count(), 1);
+    }
+
+    #[test]
+    fn struct_bytes_follow_c_layout() {
+        let mut b = StructBytes::default();
+        b.put(1u8);
+        b.put(2.0f64);
+        b.put(3i32);
+        let bytes = b.finish();
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(bytes[0], 1);
+        assert_eq!(&bytes[8..16], &2.0f64.to_le_bytes());
+        assert_eq!(&bytes[16..20], &3i32.to_le_bytes());
+    }
+
+    #[test]
+    fn literals_round_trip() {
+        assert_eq!(0.1f32.cl_literal(), "(0.1f)");
+        assert_eq!((-2.5f64).cl_literal(), "(-2.5)");
+        assert_eq!(f32::INFINITY.cl_literal(), "as_float(0x7f800000u)");
+        assert_eq!(3u32.cl_literal(), "3u");
+        assert_eq!(7u8.cl_literal(), "((uchar)7)");
+    }
+}

@@ -1,0 +1,25 @@
+//! Runtime for clforge: finds an OpenCL device, builds the OpenCL C that the
+//! clforge macros generate, moves data and launches kernels.
+//!
+//! Start with [`Device::default`] (honours `CLFORGE_DEVICE`), build source with
+//! [`Device::program`], allocate [`Buffer`]s and call [`Program::launch`] with
+//! [`Arg`]s. Every fallible call returns [`Result`]; nothing here panics.
+//! The OpenCL binding used underneath is an implementation detail and does
+//! not appear in this API.
+
+#![warn(missing_docs)]
+
+pub mod buffer;
+pub mod device;
+pub mod error;
+pub mod program;
+
+pub use buffer::{Buffer, ConstBuffer, Scalar};
+pub use device::{Device, DeviceInfo, DeviceKind};
+pub use error::{Error, Result};
+pub use program::{Arg, Event, Program};
+pub mod host;
+pub mod stencil;
+
+pub use host::{check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion};
+pub use stencil::{DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant};

@@ -1,0 +1,596 @@
+//! Built programs, kernel launches and their events.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use ocl::core::{self, ArgVal};
+
+use crate::buffer::{Buffer, ConstBuffer, Scalar};
+use crate::device::{lock, Device};
+use crate::error::{cl, describe, Error, Result};
+
+/// An OpenCL program built for one [`Device`]. Cheap to clone; clones share
+/// the program and its kernel objects.
+#[derive(Clone)]
+pub struct Program {
+    inner: Arc<ProgramInner>,
+}
+
+struct ProgramInner {
+    name: String,
+    program: core::Program,
+    queue: core::CommandQueue,
+    device_index: usize,
+    max_work_group_size: usize,
+    /// One kernel object per name. Arguments are per kernel object, so they
+    /// are set and the kernel enqueued under that kernel's lock.
+    kernels: Mutex<HashMap<String, Arc<Mutex<Kernel>>>>,
+}
+
+struct Kernel {
+    kernel: core::Kernel,
+    num_args: u32,
+}
+
+/// One kernel argument; build it with the constructors.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg<'a>(ArgKind<'a>);
+
+#[derive(Clone, Copy, Debug)]
+enum ArgKind<'a> {
+    Mem { mem: &'a core::Mem, device: usize },
+    I32(i32),
+    U32(u32),
+    F32(f32),
+    F64(f64),
+    Local(usize),
+}
+
+impl<'a> Arg<'a> {
+    /// A `__global T*` argument.
+    pub fn buffer<T: Scalar>(b: &'a Buffer<T>) -> Arg<'a> {
+        Arg(ArgKind::Mem {
+            mem: b.mem(),
+            device: b.device().info().index,
+        })
+    }
+
+    /// A `__constant` parameter-block argument.
+    pub fn constant(b: &'a ConstBuffer) -> Arg<'a> {
+        Arg(ArgKind::Mem {
+            mem: b.mem(),
+            device: b.device_index(),
+        })
+    }
+
+    /// An `int` argument.
+    pub fn i32(v: i32) -> Arg<'a> {
+        Arg(ArgKind::I32(v))
+    }
+
+    /// A `uint` argument.
+    pub fn u32(v: u32) -> Arg<'a> {
+        Arg(ArgKind::U32(v))
+    }
+
+    /// A `float` argument.
+    pub fn f32(v: f32) -> Arg<'a> {
+        Arg(ArgKind::F32(v))
+    }
+
+    /// A `double` argument.
+    pub fn f64(v: f64) -> Arg<'a> {
+        Arg(ArgKind::F64(v))
+    }
+
+    /// A `__local` scratch argument of `bytes` bytes.
+    pub fn local(bytes: usize) -> Arg<'a> {
+        Arg(ArgKind::Local(bytes))
+    }
+}
+
+/// The first `file.rs:LINE` (with `:COL` if given; `file.rs(LINE)` also
+/// accepted) mentioned in a build log.
+fn rust_location(log: &str) -> Option<String> {
+    fn digits(s: &str) -> &str {
+        &s[..s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len())]
+    }
+    let is_delim = |c: char| c.is_whitespace() || "\"'`()<>[],;".contains(c);
+    let mut from = 0;
+    while let Some(pos) = log[from..].find(".rs") {
+        let dot = from + pos;
+        from = dot + 3;
+        let start = log[..dot]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| is_delim(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let rest = &log[from..];
+        let Some(after) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('(')) else {
+            continue;
+        };
+        let line = digits(after);
+        if start == dot || line.is_empty() {
+            continue;
+        }
+        let mut loc = format!("{}:{line}", &log[start..from]);
+        if rest.starts_with(':') {
+            let col = after[line.len()..]
+                .strip_prefix(':')
+                .map(digits)
+                .unwrap_or_default();
+            if !col.is_empty() {
+                loc = format!("{loc}:{col}");
+            }
+        }
+        return Some(loc);
+    }
+    None
+}
+
+/// Validates work sizes and pads them to three dimensions.
+fn work_sizes(
+    global: &[usize],
+    local: Option<&[usize]>,
+) -> Result<([usize; 3], Option<[usize; 3]>)> {
+    let bad = |msg: String| Err(Error::InvalidConfig(msg));
+    if !(1..=3).contains(&global.len()) {
+        return bad(format!(
+            "global work size {global:?} must have 1 to 3 dimensions"
+        ));
+    }
+    if global.contains(&0) {
+        return bad(format!("global work size {global:?} must not contain 0"));
+    }
+    let pad = |s: &[usize]| std::array::from_fn(|i| s.get(i).copied().unwrap_or(1));
+    let Some(local) = local else {
+        return Ok((pad(global), None));
+    };
+    if local.len() != global.len() || local.contains(&0) {
+        return bad(format!(
+            "local work size {local:?} must be non-zero and have as many dimensions as global {global:?}"
+        ));
+    }
+    if let Some(d) = (0..global.len()).find(|&d| !global[d].is_multiple_of(local[d])) {
+        return bad(format!(
+            "global work size {global:?} is not a multiple of local work size {local:?} in dimension \
+             {d}; round the global size up to a multiple of the local size"
+        ));
+    }
+    Ok((pad(global), Some(pad(local))))
+}
+
+impl Program {
+    /// Builds `source` for `dev`; see [`Device::program`].
+    pub(crate) fn build(dev: &Device, name: &str, source: &str, options: &str) -> Result<Program> {
+        let options = if options.contains("-cl-std") {
+            options.to_owned()
+        } else if options.trim().is_empty() {
+            "-cl-std=CL1.2".to_owned()
+        } else {
+            format!("{options} -cl-std=CL1.2")
+        };
+        let nul = |what: &str| {
+            Error::InvalidConfig(format!("{what} of program `{name}` contains a NUL byte"))
+        };
+        let src = CString::new(source).map_err(|_| nul("source"))?;
+        let opts = CString::new(options.as_str()).map_err(|_| nul("options"))?;
+        let program = core::create_program_with_source(dev.context(), &[src])
+            .map_err(cl("clCreateProgramWithSource"))?;
+
+        let built = core::build_program(&program, Some(&[dev.id()]), &opts, None, None);
+        let status =
+            core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildStatus);
+        let succeeded = matches!(
+            status,
+            Ok(core::ProgramBuildInfoResult::BuildStatus(
+                core::ProgramBuildStatus::Success
+            ))
+        );
+        if built.is_err() || !succeeded {
+            let mut log = match core::get_program_build_info(
+                &program,
+                dev.id(),
+                core::ProgramBuildInfo::BuildLog,
+            ) {
+                Ok(core::ProgramBuildInfoResult::BuildLog(log)) => {
+                    log.trim_end_matches('\0').trim_end().to_owned()
+                }
+                _ => String::new(),
+            };
+            // A build log is not always written (e.g. for rejected options):
+            // then report what clBuildProgram returned.
+            if let Err(e) = &built {
+                if e.api_status().is_some() || log.trim().is_empty() {
+                    log = format!("{log}\nclBuildProgram failed: {}", describe(e))
+                        .trim_start()
+                        .to_owned();
+                }
+            } else if log.trim().is_empty() {
+                log = format!("build status {status:?} without a build log");
+            }
+            return Err(Error::Build {
+                program: name.to_owned(),
+                options,
+                rust_location: rust_location(&log),
+                log,
+            });
+        }
+        Ok(Program {
+            inner: Arc::new(ProgramInner {
+                name: name.to_owned(),
+                program,
+                queue: dev.queue().clone(),
+                device_index: dev.info().index,
+                max_work_group_size: dev.info().max_work_group_size,
+                kernels: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The name given when the program was built.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    fn kernel_names(&self) -> String {
+        match core::get_program_info(&self.inner.program, core::ProgramInfo::KernelNames) {
+            Ok(core::ProgramInfoResult::KernelNames(names)) => names
+                .trim_end_matches('\0')
+                .split(';')
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "(unknown)".to_owned(),
+        }
+    }
+
+    fn kernel(&self, name: &str) -> Result<Arc<Mutex<Kernel>>> {
+        let mut kernels = lock(&self.inner.kernels);
+        if let Some(k) = kernels.get(name) {
+            return Ok(k.clone());
+        }
+        let kernel =
+            core::create_kernel(&self.inner.program, name).map_err(|e| match e.api_status() {
+                Some(core::Status::CL_INVALID_KERNEL_NAME) => Error::InvalidConfig(format!(
+                    "program `{}` has no kernel `{name}`; available kernels: {}",
+                    self.inner.name,
+                    self.kernel_names()
+                )),
+                _ => cl("clCreateKernel")(e),
+            })?;
+        let num_args = match core::get_kernel_info(&kernel, core::KernelInfo::NumArgs) {
+            Ok(core::KernelInfoResult::NumArgs(n)) => n,
+            Ok(other) => {
+                return Err(Error::Cl {
+                    op: "clGetKernelInfo",
+                    message: format!("unexpected {other:?}"),
+                })
+            }
+            Err(e) => return Err(cl("clGetKernelInfo")(e)),
+        };
+        let slot = Arc::new(Mutex::new(Kernel { kernel, num_args }));
+        kernels.insert(name.to_owned(), slot.clone());
+        Ok(slot)
+    }
+
+    /// Enqueues kernel `kernel` over `global` work items (1 to 3 dimensions),
+    /// in work groups of `local` if given (each global size must then be a
+    /// multiple of the local one), with `args` in declaration order.
+    /// Returns without waiting; use the [`Event`] to wait or time it.
+    pub fn launch(
+        &self,
+        kernel: &str,
+        global: &[usize],
+        local: Option<&[usize]>,
+        args: &[Arg<'_>],
+    ) -> Result<Event> {
+        let (gws, lws) = work_sizes(global, local)?;
+        if let Some(l) = local {
+            let items: usize = l.iter().product();
+            if items > self.inner.max_work_group_size {
+                return Err(Error::InvalidConfig(format!(
+                    "local work size {l:?} has {items} work items; the device allows at most {}",
+                    self.inner.max_work_group_size
+                )));
+            }
+        }
+        let slot = self.kernel(kernel)?;
+        let k = lock(&slot);
+        if args.len() != k.num_args as usize {
+            return Err(Error::LengthMismatch {
+                what: format!("arguments of kernel `{kernel}`"),
+                expected: k.num_args as usize,
+                found: args.len(),
+            });
+        }
+        for (i, arg) in args.iter().enumerate() {
+            let val = match &arg.0 {
+                ArgKind::Mem { mem, device } => {
+                    if *device != self.inner.device_index {
+                        return Err(Error::InvalidConfig(format!(
+                            "argument {i} of kernel `{kernel}` is on device {device}, but program `{}` \
+                             was built for device {}",
+                            self.inner.name, self.inner.device_index
+                        )));
+                    }
+                    ArgVal::mem(mem)
+                }
+                ArgKind::I32(v) => ArgVal::scalar(v),
+                ArgKind::U32(v) => ArgVal::scalar(v),
+                ArgKind::F32(v) => ArgVal::scalar(v),
+                ArgKind::F64(v) => ArgVal::scalar(v),
+                ArgKind::Local(bytes) => ArgVal::local::<u8>(bytes),
+            };
+            core::set_kernel_arg(&k.kernel, i as u32, val).map_err(|e| Error::Cl {
+                op: "clSetKernelArg",
+                message: format!("argument {i} of kernel `{kernel}`: {}", describe(&e)),
+            })?;
+        }
+        let mut ev = core::Event::null();
+        // SAFETY: every argument is set (count checked above) to a live memory
+        // object or a value; OpenCL retains the memory objects until the kernel
+        // has run, and the work sizes were validated.
+        unsafe {
+            core::enqueue_kernel(
+                &self.inner.queue,
+                &k.kernel,
+                global.len() as u32,
+                None,
+                &gws,
+                lws,
+                None::<()>,
+                Some(&mut ev),
+            )
+        }
+        .map_err(|e| Error::Cl {
+            op: "clEnqueueNDRangeKernel",
+            message: format!(
+                "kernel `{kernel}` of program `{}`: {}",
+                self.inner.name,
+                describe(&e)
+            ),
+        })?;
+        Ok(Event::from_core(ev))
+    }
+
+    #[cfg(test)]
+    fn same_as(&self, other: &Program) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl fmt::Debug for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Program")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A queued command (kernel launch or copy); wait for it or read its timing.
+#[derive(Clone, Debug)]
+pub struct Event {
+    inner: core::Event,
+}
+
+impl Event {
+    pub(crate) fn from_core(inner: core::Event) -> Self {
+        Event { inner }
+    }
+
+    /// Blocks until the command has finished.
+    pub fn wait(&self) -> Result<()> {
+        core::wait_for_event(&self.inner).map_err(cl("clWaitForEvents"))
+    }
+
+    /// Device execution time of the command in nanoseconds (profiling
+    /// `END - START`); waits for the command first.
+    pub fn duration_ns(&self) -> Result<u64> {
+        use core::{ProfilingInfo as P, ProfilingInfoResult as R};
+        self.wait()?;
+        let time = |what: P| match core::get_event_profiling_info(&self.inner, what) {
+            Ok(R::Queued(t) | R::Submit(t) | R::Start(t) | R::End(t)) => Ok(t),
+            Err(e) => Err(cl("clGetEventProfilingInfo")(e)),
+        };
+        Ok(time(P::End)?.saturating_sub(time(P::Start)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAXPY: &str = r#"
+        __kernel void saxpy(__global float* y, __global const float* x, float a, uint n) {
+            uint i = get_global_id(0);
+            if (i < n) y[i] = a * x[i] + y[i];
+        }
+        __kernel void fill(__global float* y, float v) { y[get_global_id(0)] = v; }
+    "#;
+
+    fn saxpy_run(dev: &Device, n: usize, a: f32) -> Event {
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let y0: Vec<f32> = (0..n).map(|i| 1.0 - i as f32 * 0.5).collect();
+        let prog = dev.program("saxpy", SAXPY, "").unwrap();
+        let xb = Buffer::from_slice(dev, &x).unwrap();
+        let yb = Buffer::from_slice(dev, &y0).unwrap();
+        let global = n.div_ceil(64) * 64;
+        let args = [
+            Arg::buffer(&yb),
+            Arg::buffer(&xb),
+            Arg::f32(a),
+            Arg::u32(n as u32),
+        ];
+        let ev = prog.launch("saxpy", &[global], Some(&[64]), &args).unwrap();
+        let y = yb.to_vec().unwrap();
+        for i in 0..n {
+            assert_eq!(y[i], a * x[i] + y0[i], "element {i}");
+        }
+        ev
+    }
+
+    #[test]
+    fn saxpy_gives_right_numbers_and_timing() {
+        let dev = Device::default().unwrap();
+        let ev = saxpy_run(&dev, 100_000, 2.5);
+        assert!(ev.duration_ns().unwrap() > 0);
+    }
+
+    #[test]
+    fn program_cache_returns_same_program() {
+        let dev = Device::default().unwrap();
+        let a = dev.program("saxpy", SAXPY, "").unwrap();
+        let b = dev.program("other name", SAXPY, "").unwrap();
+        let c = dev
+            .program("saxpy", SAXPY, "-cl-fast-relaxed-math")
+            .unwrap();
+        assert!(a.same_as(&b));
+        assert!(!a.same_as(&c));
+        assert_eq!(a.name(), b.name());
+    }
+
+    #[test]
+    fn build_error_points_at_rust_source() {
+        let dev = Device::default().unwrap();
+        let src = "#line 7 \"src/foo.rs\"\n__kernel void k(__global float* y) { y[0] = ; }\n";
+        match dev.program("broken", src, "") {
+            Err(Error::Build {
+                program,
+                options,
+                log,
+                rust_location,
+            }) => {
+                assert_eq!(program, "broken");
+                assert_eq!(options, "-cl-std=CL1.2");
+                assert!(!log.trim().is_empty());
+                let loc = rust_location.unwrap_or_default();
+                assert!(loc.starts_with("src/foo.rs:7"), "{loc:?} from log {log}");
+            }
+            other => panic!("expected Error::Build, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn invalid_option_is_a_build_error() {
+        let dev = Device::default().unwrap();
+        match dev.program("opts", SAXPY, "-cl-std=CL1.2 -definitely-not-an-option") {
+            Err(Error::Build { options, log, .. }) => {
+                assert_eq!(options, "-cl-std=CL1.2 -definitely-not-an-option");
+                assert!(!log.trim().is_empty());
+            }
+            other => panic!("expected Error::Build, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn launch_rejects_bad_configs() {
+        let dev = Device::default().unwrap();
+        let prog = dev.program("saxpy", SAXPY, "").unwrap();
+        let y = Buffer::<f32>::new(&dev, 100).unwrap();
+        let args = [Arg::buffer(&y), Arg::f32(1.0)];
+        let err = |r: Result<Event>| r.unwrap_err();
+        let e = err(prog.launch("fill", &[100], Some(&[64]), &args));
+        assert!(
+            matches!(&e, Error::InvalidConfig(m) if m.contains("multiple")),
+            "{e}"
+        );
+        for global in [&[][..], &[1, 1, 1, 1], &[0]] {
+            assert!(matches!(
+                prog.launch("fill", global, None, &args),
+                Err(Error::InvalidConfig(_))
+            ));
+        }
+        let e = err(prog.launch("fill", &[100, 1], Some(&[10]), &args));
+        assert!(matches!(e, Error::InvalidConfig(_)), "{e}");
+        let e = err(prog.launch("nope", &[100], None, &args));
+        assert!(
+            matches!(&e, Error::InvalidConfig(m) if m.contains("saxpy") && m.contains("fill")),
+            "{e}"
+        );
+        let e = err(prog.launch("fill", &[100], None, &args[..1]));
+        assert!(
+            matches!(
+                e,
+                Error::LengthMismatch {
+                    expected: 2,
+                    found: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        prog.launch("fill", &[100], Some(&[10]), &args)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(y.to_vec().unwrap(), vec![1.0; 100]);
+    }
+
+    #[test]
+    fn constant_and_local_args() {
+        let dev = Device::default().unwrap();
+        let src = r#"
+            typedef struct { float scale; int offset; } Params;
+            __kernel void k(__global float* y, __constant Params* p, __local float* tmp) {
+                size_t i = get_global_id(0), l = get_local_id(0);
+                tmp[l] = (float)(i + p->offset);
+                barrier(CLK_LOCAL_MEM_FENCE);
+                y[i] = p->scale * tmp[get_local_size(0) - 1 - l];
+            }
+        "#;
+        let prog = dev.program("params", src, "").unwrap();
+        let mut params = 3.0f32.to_ne_bytes().to_vec();
+        params.extend(10i32.to_ne_bytes());
+        let p = dev.constant_bytes(&params).unwrap();
+        let y = Buffer::<f32>::new(&dev, 8).unwrap();
+        let args = [Arg::buffer(&y), Arg::constant(&p), Arg::local(4 * 4)];
+        prog.launch("k", &[8], Some(&[4]), &args).unwrap();
+        let want: Vec<f32> = [3, 2, 1, 0, 7, 6, 5, 4]
+            .iter()
+            .map(|&i| 3.0 * (i + 10) as f32)
+            .collect();
+        assert_eq!(y.to_vec().unwrap(), want);
+    }
+
+    #[test]
+    fn concurrent_default_and_launch() {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|t| {
+                    s.spawn(move || {
+                        let dev = Device::default().unwrap();
+                        for _ in 0..5 {
+                            saxpy_run(&dev, 1000 + t * 37, t as f32).wait().unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+        });
+    }
+
+    #[test]
+    fn finds_rust_locations() {
+        let cases = [
+            (
+                "src/foo.rs:7:5: error: expected expression",
+                Some("src/foo.rs:7:5"),
+            ),
+            (
+                "<source>:3:1: note\n/a b/x.rs:12: warning",
+                Some("b/x.rs:12"),
+            ),
+            ("src/k.rs(42): error", Some("src/k.rs:42")),
+            ("in file.rs: no line\nlib.rsx:4", None),
+            ("plain.cl:4:2: error", None),
+            ("ünï.rs:9:x", Some("ünï.rs:9")),
+        ];
+        for (log, want) in cases {
+            assert_eq!(rust_location(log).as_deref(), want, "{log}");
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Launching generated stencils: device grids, ping-pong pairs, launch plans that size the
+//! plain, tiled and vector variants, and the assembly of the generated source.
+
+use crate::buffer::{Buffer, ConstBuffer, Scalar};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::host::{check_shape, Boundary, HostGrid, Params, Shape};
+use crate::program::{Arg, Event, Program};
+
+/// A grid in device memory.
+#[derive(Debug)]
+pub struct DeviceGrid<T: Scalar> {
+    buffer: Buffer<T>,
+    shape: Shape,
+}
+
+impl<T: Scalar> DeviceGrid<T> {
+    /// A zero-filled grid on `device`.
+    pub fn new(device: &Device, shape: Shape) -> Result<Self> {
+        Ok(DeviceGrid { buffer: Buffer::new(device, shape.len())?, shape })
+    }
+    /// A copy of a host grid on `device`.
+    pub fn from_host(device: &Device, host: &HostGrid<T>) -> Result<Self> {
+        Ok(DeviceGrid { buffer: Buffer::from_slice(device, host.data())?, shape: host.shape() })
+    }
+    /// Overwrites the grid with a host grid of the same shape.
+    pub fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        check_shape("upload", self.shape, host.shape())?;
+        self.buffer.write(host.data())
+    }
+    /// Reads the grid back into a new host grid.
+    pub fn to_host(&self) -> Result<HostGrid<T>> {
+        HostGrid::from_vec(self.shape, self.buffer.to_vec()?)
+    }
+    /// Reads the grid back into an existing host grid of the same shape.
+    pub fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        check_shape("download", host.shape(), self.shape)?;
+        self.buffer.read(host.data_mut())
+    }
+    /// Device-side copy from a grid of the same shape.
+    pub fn copy_from(&mut self, other: &DeviceGrid<T>) -> Result<Event> {
+        check_shape("copy source", self.shape, other.shape)?;
+        self.buffer.copy_from(&other.buffer)
+    }
+    /// The shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+    /// The device the grid lives on.
+    pub fn device(&self) -> &Device {
+        self.buffer.device()
+    }
+    /// The underlying buffer, for hand-written kernels.
+    pub fn buffer(&self) -> &Buffer<T> {
+        &self.buffer
+    }
+}
+
+/// Two device grids for iterating `next = f(current)` without copies: launch into
+/// [`PingPong::split`]'s first element, then [`PingPong::swap`].
+#[derive(Debug)]
+pub struct PingPong<T: Scalar> {
+    grids: [DeviceGrid<T>; 2],
+    current: usize,
+}
+
+impl<T: Scalar> PingPong<T> {
+    /// Both grids start as copies of `initial`, so boundary points a stencil never writes
+    /// (a `fixed` boundary) keep their values in both.
+    pub fn from_host(device: &Device, initial: &HostGrid<T>) -> Result<Self> {
+        Ok(PingPong { grids: [DeviceGrid::from_host(device, initial)?, DeviceGrid::from_host(device, initial)?], current: 0 })
+    }
+    /// The current state.
+    pub fn current(&self) -> &DeviceGrid<T> {
+        &self.grids[self.current]
+    }
+    /// `(next, current)`: where to write the next state, and the current one to read.
+    pub fn split(&mut self) -> (&mut DeviceGrid<T>, &DeviceGrid<T>) {
+        let [a, b] = &mut self.grids;
+        if self.current == 0 {
+            (b, a)
+        } else {
+            (a, b)
+        }
+    }
+    /// Makes the next state current.
+    pub fn swap(&mut self) {
+        self.current = 1 - self.current;
+    }
+}
+
+/// Which generated kernel to launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Variant {
+    /// One point per work-item, neighbours from global memory (through the caches).
+    #[default]
+    Plain,
+    /// Tile plus halo staged in local memory (seed 002's shared-memory kernel).
+    Tiled,
+    /// Several consecutive points along x per work-item with vector loads.
+    Vector,
+}
+
+/// Tile of the tiled variant: `x` by `y` points, walked by an `x` by `rows` work-group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Tile {
+    /// Points along x (= work-group width).
+    pub x: usize,
+    /// Points along y.
+    pub y: usize,
+    /// Work-items along y; each walks `y / rows` rows.
+    pub rows: usize,
+}
+
+/// What the runtime knows about one generated stencil (from the macro).
+#[derive(Clone, Copy, Debug)]
+pub struct StencilSpec {
+    /// The Rust function's name; kernels are `<name>_plain`, `_tiled`, `_vec<lanes>`.
+    pub name: &'static str,
+    /// Number of dimensions.
+    pub rank: usize,
+    /// Largest offset read along each axis.
+    pub halo: [usize; 3],
+    /// Boundary policy.
+    pub boundary: Boundary,
+    /// Points per work-item of the vector variant.
+    pub lanes: usize,
+    /// Tile used when the launch config names none.
+    pub default_tile: Tile,
+    /// `file.rs:line` of the Rust function.
+    pub origin: &'static str,
+    /// The generated OpenCL C.
+    pub source: &'static str,
+}
+
+/// How to launch: the variant and its tunables.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// Which kernel.
+    pub variant: Variant,
+    /// Tile of the tiled variant (default: the stencil's).
+    pub tile: Option<Tile>,
+    /// Work-group of the plain and vector variants (default: 32 x 4, 64 in 1-D).
+    pub work_group: Option<[usize; 3]>,
+}
+
+impl LaunchConfig {
+    /// The given variant with default tunables.
+    pub fn variant(variant: Variant) -> LaunchConfig {
+        LaunchConfig { variant, ..LaunchConfig::default() }
+    }
+    /// The tiled variant with this tile.
+    pub fn tiled(tile: Tile) -> LaunchConfig {
+        LaunchConfig { variant: Variant::Tiled, tile: Some(tile), work_group: None }
+    }
+}
+
+fn round_up(n: usize, m: usize) -> usize {
+    n.div_ceil(m) * m
+}
+
+/// A sized, built launch of one variant for one grid shape; reuse it on the hot path.
+#[derive(Clone, Debug)]
+pub struct StencilPlan {
+    program: Program,
+    kernel: String,
+    global: Vec<usize>,
+    local: Vec<usize>,
+    shape: Shape,
+    variant: Variant,
+}
+
+impl StencilPlan {
+    /// Builds the program (cached per source and options) and sizes the launch.
+    pub fn new(device: &Device, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<StencilPlan> {
+        let rank = spec.rank;
+        if shape.rank() != rank {
+            return Err(Error::InvalidConfig(format!("stencil `{}` is {rank}-D but the grid has shape {shape}", spec.name)));
+        }
+        if shape.is_empty() || shape.len() > i32::MAX as usize {
+            return Err(Error::InvalidConfig(format!("grid of shape {shape} has {} points; clforge kernels index with 32-bit ints (1 ..= 2^31-1 points)", shape.len())));
+        }
+        let dims = shape.dims();
+        let default_wg = match rank {
+            1 => [64, 1, 1],
+            _ => [32, 4, 1],
+        };
+        let (kernel, global, local, options) = match config.variant {
+            Variant::Plain | Variant::Vector => {
+                let wg = config.work_group.unwrap_or(default_wg);
+                let (name, nx) = if config.variant == Variant::Plain {
+                    (format!("{}_plain", spec.name), dims[0])
+                } else {
+                    (format!("{}_vec{}", spec.name, spec.lanes), dims[0].div_ceil(spec.lanes))
+                };
+                let g = [round_up(nx, wg[0]), round_up(dims[1], wg[1]), round_up(dims[2], wg[2])];
+                (name, g, wg, String::new())
+            }
+            Variant::Tiled => {
+                let t = config.tile.unwrap_or(spec.default_tile);
+                if t.x == 0 || t.y == 0 || t.rows == 0 || (rank == 1 && (t.y != 1 || t.rows != 1)) {
+                    return Err(Error::InvalidConfig(format!("tile {t:?} is empty or not 1-D shaped (1-D tiles have y = rows = 1)")));
+                }
+                let g = [round_up(dims[0], t.x), dims[1].div_ceil(t.y) * t.rows, dims[2]];
+                let options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
+                (format!("{}_tiled", spec.name), g, [t.x, t.rows, 1], options)
+            }
+        };
+        let program = device.program(spec.origin, spec.source, &options)?;
+        Ok(StencilPlan {
+            program,
+            kernel,
+            global: global[..rank].to_vec(),
+            local: local[..rank].to_vec(),
+            shape,
+            variant: config.variant,
+        })
+    }
+
+    /// Global work size.
+    pub fn global(&self) -> &[usize] {
+        &self.global
+    }
+    /// Work-group size.
+    pub fn local(&self) -> &[usize] {
+        &self.local
+    }
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.variant
+    }
+    /// The kernel name.
+    pub fn kernel(&self) -> &str {
+        &self.kernel
+    }
+
+    /// Enqueues the kernel writing `out` from `args` (in the stencil function's order).
+    pub fn launch<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<Event> {
+        check_shape("out", self.shape, out.shape)?;
+        let device = out.device().clone();
+        let mut constants: Vec<Option<ConstBuffer>> = Vec::with_capacity(args.len());
+        for a in args {
+            constants.push(match &a.0 {
+                ArgKind::Params(bytes) => Some(device.constant_bytes(bytes)?),
+                ArgKind::Grid { name, shape, .. } => {
+                    check_shape(name, self.shape, *shape)?;
+                    None
+                }
+                ArgKind::Scalar(_) => None,
+            });
+        }
+        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
+        let mut cl_args = Vec::with_capacity(args.len() + 4);
+        cl_args.push(Arg::buffer(&out.buffer));
+        for (a, c) in args.iter().zip(&constants) {
+            cl_args.push(match (&a.0, c) {
+                (ArgKind::Grid { arg, .. }, _) => *arg,
+                (ArgKind::Scalar(arg), _) => *arg,
+                (ArgKind::Params(_), Some(c)) => Arg::constant(c),
+                (ArgKind::Params(_), None) => return Err(Error::InvalidConfig("params buffer missing".into())),
+            });
+        }
+        cl_args.extend([Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        self.program.launch(&self.kernel, &self.global, Some(&self.local), &cl_args)
+    }
+}
+
+/// One argument of a generated stencil launch (built by the generated code).
+#[derive(Debug)]
+pub struct StencilArg<'a>(ArgKind<'a>);
+
+#[derive(Debug)]
+enum ArgKind<'a> {
+    Grid { name: &'a str, shape: Shape, arg: Arg<'a> },
+    Params(Vec<u8>),
+    Scalar(Arg<'a>),
+}
+
+/// Scalars a stencil may take by value.
+pub trait KernelScalar: Copy {
+    /// As a kernel argument.
+    fn kernel_arg(self) -> Arg<'static>;
+}
+
+macro_rules! kernel_scalars {
+    ($($t:ty => $f:ident),*) => {$(
+        impl KernelScalar for $t {
+            fn kernel_arg(self) -> Arg<'static> {
+                Arg::$f(self)
+            }
+        }
+    )*};
+}
+kernel_scalars!(f32 => f32, f64 => f64, i32 => i32, u32 => u32);
+
+impl<'a> StencilArg<'a> {
+    /// A grid argument named as in the stencil function.
+    pub fn grid<T: Scalar>(name: &'a str, grid: &'a DeviceGrid<T>) -> StencilArg<'a> {
+        StencilArg(ArgKind::Grid { name, shape: grid.shape, arg: Arg::buffer(&grid.buffer) })
+    }
+    /// A params struct, passed in constant memory.
+    pub fn params<P: Params>(p: &P) -> StencilArg<'a> {
+        StencilArg(ArgKind::Params(p.to_bytes()))
+    }
+    /// A scalar passed by value.
+    pub fn scalar<T: KernelScalar>(v: T) -> StencilArg<'a> {
+        StencilArg(ArgKind::Scalar(v.kernel_arg()))
+    }
+}
+
+/// Marker lines of the rendered template that are resolved here.
+const LINE_RESET: &str = "#line RESET";
+
+/// Completes a rendered stencil: `parts` are the text around the params and constants
+/// markers; params declarations and `#define NAME value` lines from Rust values go
+/// between; `#line RESET` becomes a `#line` to the generated file itself, so that
+/// only the user's expressions map to the Rust source.
+pub fn assemble(name: &str, parts: &[&str; 3], decls: &[String], consts: &[(&str, String)]) -> String {
+    let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 256);
+    text.push_str(parts[0]);
+    for d in decls {
+        text.push_str(d);
+    }
+    text.push_str(parts[1]);
+    for (name, value) in consts {
+        text.push_str(&format!("#define {name} {value}\n"));
+    }
+    text.push_str(parts[2]);
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start() == LINE_RESET {
+            out.push_str(&format!("#line {} \"{name}.cl\"\n", i + 2));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
