@@ -185,7 +185,7 @@ impl Emitter<'_> {
     }
 
     fn read(&self, arg: usize, offset: [i64; 3]) -> String {
-        let name = self.k.args[arg].name();
+        let name = &self.k.arg_names[arg];
         let wrapped = self.k.boundary != Boundary::Fixed;
         let coords = |vector: bool| {
             let axes: Vec<String> = (0..3)
@@ -202,7 +202,9 @@ impl Emitter<'_> {
         match self.access {
             Access::Tiled if self.k.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
             Access::Vector => {
-                let at = if wrapped { coords(true) } else { linear("c", offset, "nx", "nxy") };
+                // The vector path never wraps along x, so x-only offsets stay linear.
+                let x_only = offset[1] == 0 && offset[2] == 0;
+                let at = if wrapped && !x_only { coords(true) } else { linear("c", offset, "nx", "nxy") };
                 format!("vload{LANES}(0, {name} + {at})")
             }
             _ => {
@@ -217,8 +219,8 @@ impl Emitter<'_> {
         match &e.kind {
             Kind::Lit(s) => (s.clone(), if s.starts_with('-') { P_UNARY } else { P_ATOM }),
             Kind::Read { arg, offset } => (self.read(*arg, *offset), P_ATOM),
-            Kind::Member { arg, member } => (format!("{}->{member}", self.k.args[*arg].name()), P_ATOM),
-            Kind::ScalarArg(i) => (self.k.args[*i].name().to_string(), P_ATOM),
+            Kind::Member { arg, member } => (format!("{}->{member}", self.k.arg_names[*arg]), P_ATOM),
+            Kind::ScalarArg(i) => (self.k.arg_names[*i].clone(), P_ATOM),
             Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),
             Kind::Unary(op, x) => {
                 let (t, p) = self.print(x);
@@ -373,13 +375,14 @@ pub fn emit_coords(k: &Kernel, axes: std::ops::Range<usize>) -> Vec<String> {
 pub fn emit_params(k: &Kernel) -> Vec<String> {
     k.args
         .iter()
-        .map(|a| match a {
-            Arg::Field(f) => format!("__global const {}* restrict {}", f.elem.cl(), f.name),
-            Arg::Params { name, ty } => {
+        .zip(&k.arg_names)
+        .map(|(a, name)| match a {
+            Arg::Field(f) => format!("__global const {}* restrict {name}", f.elem.cl()),
+            Arg::Params { ty, .. } => {
                 let tn = ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 format!("__constant const {tn}* restrict {name}")
             }
-            Arg::Scalar { name, ty } => format!("const {} {name}", ty.cl()),
+            Arg::Scalar { ty, .. } => format!("const {} {name}", ty.cl()),
         })
         .collect()
 }

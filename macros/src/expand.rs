@@ -111,8 +111,10 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
     }
     for m in &k.members {
         let t = scalar_ty(m.ty);
-        let base = k.args[m.arg].name();
         let member = &m.member;
+        // `k` as written in the signature would stretch the error from there to `n`.
+        let mut base = k.args[m.arg].name().clone();
+        base.set_span(member.span());
         checks.push(quote_spanned!(member.span()=> let _: #t = #base.#member;));
     }
     for c in &k.consts {
@@ -152,7 +154,7 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
                         #name,
                         &[#head, #mid, #tail],
                         &[#(<#param_types as #rt::Params>::cl_declaration()),*],
-                        &[#((#const_names, #rt::ClValue::cl_literal(&#const_paths))),*],
+                        &[#((#const_names, #rt::Scalar::cl_literal(&#const_paths))),*],
                     )
                 })
             }

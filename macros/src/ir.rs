@@ -58,6 +58,9 @@ pub struct Kernel {
     pub name: String,
     pub doc: Vec<String>,
     pub args: Vec<Arg>,
+    /// OpenCL names of the arguments: the Rust names, renamed where they would collide
+    /// with the kernels' own variables (`x`, `c`, `nx`, ...).
+    pub arg_names: Vec<String>,
     pub out: Scalar,
     pub rank: usize,
     pub boundary: Boundary,

@@ -119,8 +119,9 @@ fn view(k: &Kernel) -> StencilView {
             .args
             .iter()
             .zip(&k.staged)
-            .filter_map(|(a, &s)| match a {
-                Arg::Field(f) if s => Some(StagedView { name: f.name.to_string(), ty: f.elem.cl() }),
+            .zip(&k.arg_names)
+            .filter_map(|((a, &s), name)| match a {
+                Arg::Field(f) if s => Some(StagedView { name: name.clone(), ty: f.elem.cl() }),
                 _ => None,
             })
             .collect(),

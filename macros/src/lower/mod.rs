@@ -8,8 +8,8 @@ use std::collections::{BTreeSet, HashSet};
 
 /// Names the kernel templates use; a user binding with one of these names is renamed.
 const RESERVED: &[&str] = &[
-    "x", "y", "z", "c", "t", "r", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx", "gy",
-    "gz", "tx", "ty", "tz", "xend", "vec", "float", "double", "int", "uint", "uchar", "char", "long", "short", "half",
+    "x", "y", "z", "c", "t", "row", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx", "gy",
+    "gz", "xend", "k_", "AT", "WRAP", "UPDATED", "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y", "WG_Y", "float", "double", "int", "uint", "uchar", "char", "long", "short", "half",
     "sqrt", "exp", "log", "pow", "fmin", "fmax", "select", "min", "max", "abs", "fabs", "clamp", "sin", "cos",
 ];
 
@@ -27,7 +27,20 @@ struct Lowerer<'a> {
 
 pub fn lower_stencil(s: &Stencil) -> syn::Result<ir::Kernel> {
     let mut used: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
+    let arg_names: Vec<String> = s
+        .args
+        .iter()
+        .map(|a| {
+            let n = a.name().to_string();
+            if used.contains(&n) {
+                format!("{n}_arg")
+            } else {
+                n
+            }
+        })
+        .collect();
     used.extend(s.args.iter().map(|a| a.name().to_string()));
+    used.extend(arg_names.iter().cloned());
     let mut l = Lowerer {
         stencil: s,
         lets: Vec::new(),
@@ -59,6 +72,7 @@ pub fn lower_stencil(s: &Stencil) -> syn::Result<ir::Kernel> {
         name: s.name.to_string(),
         doc: s.doc.clone(),
         args: s.args.clone(),
+        arg_names,
         out: s.out,
         rank: s.rank,
         boundary: s.boundary,

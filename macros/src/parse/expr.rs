@@ -27,20 +27,31 @@ pub struct BodyParser<'a> {
 }
 
 fn unsupported(e: &syn::Expr) -> syn::Error {
-    let what = match e {
-        syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => {
-            "loops are not allowed in a stencil: it computes one point from fixed neighbour offsets; unroll the loop by hand"
+    const LOOP: &str = "it computes one point from fixed neighbour offsets; unroll the loop by hand";
+    match e {
+        // Loops and assignments span many lines; point at the keyword or the `=`.
+        syn::Expr::ForLoop(l) => {
+            syn::Error::new_spanned(l.for_token, format!("`for` loops are not allowed in a stencil: {LOOP}"))
         }
-        syn::Expr::Assign(_) => {
-            "a stencil cannot assign: it returns the new value of its point and the runtime writes it to the output grid"
+        syn::Expr::While(l) => {
+            syn::Error::new_spanned(l.while_token, format!("`while` loops are not allowed in a stencil: {LOOP}"))
         }
-        syn::Expr::Return(_) => "`return` is not allowed in a stencil; make the last expression the value",
-        syn::Expr::Closure(_) => "closures are not allowed in a stencil",
-        syn::Expr::Macro(_) => "macros are not allowed in a stencil body",
-        syn::Expr::Index(_) => "indexing is not allowed in a stencil; read grids with `grid.at(dx, dy)`",
-        _ => "this expression is not supported in a stencil",
-    };
-    syn::Error::new_spanned(e, what)
+        syn::Expr::Loop(l) => syn::Error::new_spanned(l.loop_token, format!("`loop` is not allowed in a stencil: {LOOP}")),
+        syn::Expr::Assign(a) => syn::Error::new_spanned(
+            a.eq_token,
+            "assignment (`=`) is not allowed in a stencil: it returns the new value of its point and the runtime \
+             writes it to the output grid; name intermediate values with `let`",
+        ),
+        syn::Expr::Return(r) => {
+            syn::Error::new_spanned(r.return_token, "`return` is not allowed in a stencil; make the last expression the value")
+        }
+        syn::Expr::Closure(_) => syn::Error::new_spanned(e, "closures are not allowed in a stencil"),
+        syn::Expr::Macro(_) => syn::Error::new_spanned(e, "macros are not allowed in a stencil body"),
+        syn::Expr::Index(_) => {
+            syn::Error::new_spanned(e, "indexing is not allowed in a stencil; read grids with `grid.at(dx, dy)`")
+        }
+        _ => syn::Error::new_spanned(e, "this expression is not supported in a stencil"),
+    }
 }
 
 impl<'a> BodyParser<'a> {

@@ -35,7 +35,7 @@ pub fn line_of(span: proc_macro2::Span) -> usize {
 
 /// Readable Rust text of tokens, for comments in generated code: `psi . at (1 , 0)` -> `psi.at(1, 0)`.
 pub fn rust_text(tokens: &impl quote::ToTokens) -> String {
-    let raw = tokens.to_token_stream().to_string();
+    let raw = tokens.to_token_stream().to_string().split_whitespace().collect::<Vec<_>>().join(" ").replace("*/", "* /");
     let mut out = String::with_capacity(raw.len());
     let chars: Vec<char> = raw.chars().collect();
     for (i, &c) in chars.iter().enumerate() {

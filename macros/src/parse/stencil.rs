@@ -45,36 +45,51 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
 
     let mut args = Vec::new();
     let mut rank: Option<(usize, proc_macro2::Span)> = None;
+    // A rejected argument is missing from `args` (or a grid of another rank): the body would
+    // report its uses as unknown names or wrong `.at` arities, so it is parsed only without.
+    let mut args_ok = true;
     for input in &sig.inputs {
         let FnArg::Typed(pt) = input else {
             errors.spanned(input, "stencils are free functions; `self` is not allowed");
+            args_ok = false;
             continue;
         };
         let Pat::Ident(pat) = &*pt.pat else {
             errors.spanned(&pt.pat, "stencil arguments must be plain names");
+            args_ok = false;
             continue;
         };
         let name = pat.ident.clone();
         match parse_arg_type(&pt.ty) {
             Ok(ArgType::Grid { rank: r, elem, span }) => {
                 match rank {
-                    Some((r0, _)) if r0 != r => errors.push(syn::Error::new(
-                        span,
-                        format!("all grids of a stencil have one dimension; this is a {r}-D grid but earlier ones are {r0}-D"),
-                    )),
+                    Some((r0, _)) if r0 != r => {
+                        args_ok = false;
+                        errors.push(syn::Error::new(
+                            span,
+                            format!("all grids of a stencil have one dimension; this is a {r}-D grid but earlier ones are {r0}-D"),
+                        ))
+                    }
                     None => rank = Some((r, span)),
                     _ => {}
                 }
                 args.push(Arg::Field(Field { name, elem }));
             }
             Ok(ArgType::Params(ty)) => args.push(Arg::Params { name, ty }),
-            Ok(ArgType::Scalar(ty)) if matches!(ty, Scalar::U8 | Scalar::Bool) => errors.spanned(
-                &pt.ty,
-                "scalar arguments are `f32`, `f64`, `i32` or `u32`; pass masks as grids",
-            ),
+            Ok(ArgType::Scalar(ty)) if matches!(ty, Scalar::U8 | Scalar::Bool) => {
+                args_ok = false;
+                errors.spanned(&pt.ty, "scalar arguments are `f32`, `f64`, `i32` or `u32`; pass masks as grids")
+            }
             Ok(ArgType::Scalar(ty)) => args.push(Arg::Scalar { name, ty }),
-            Err(e) => errors.push(e),
+            Err(e) => {
+                args_ok = false;
+                errors.push(e)
+            }
         }
+    }
+    if !args_ok {
+        // Also before the check below: the rejected argument may be the grid.
+        return Err(errors.finish().err().unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
     }
     let Some((rank, _)) = rank else {
         errors.spanned(&sig.ident, "a stencil reads at least one grid argument (`&Grid<f32>`, `&Grid3<f64>`, ...)");
@@ -133,7 +148,7 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
     if let Some(m) = &r.mutability {
         return Err(syn::Error::new_spanned(
             m,
-            "stencil inputs are read-only: the stencil returns the new value and the runtime writes it to the output grid",
+            "stencil inputs are read-only; remove `mut`: the stencil returns the new value and the runtime writes it to the output grid",
         ));
     }
     let Type::Path(p) = &*r.elem else {

@@ -1,0 +1,20 @@
+//! The stencils the tests pin and check: one file each, so that a snapshot can show the
+//! DSL input exactly as written beside the OpenCL it generates.
+#![allow(dead_code)]
+
+pub mod advect_periodic;
+pub mod diffusion_f64;
+pub mod heat3d;
+pub mod jacobi;
+pub mod limiter_clamp;
+
+/// (file, DSL text, generated OpenCL) of every test stencil.
+pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("jacobi", include_str!("jacobi.rs"), jacobi::Jacobi::source()),
+        ("heat3d", include_str!("heat3d.rs"), heat3d::Heat3d::source()),
+        ("diffusion_f64", include_str!("diffusion_f64.rs"), diffusion_f64::DiffusionF64::source()),
+        ("advect_periodic", include_str!("advect_periodic.rs"), advect_periodic::AdvectPeriodic::source()),
+        ("limiter_clamp", include_str!("limiter_clamp.rs"), limiter_clamp::LimiterClamp::source()),
+    ]
+}
