@@ -18,3 +18,7 @@ test: deps lint
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# Smoke run of the benchmark (under a minute on PoCL); timings are reported, never asserted.
+bench-quick:
+	$(CARGO) run --release --bin clforge-bench -- stencils --quick --json target/bench-quick.json

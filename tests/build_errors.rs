@@ -26,9 +26,14 @@ fn broken_generated_code_names_the_rust_line() {
     assert_ne!(broken, Jacobi::source());
     match device.program("jacobi-broken", &broken, "") {
         Err(e @ Error::Build { .. }) => {
-            let Error::Build { rust_location, log, .. } = &e else { unreachable!() };
+            let Error::Build { rust_location, log, .. } = &e else {
+                unreachable!()
+            };
             let loc = rust_location.as_deref().unwrap_or("");
-            assert!(loc.starts_with("tests/kernels/jacobi.rs:20"), "location {loc:?}, log:\n{log}");
+            assert!(
+                loc.starts_with("tests/kernels/jacobi.rs:20"),
+                "location {loc:?}, log:\n{log}"
+            );
             assert!(e.to_string().contains("tests/kernels/jacobi.rs:20"));
         }
         other => panic!("expected a build error, got {other:?}"),
@@ -41,7 +46,11 @@ fn wrong_grid_shape_is_an_error_not_a_panic() {
     let a = HostGrid::<f32>::new(Shape::d2(8, 8));
     let b = HostGrid::<f32>::new(Shape::d2(8, 9));
     let cell = HostGrid::<u8>::new(Shape::d2(8, 8));
-    let k = Coeffs { a: 0.25, b: 0.25, c: 0.0 };
+    let k = Coeffs {
+        a: 0.25,
+        b: 0.25,
+        c: 0.0,
+    };
     let mut out = DeviceGrid::from_host(&device, &a).unwrap();
     let err = Jacobi::launch(
         &LaunchConfig::default(),
@@ -52,7 +61,10 @@ fn wrong_grid_shape_is_an_error_not_a_panic() {
         &k,
     )
     .unwrap_err();
-    assert!(matches!(&err, Error::ShapeMismatch { field, .. } if field == "w"), "{err}");
+    assert!(
+        matches!(&err, Error::ShapeMismatch { field, .. } if field == "w"),
+        "{err}"
+    );
     assert!(err.to_string().contains("8x9"));
     let mut host = a.clone();
     assert!(Jacobi::apply_host(&mut host, &a, &b, &cell, &k).is_err());
@@ -61,13 +73,22 @@ fn wrong_grid_shape_is_an_error_not_a_panic() {
 #[test]
 fn tile_too_large_for_the_device_is_an_error() {
     let device = Device::default().unwrap();
-    let config = LaunchConfig::tiled(Tile { x: 4096, y: 4096, rows: 4096 });
-    assert!(Jacobi::plan(&device, &config, Shape::d2(64, 64)).and_then(|p| {
-        let g = HostGrid::<f32>::new(Shape::d2(64, 64));
-        let c = HostGrid::<u8>::new(Shape::d2(64, 64));
-        let mut out = DeviceGrid::from_host(&device, &g)?;
-        let (a, w, cell) = (DeviceGrid::from_host(&device, &g)?, DeviceGrid::from_host(&device, &g)?, DeviceGrid::from_host(&device, &c)?);
-        Jacobi::launch_plan(&p, &mut out, &a, &w, &cell, &Coeffs { a: 0.0, b: 0.0, c: 0.0 })
-    })
-    .is_err());
+    let config = LaunchConfig::tiled(Tile {
+        x: 4096,
+        y: 4096,
+        rows: 4096,
+    });
+    assert!(Jacobi::plan(&device, &config, Shape::d2(64, 64))
+        .and_then(|p| {
+            let g = HostGrid::<f32>::new(Shape::d2(64, 64));
+            let c = HostGrid::<u8>::new(Shape::d2(64, 64));
+            let mut out = DeviceGrid::from_host(&device, &g)?;
+            let (a, w, cell) = (
+                DeviceGrid::from_host(&device, &g)?,
+                DeviceGrid::from_host(&device, &g)?,
+                DeviceGrid::from_host(&device, &c)?,
+            );
+            Jacobi::launch_plan(&p, &mut out, &a, &w, &cell, &Coeffs { a: 0.0, b: 0.0, c: 0.0 })
+        })
+        .is_err());
 }

@@ -14,12 +14,25 @@ fn solve(n: usize) -> f64 {
         (std::f64::consts::PI * x as f64 * h).sin() * (std::f64::consts::PI * y as f64 * h).sin()
     };
     let omega = HostGrid::from_fn(shape, |p| (-2.0 * std::f64::consts::PI.powi(2) * exact(p)) as f32);
-    let cell = HostGrid::from_fn(shape, |[x, y, _]| if x == 0 || y == 0 || x == n - 1 || y == n - 1 { BODY } else { FLUID });
+    let cell = HostGrid::from_fn(shape, |[x, y, _]| {
+        if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
+            BODY
+        } else {
+            FLUID
+        }
+    });
     // ψ = (ψE + ψW + ψN + ψS - h²ω) / 4
-    let k = Coeffs { a: 0.25, b: 0.25, c: (-0.25 * h * h) as f32 };
+    let k = Coeffs {
+        a: 0.25,
+        b: 0.25,
+        c: (-0.25 * h * h) as f32,
+    };
     let device = Device::default().unwrap();
     let mut psi = PingPong::from_host(&device, &HostGrid::new(shape)).unwrap();
-    let (w, cell) = (DeviceGrid::from_host(&device, &omega).unwrap(), DeviceGrid::from_host(&device, &cell).unwrap());
+    let (w, cell) = (
+        DeviceGrid::from_host(&device, &omega).unwrap(),
+        DeviceGrid::from_host(&device, &cell).unwrap(),
+    );
     let plan = Jacobi::plan(&device, &LaunchConfig::variant(Variant::Vector), shape).unwrap();
     // Jacobi's error shrinks by cos(πh) per sweep: enough sweeps to bring it below 1e-6.
     let sweeps = (2.0 * (1e6f64).ln() / (std::f64::consts::PI * h).powi(2)) as usize;
@@ -40,6 +53,9 @@ fn jacobi_converges_at_second_order() {
     let errors: Vec<f64> = [9, 17, 33].into_iter().map(solve).collect();
     for pair in errors.windows(2) {
         let order = (pair[0] / pair[1]).log2();
-        assert!((1.8..2.3).contains(&order), "observed order {order:.2} from errors {errors:?}");
+        assert!(
+            (1.8..2.3).contains(&order),
+            "observed order {order:.2} from errors {errors:?}"
+        );
     }
 }

@@ -16,7 +16,11 @@ fn jacobi_matches_host() {
         let psi = random_f32(shape, rng, -1.0, 1.0);
         let w = random_f32(shape, rng, -1.0, 1.0);
         let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, OUTFLOW, BODY][rng.random_range(0..4)]);
-        let k = Coeffs { a: 0.3, b: 0.2, c: -0.01 };
+        let k = Coeffs {
+            a: 0.3,
+            b: 0.2,
+            c: -0.01,
+        };
         let mut host = psi.clone();
         Jacobi::apply_host(&mut host, &psi, &w, &cell, &k)?;
         let mut out = up(&psi);
@@ -91,6 +95,9 @@ fn periodic_stencils_write_every_point() {
     for config in configs(2) {
         let mut out = up(&HostGrid::from_fn(shape, |_| f32::NAN));
         AdvectPeriodic::launch(&config, &mut out, &up(&q), 0.5, 0.5).unwrap();
-        assert!(out.to_host().unwrap().data().iter().all(|v| v.is_finite()), "{config:?}");
+        assert!(
+            out.to_host().unwrap().data().iter().all(|v| v.is_finite()),
+            "{config:?}"
+        );
     }
 }

@@ -204,11 +204,19 @@ impl Emitter<'_> {
             Access::Vector => {
                 // The vector path never wraps along x, so x-only offsets stay linear.
                 let x_only = offset[1] == 0 && offset[2] == 0;
-                let at = if wrapped && !x_only { coords(true) } else { linear("c", offset, "nx", "nxy") };
+                let at = if wrapped && !x_only {
+                    coords(true)
+                } else {
+                    linear("c", offset, "nx", "nxy")
+                };
                 format!("vload{LANES}(0, {name} + {at})")
             }
             _ => {
-                let at = if wrapped && offset != [0, 0, 0] { coords(false) } else { linear("c", offset, "nx", "nxy") };
+                let at = if wrapped && offset != [0, 0, 0] {
+                    coords(false)
+                } else {
+                    linear("c", offset, "nx", "nxy")
+                };
                 format!("{name}[{at}]")
             }
         }
@@ -224,9 +232,19 @@ impl Emitter<'_> {
             Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),
             Kind::Unary(op, x) => {
                 let (t, p) = self.print(x);
-                let sym = if *op == UnOp::Neg { "-" } else if x.ty == Scalar::Bool { "!" } else { "~" };
+                let sym = if *op == UnOp::Neg {
+                    "-"
+                } else if x.ty == Scalar::Bool {
+                    "!"
+                } else {
+                    "~"
+                };
                 // `- -x` must not print as `--x`.
-                let t = if t.starts_with('-') { format!("({t})") } else { paren(t, p, P_UNARY) };
+                let t = if t.starts_with('-') {
+                    format!("({t})")
+                } else {
+                    paren(t, p, P_UNARY)
+                };
                 (format!("{sym}{t}"), P_UNARY)
             }
             Kind::Binary(op, l, r) => self.binary(*op, l, r, e),
@@ -256,7 +274,12 @@ impl Emitter<'_> {
                     let b = self.widen(b, e.ty, vec_expr);
                     // Right-associative: `c1 ? a : c2 ? b : d` reads as an else-if chain.
                     (
-                        format!("{} ? {} : {}", paren(ct, cp, P_TERNARY + 1), paren(a.0, a.1, P_TERNARY + 1), paren(b.0, b.1, P_TERNARY)),
+                        format!(
+                            "{} ? {} : {}",
+                            paren(ct, cp, P_TERNARY + 1),
+                            paren(a.0, a.1, P_TERNARY + 1),
+                            paren(b.0, b.1, P_TERNARY)
+                        ),
                         P_TERNARY,
                     )
                 }
@@ -271,14 +294,21 @@ impl Emitter<'_> {
         }
         let p = prec(op);
         let (lt, lp, rt, rp) = if op.is_logical() && self.vector() && e.varying {
-            let bits = if self.mask_bits(l) == self.mask_bits(r) { self.mask_bits(l) } else { 32 };
+            let bits = if self.mask_bits(l) == self.mask_bits(r) {
+                self.mask_bits(l)
+            } else {
+                32
+            };
             (self.mask_as(l, bits), P_ATOM, self.mask_as(r, bits), P_ATOM)
         } else {
             let (lt, lp) = self.widen(l, l.ty, false);
             let (rt, rp) = self.widen(r, l.ty, false);
             (lt, lp, rt, rp)
         };
-        (format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)), p)
+        (
+            format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
+            p,
+        )
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
@@ -326,7 +356,11 @@ impl Emitter<'_> {
         // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one.
         if f == Abs && !float {
             let t = self.ty(e.ty, e.varying);
-            return if vec_expr { (format!("convert_{t}({call})"), P_ATOM) } else { (format!("({t}){call}"), P_UNARY) };
+            return if vec_expr {
+                (format!("convert_{t}({call})"), P_ATOM)
+            } else {
+                (format!("({t}){call}"), P_UNARY)
+            };
         }
         (call, P_ATOM)
     }
@@ -338,7 +372,13 @@ pub fn emit_body(k: &Kernel, access: Access, store: &dyn Fn(&str) -> String) -> 
     let mut lines = Vec::new();
     for l in &k.lets {
         lines.push(format!("#line {} \"{}\"", l.line, k.file));
-        lines.push(format!("const {} {} = {}; /* {} */", em.ty(l.value.ty, l.value.varying), l.name, em.expr(&l.value), l.text));
+        lines.push(format!(
+            "const {} {} = {}; /* {} */",
+            em.ty(l.value.ty, l.value.varying),
+            l.name,
+            em.expr(&l.value),
+            l.text
+        ));
     }
     lines.push(format!("#line {} \"{}\"", k.result_line, k.file));
     let mut result = em.expr(&k.result);

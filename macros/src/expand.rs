@@ -1,6 +1,8 @@
 //! Rust output: the user's item kept as written, plus the kernel type with its OpenCL
 //! source, launch functions and the host reference driver.
 
+pub mod element;
+
 use crate::ir::Kernel;
 use crate::model::{Arg, Boundary, Scalar};
 use crate::parse::params::ParamsStruct;
@@ -18,10 +20,15 @@ fn scalar_ty(s: Scalar) -> TokenStream {
 }
 
 fn camel(name: &str) -> String {
-    name.split('_').filter(|p| !p.is_empty()).map(|p| {
-        let mut c = p.chars();
-        c.next().map(|f| f.to_uppercase().chain(c).collect::<String>()).unwrap_or_default()
-    }).collect()
+    name.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// The kernel type name for a stencil function: `jacobi_step` -> `JacobiStep`.

@@ -8,8 +8,14 @@ use crate::model::{Arg, BinOp, Boundary, MathFn, Scalar, UnOp};
 pub enum Kind {
     /// Final OpenCL text of a literal.
     Lit(String),
-    Read { arg: usize, offset: [i64; 3] },
-    Member { arg: usize, member: String },
+    Read {
+        arg: usize,
+        offset: [i64; 3],
+    },
+    Member {
+        arg: usize,
+        member: String,
+    },
     ScalarArg(usize),
     Local(String),
     Const(String),

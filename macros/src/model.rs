@@ -1,6 +1,8 @@
 //! The typed, validated declaration of a stencil: what the user wrote, with spans kept
 //! for errors and Rust source lines kept for `#line` directives.
 
+pub mod element;
+
 use proc_macro2::Span;
 use syn::Ident;
 
@@ -98,9 +100,15 @@ pub struct Field {
 pub enum Arg {
     Field(Field),
     /// `k: &Coeffs` where `Coeffs: clforge::Params` (a `#[derive(Params)]` struct).
-    Params { name: Ident, ty: syn::Path },
+    Params {
+        name: Ident,
+        ty: syn::Path,
+    },
     /// `alpha: f32` — passed by value to the kernel.
-    Scalar { name: Ident, ty: Scalar },
+    Scalar {
+        name: Ident,
+        ty: Scalar,
+    },
 }
 
 impl Arg {
@@ -136,7 +144,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
     pub fn is_logical(self) -> bool {
         matches!(self, BinOp::And | BinOp::Or)
@@ -245,9 +256,15 @@ pub enum ExprKind {
     Int(String, Option<Scalar>),
     Bool(bool),
     /// `field.at(dx, dy, dz)`: the index of the field argument and the offset.
-    Read { arg: usize, offset: [i64; 3] },
+    Read {
+        arg: usize,
+        offset: [i64; 3],
+    },
     /// `k.a` on a params struct argument.
-    Member { arg: usize, member: Ident },
+    Member {
+        arg: usize,
+        member: Ident,
+    },
     /// A scalar argument, by index.
     ScalarArg(usize),
     /// A `let` binding in scope, by name.

@@ -18,7 +18,8 @@ fn tera() -> Result<&'static tera::Tera, String> {
     TERA.get_or_init(|| {
         let mut t = tera::Tera::new();
         t.autoescape_on(Vec::<&str>::new());
-        t.add_raw_template("stencil.cl.tera", STENCIL_TEMPLATE).map_err(|e| error_chain(&e))?;
+        t.add_raw_template("stencil.cl.tera", STENCIL_TEMPLATE)
+            .map_err(|e| error_chain(&e))?;
         Ok(t)
     })
     .as_ref()
@@ -92,7 +93,9 @@ fn view(k: &Kernel) -> StencilView {
         })
         .collect();
     let fp64 = k.out == Scalar::F64
-        || k.args.iter().any(|a| matches!(a, Arg::Field(f) if f.elem == Scalar::F64) || matches!(a, Arg::Scalar { ty: Scalar::F64, .. }))
+        || k.args.iter().any(|a| {
+            matches!(a, Arg::Field(f) if f.elem == Scalar::F64) || matches!(a, Arg::Scalar { ty: Scalar::F64, .. })
+        })
         || k.members.iter().any(|m| m.ty == Scalar::F64)
         || k.consts.iter().any(|c| c.ty == Scalar::F64);
     let (tile_x, tile_y, wg_y) = default_tile(k.rank);
@@ -121,7 +124,10 @@ fn view(k: &Kernel) -> StencilView {
             .zip(&k.staged)
             .zip(&k.arg_names)
             .filter_map(|((a, &s), name)| match a {
-                Arg::Field(f) if s => Some(StagedView { name: name.clone(), ty: f.elem.cl() }),
+                Arg::Field(f) if s => Some(StagedView {
+                    name: name.clone(),
+                    ty: f.elem.cl(),
+                }),
                 _ => None,
             })
             .collect(),
@@ -144,5 +150,7 @@ fn view(k: &Kernel) -> StencilView {
 /// knows the final line numbers once params declarations and constants are in.
 pub fn render_stencil(k: &Kernel) -> Result<String, String> {
     let ctx = tera::Context::from_serialize(&view(k)).map_err(|e| error_chain(&e))?;
-    tera()?.render("stencil.cl.tera", &ctx).map_err(|e| format!("rendering stencil `{}`: {}", k.name, error_chain(&e)))
+    tera()?
+        .render("stencil.cl.tera", &ctx)
+        .map_err(|e| format!("rendering stencil `{}`: {}", k.name, error_chain(&e)))
 }

@@ -62,7 +62,14 @@ fn subtraction_keeps_needed_parentheses() {
 
 #[test]
 fn errors_name_the_construct() {
-    assert!(error(syn::parse_quote! { fn f(u: &Grid<f32>) -> f32 { u.at(i, 0) } }).contains("integer literals, found `i`"));
-    assert!(error(syn::parse_quote! { fn f(u: &Grid<f32>) -> f32 { foo(u.at(0, 0)) } }).contains("unknown function `foo`"));
-    assert!(error(syn::parse_quote! { fn f(u: &Grid<f32>, v: &Grid3<f32>) -> f32 { u.at(0, 0) } }).contains("one dimension"));
+    assert!(
+        error(syn::parse_quote! { fn f(u: &Grid<f32>) -> f32 { u.at(i, 0) } }).contains("integer literals, found `i`")
+    );
+    assert!(
+        error(syn::parse_quote! { fn f(u: &Grid<f32>) -> f32 { foo(u.at(0, 0)) } }).contains("unknown function `foo`")
+    );
+    assert!(
+        error(syn::parse_quote! { fn f(u: &Grid<f32>, v: &Grid3<f32>) -> f32 { u.at(0, 0) } })
+            .contains("one dimension")
+    );
 }

@@ -53,22 +53,19 @@ fn float_literal(v: f64, finite: bool, bits: u64, suffix: &str, reinterpret: &st
     if !finite {
         return format!("{reinterpret}(0x{bits:x}{int_suffix})");
     }
-    let text = if suffix == "f" { format!("{:?}", v as f32) } else { format!("{v:?}") };
+    let text = if suffix == "f" {
+        format!("{:?}", v as f32)
+    } else {
+        format!("{v:?}")
+    };
     format!("({text}{suffix})")
 }
 
 /// Maps an allocation failure to [`Error::OutOfMemory`], anything else to [`Error::Cl`].
-fn alloc_err(
-    op: &'static str,
-    what: impl Fn() -> String,
-    bytes: usize,
-) -> impl FnOnce(core::Error) -> Error {
+fn alloc_err(op: &'static str, what: impl Fn() -> String, bytes: usize) -> impl FnOnce(core::Error) -> Error {
     move |e| {
         if is_oom(&e) {
-            Error::OutOfMemory {
-                what: what(),
-                bytes,
-            }
+            Error::OutOfMemory { what: what(), bytes }
         } else {
             cl(op)(e)
         }
@@ -113,8 +110,11 @@ impl<T: Scalar> Buffer<T> {
             None => core::MEM_READ_WRITE,
         };
         // SAFETY: the flags match `data`: the host pointer is only read during the call.
-        let mem = unsafe { core::create_buffer(dev.context(), flags, len, data) }
-            .map_err(alloc_err("clCreateBuffer", || Self::what(len), bytes))?;
+        let mem = unsafe { core::create_buffer(dev.context(), flags, len, data) }.map_err(alloc_err(
+            "clCreateBuffer",
+            || Self::what(len),
+            bytes,
+        ))?;
         Ok(Buffer {
             mem,
             len,
@@ -178,18 +178,8 @@ impl<T: Scalar> Buffer<T> {
     pub fn write(&mut self, data: &[T]) -> Result<()> {
         self.check_len(data.len(), "write to")?;
         // SAFETY: blocking write: `data` is not used after the call returns.
-        unsafe {
-            core::enqueue_write_buffer(
-                self.device.queue(),
-                &self.mem,
-                true,
-                0,
-                data,
-                None::<()>,
-                None::<()>,
-            )
-        }
-        .map_err(cl("clEnqueueWriteBuffer"))
+        unsafe { core::enqueue_write_buffer(self.device.queue(), &self.mem, true, 0, data, None::<()>, None::<()>) }
+            .map_err(cl("clEnqueueWriteBuffer"))
     }
 
     /// Copies the buffer into `out`, blocking until done (and so until every
@@ -197,18 +187,8 @@ impl<T: Scalar> Buffer<T> {
     pub fn read(&self, out: &mut [T]) -> Result<()> {
         self.check_len(out.len(), "read from")?;
         // SAFETY: blocking read: `out` is fully written before the call returns.
-        unsafe {
-            core::enqueue_read_buffer(
-                self.device.queue(),
-                &self.mem,
-                true,
-                0,
-                out,
-                None::<()>,
-                None::<()>,
-            )
-        }
-        .map_err(cl("clEnqueueReadBuffer"))
+        unsafe { core::enqueue_read_buffer(self.device.queue(), &self.mem, true, 0, out, None::<()>, None::<()>) }
+            .map_err(cl("clEnqueueReadBuffer"))
     }
 
     /// Reads the buffer into a new vector.
@@ -254,13 +234,7 @@ impl<T: Scalar> Buffer<T> {
 
 impl<T: Scalar> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Buffer<{}>[{}] on {}",
-            T::CL_NAME,
-            self.len,
-            self.device.info().name
-        )
+        write!(f, "Buffer<{}>[{}] on {}", T::CL_NAME, self.len, self.device.info().name)
     }
 }
 
@@ -278,9 +252,11 @@ impl ConstBuffer {
         let len = checked_bytes::<u8>(dev, bytes.len(), "constant buffer")?;
         let flags = core::MEM_READ_ONLY | core::MEM_COPY_HOST_PTR;
         // SAFETY: COPY_HOST_PTR: `bytes` is only read during the call.
-        let mem = unsafe { core::create_buffer(dev.context(), flags, len, Some(bytes)) }.map_err(
-            alloc_err("clCreateBuffer", || "constant buffer".into(), len),
-        )?;
+        let mem = unsafe { core::create_buffer(dev.context(), flags, len, Some(bytes)) }.map_err(alloc_err(
+            "clCreateBuffer",
+            || "constant buffer".into(),
+            len,
+        ))?;
         Ok(ConstBuffer {
             mem,
             len,
@@ -393,19 +369,13 @@ mod tests {
             "{e}"
         );
         let other = Buffer::<f32>::new(&dev, 2).unwrap();
-        assert!(matches!(
-            buf.copy_from(&other),
-            Err(Error::LengthMismatch { .. })
-        ));
+        assert!(matches!(buf.copy_from(&other), Err(Error::LengthMismatch { .. })));
     }
 
     #[test]
     fn empty_and_huge_are_rejected() {
         let dev = Device::default().unwrap();
-        assert!(matches!(
-            Buffer::<f32>::new(&dev, 0),
-            Err(Error::InvalidConfig(_))
-        ));
+        assert!(matches!(Buffer::<f32>::new(&dev, 0), Err(Error::InvalidConfig(_))));
         assert!(matches!(
             Buffer::<u8>::from_slice(&dev, &[]),
             Err(Error::InvalidConfig(_))

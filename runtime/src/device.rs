@@ -152,10 +152,7 @@ fn raw_info(id: DeviceId, param: core::DeviceInfo) -> Result<Vec<u8>> {
 
 fn string_info(id: DeviceId, param: core::DeviceInfo) -> Result<String> {
     let bytes = raw_info(id, param)?;
-    Ok(String::from_utf8_lossy(&bytes)
-        .trim_end_matches('\0')
-        .trim()
-        .to_owned())
+    Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').trim().to_owned())
 }
 
 /// Reads a `cl_uint`, `size_t`, `cl_ulong` or bitfield query as `u64`.
@@ -195,8 +192,7 @@ fn query_info(index: usize, id: DeviceId, platform: &str) -> Result<DeviceInfo> 
         opencl_version: string_info(id, I::Version)?,
         kind,
         compute_units: u32::try_from(num_info(id, I::MaxComputeUnits)?).unwrap_or(u32::MAX),
-        max_work_group_size: usize::try_from(num_info(id, I::MaxWorkGroupSize)?)
-            .unwrap_or(usize::MAX),
+        max_work_group_size: usize::try_from(num_info(id, I::MaxWorkGroupSize)?).unwrap_or(usize::MAX),
         local_mem_bytes: num_info(id, I::LocalMemSize)?,
         global_mem_bytes: num_info(id, I::GlobalMemSize)?,
         max_alloc_bytes: num_info(id, I::MaxMemAllocSize)?,
@@ -226,20 +222,19 @@ fn pick(found: &[Found], selector: &str) -> Result<usize> {
             }),
         },
     };
-    hit.map(|f| f.info.index)
-        .ok_or_else(|| Error::DeviceNotFound {
-            wanted: selector.to_owned(),
-            available: found
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{}: {} ({}, {:?})",
-                        f.info.index, f.info.name, f.info.platform, f.info.kind
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-        })
+    hit.map(|f| f.info.index).ok_or_else(|| Error::DeviceNotFound {
+        wanted: selector.to_owned(),
+        available: found
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: {} ({}, {:?})",
+                    f.info.index, f.info.name, f.info.platform, f.info.kind
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
 }
 
 impl Device {
@@ -248,10 +243,7 @@ impl Device {
     /// platforms, else the first CPU, else the first device.
     #[allow(clippy::should_implement_trait, reason = "fallible, so not `Default`")]
     pub fn default() -> Result<Device> {
-        if let Some(sel) = std::env::var(DEVICE_ENV)
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-        {
+        if let Some(sel) = std::env::var(DEVICE_ENV).ok().filter(|s| !s.trim().is_empty()) {
             return Device::select(&sel);
         }
         Self::open_with(|found| {
@@ -287,14 +279,9 @@ impl Device {
             .get(index)
             .ok_or_else(|| Error::InvalidConfig(format!("device index {index} out of range")))?;
         let props = core::ContextProperties::new().platform(f.platform);
-        let context = core::create_context(Some(&props), &[f.id], None, None)
-            .map_err(cl("clCreateContext"))?;
-        let queue = core::create_command_queue(
-            &context,
-            f.id,
-            Some(core::CommandQueueProperties::PROFILING_ENABLE),
-        )
-        .map_err(cl("clCreateCommandQueue"))?;
+        let context = core::create_context(Some(&props), &[f.id], None, None).map_err(cl("clCreateContext"))?;
+        let queue = core::create_command_queue(&context, f.id, Some(core::CommandQueueProperties::PROFILING_ENABLE))
+            .map_err(cl("clCreateCommandQueue"))?;
         let dev = Device {
             inner: Arc::new(Inner {
                 context,
@@ -425,10 +412,7 @@ mod tests {
             }
             other => panic!("expected DeviceNotFound, got {other:?}"),
         }
-        assert!(matches!(
-            Device::select("999999"),
-            Err(Error::DeviceNotFound { .. })
-        ));
+        assert!(matches!(Device::select("999999"), Err(Error::DeviceNotFound { .. })));
     }
 
     #[test]
@@ -440,9 +424,6 @@ mod tests {
         assert!(a.same_as(&b));
         assert!(!a.same_as(&c));
         assert_eq!(a.len(), 4);
-        assert!(matches!(
-            dev.constant_bytes(&[]),
-            Err(Error::InvalidConfig(_))
-        ));
+        assert!(matches!(dev.constant_bytes(&[]), Err(Error::InvalidConfig(_))));
     }
 }

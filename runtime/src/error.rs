@@ -42,9 +42,7 @@ pub enum Error {
     },
 
     /// Two lengths that must agree do not.
-    #[error(
-        "length mismatch for {what}: expected {expected}, found {found}; pass matching lengths"
-    )]
+    #[error("length mismatch for {what}: expected {expected}, found {found}; pass matching lengths")]
     LengthMismatch {
         /// What was being compared.
         what: String,
@@ -80,6 +78,21 @@ pub enum Error {
     /// A caller-supplied parameter is invalid.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+
+    /// An element's geometry maps the reference element onto an inverted or flat shape.
+    #[error(
+        "element `{element}` is inverted or degenerate: det J = {det:e} at local point {local:?}; \
+         give its nodes in the order of the element's `NODES` (counter-clockwise in 2-D) and \
+         keep its angles below 180°"
+    )]
+    DegenerateElement {
+        /// The element type (`quad4`).
+        element: &'static str,
+        /// The determinant of the Jacobian found there.
+        det: f64,
+        /// The local coordinates where it was found (padded to three).
+        local: [f64; 3],
+    },
 
     /// Any other OpenCL failure.
     #[error("OpenCL call `{op}` failed: {message}")]
@@ -137,12 +150,7 @@ mod tests {
             rust_location: Some("src/heat.rs:3:1".into()),
         };
         let msg = err.to_string();
-        for part in [
-            "heat",
-            "-cl-std=CL1.2",
-            " at src/heat.rs:3:1",
-            "error: oops",
-        ] {
+        for part in ["heat", "-cl-std=CL1.2", " at src/heat.rs:3:1", "error: oops"] {
             assert!(msg.contains(part), "{part:?} missing from {msg:?}");
         }
     }

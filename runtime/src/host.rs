@@ -26,15 +26,24 @@ pub struct Shape {
 impl Shape {
     /// A 1-D shape.
     pub fn d1(nx: usize) -> Shape {
-        Shape { dims: [nx, 1, 1], rank: 1 }
+        Shape {
+            dims: [nx, 1, 1],
+            rank: 1,
+        }
     }
     /// A 2-D shape.
     pub fn d2(nx: usize, ny: usize) -> Shape {
-        Shape { dims: [nx, ny, 1], rank: 2 }
+        Shape {
+            dims: [nx, ny, 1],
+            rank: 2,
+        }
     }
     /// A 3-D shape.
     pub fn d3(nx: usize, ny: usize, nz: usize) -> Shape {
-        Shape { dims: [nx, ny, nz], rank: 3 }
+        Shape {
+            dims: [nx, ny, nz],
+            rank: 3,
+        }
     }
     /// Extents along x, y, z (1 beyond the rank).
     pub fn dims(&self) -> [usize; 3] {
@@ -71,7 +80,11 @@ pub fn check_shape(field: &str, expected: Shape, found: Shape) -> Result<()> {
     if expected == found {
         Ok(())
     } else {
-        Err(Error::ShapeMismatch { field: field.to_string(), expected, found })
+        Err(Error::ShapeMismatch {
+            field: field.to_string(),
+            expected,
+            found,
+        })
     }
 }
 
@@ -85,12 +98,19 @@ pub struct HostGrid<T> {
 impl<T: Scalar> HostGrid<T> {
     /// A grid filled with `T::default()`.
     pub fn new(shape: Shape) -> HostGrid<T> {
-        HostGrid { shape, data: vec![T::default(); shape.len()] }
+        HostGrid {
+            shape,
+            data: vec![T::default(); shape.len()],
+        }
     }
     /// Wraps data laid out x-fastest; [`Error::LengthMismatch`] if it does not fill the shape.
     pub fn from_vec(shape: Shape, data: Vec<T>) -> Result<HostGrid<T>> {
         if data.len() != shape.len() {
-            return Err(Error::LengthMismatch { what: format!("grid data for shape {shape}"), expected: shape.len(), found: data.len() });
+            return Err(Error::LengthMismatch {
+                what: format!("grid data for shape {shape}"),
+                expected: shape.len(),
+                found: data.len(),
+            });
         }
         Ok(HostGrid { shape, data })
     }
@@ -240,7 +260,10 @@ pub struct StructDecl {
 impl StructDecl {
     /// Starts the declaration of `name`.
     pub fn new(name: &str) -> StructDecl {
-        StructDecl { name: name.to_string(), body: String::new() }
+        StructDecl {
+            name: name.to_string(),
+            body: String::new(),
+        }
     }
     /// Adds a field.
     pub fn field<T: Scalar>(&mut self, name: &str) {
@@ -269,7 +292,7 @@ impl StructBytes {
         v.put_bytes(&mut self.bytes);
     }
     fn pad(&mut self, align: usize) {
-        while align > 0 && self.bytes.len() % align != 0 {
+        while align > 0 && !self.bytes.len().is_multiple_of(align) {
             self.bytes.push(0);
         }
     }
@@ -296,14 +319,29 @@ mod tests {
 
     #[test]
     fn update_region_of_fixed_boundary_is_interior() {
-        assert_eq!(UpdateRegion::new(Shape::d2(5, 4), [1, 2, 0], Boundary::Fixed).points().count(), 0);
+        assert_eq!(
+            UpdateRegion::new(Shape::d2(5, 4), [1, 2, 0], Boundary::Fixed)
+                .points()
+                .count(),
+            0
+        );
         let r = UpdateRegion::new(Shape::d2(5, 6), [1, 2, 0], Boundary::Fixed);
         let pts: Vec<_> = r.points().collect();
         assert_eq!(pts.first(), Some(&[1, 2, 0]));
         assert_eq!(pts.last(), Some(&[3, 3, 0]));
         assert_eq!(pts.len(), 3 * 2);
-        assert_eq!(UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Fixed).points().count(), 0);
-        assert_eq!(UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Periodic).points().count(), 1);
+        assert_eq!(
+            UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Fixed)
+                .points()
+                .count(),
+            0
+        );
+        assert_eq!(
+            UpdateRegion::new(Shape::d1(1), [1, 0, 0], Boundary::Periodic)
+                .points()
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub use error::{Error, Result};
 pub use program::{Arg, Event, Program};
 pub mod host;
 pub mod stencil;
+pub mod tune;
 
-pub use host::{check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion};
-pub use stencil::{DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant};
+pub use host::{
+    check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion,
+};
+pub use stencil::{
+    DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant,
+};
+pub mod fem;

@@ -34,6 +34,18 @@ struct Kernel {
     num_args: u32,
 }
 
+/// A kernel of a [`Program`] looked up once by name, for launch plans.
+#[derive(Clone)]
+pub(crate) struct KernelRef {
+    slot: Arc<Mutex<Kernel>>,
+}
+
+impl fmt::Debug for KernelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KernelRef")
+    }
+}
+
 /// One kernel argument; build it with the constructors.
 #[derive(Clone, Copy, Debug)]
 pub struct Arg<'a>(ArgKind<'a>);
@@ -117,10 +129,7 @@ fn rust_location(log: &str) -> Option<String> {
         }
         let mut loc = format!("{}:{line}", &log[start..from]);
         if rest.starts_with(':') {
-            let col = after[line.len()..]
-                .strip_prefix(':')
-                .map(digits)
-                .unwrap_or_default();
+            let col = after[line.len()..].strip_prefix(':').map(digits).unwrap_or_default();
             if !col.is_empty() {
                 loc = format!("{loc}:{col}");
             }
@@ -131,15 +140,10 @@ fn rust_location(log: &str) -> Option<String> {
 }
 
 /// Validates work sizes and pads them to three dimensions.
-fn work_sizes(
-    global: &[usize],
-    local: Option<&[usize]>,
-) -> Result<([usize; 3], Option<[usize; 3]>)> {
+fn work_sizes(global: &[usize], local: Option<&[usize]>) -> Result<([usize; 3], Option<[usize; 3]>)> {
     let bad = |msg: String| Err(Error::InvalidConfig(msg));
     if !(1..=3).contains(&global.len()) {
-        return bad(format!(
-            "global work size {global:?} must have 1 to 3 dimensions"
-        ));
+        return bad(format!("global work size {global:?} must have 1 to 3 dimensions"));
     }
     if global.contains(&0) {
         return bad(format!("global work size {global:?} must not contain 0"));
@@ -172,17 +176,14 @@ impl Program {
         } else {
             format!("{options} -cl-std=CL1.2")
         };
-        let nul = |what: &str| {
-            Error::InvalidConfig(format!("{what} of program `{name}` contains a NUL byte"))
-        };
+        let nul = |what: &str| Error::InvalidConfig(format!("{what} of program `{name}` contains a NUL byte"));
         let src = CString::new(source).map_err(|_| nul("source"))?;
         let opts = CString::new(options.as_str()).map_err(|_| nul("options"))?;
-        let program = core::create_program_with_source(dev.context(), &[src])
-            .map_err(cl("clCreateProgramWithSource"))?;
+        let program =
+            core::create_program_with_source(dev.context(), &[src]).map_err(cl("clCreateProgramWithSource"))?;
 
         let built = core::build_program(&program, Some(&[dev.id()]), &opts, None, None);
-        let status =
-            core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildStatus);
+        let status = core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildStatus);
         let succeeded = matches!(
             status,
             Ok(core::ProgramBuildInfoResult::BuildStatus(
@@ -190,14 +191,8 @@ impl Program {
             ))
         );
         if built.is_err() || !succeeded {
-            let mut log = match core::get_program_build_info(
-                &program,
-                dev.id(),
-                core::ProgramBuildInfo::BuildLog,
-            ) {
-                Ok(core::ProgramBuildInfoResult::BuildLog(log)) => {
-                    log.trim_end_matches('\0').trim_end().to_owned()
-                }
+            let mut log = match core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildLog) {
+                Ok(core::ProgramBuildInfoResult::BuildLog(log)) => log.trim_end_matches('\0').trim_end().to_owned(),
                 _ => String::new(),
             };
             // A build log is not always written (e.g. for rejected options):
@@ -237,11 +232,9 @@ impl Program {
 
     fn kernel_names(&self) -> String {
         match core::get_program_info(&self.inner.program, core::ProgramInfo::KernelNames) {
-            Ok(core::ProgramInfoResult::KernelNames(names)) => names
-                .trim_end_matches('\0')
-                .split(';')
-                .collect::<Vec<_>>()
-                .join(", "),
+            Ok(core::ProgramInfoResult::KernelNames(names)) => {
+                names.trim_end_matches('\0').split(';').collect::<Vec<_>>().join(", ")
+            }
             _ => "(unknown)".to_owned(),
         }
     }
@@ -251,15 +244,14 @@ impl Program {
         if let Some(k) = kernels.get(name) {
             return Ok(k.clone());
         }
-        let kernel =
-            core::create_kernel(&self.inner.program, name).map_err(|e| match e.api_status() {
-                Some(core::Status::CL_INVALID_KERNEL_NAME) => Error::InvalidConfig(format!(
-                    "program `{}` has no kernel `{name}`; available kernels: {}",
-                    self.inner.name,
-                    self.kernel_names()
-                )),
-                _ => cl("clCreateKernel")(e),
-            })?;
+        let kernel = core::create_kernel(&self.inner.program, name).map_err(|e| match e.api_status() {
+            Some(core::Status::CL_INVALID_KERNEL_NAME) => Error::InvalidConfig(format!(
+                "program `{}` has no kernel `{name}`; available kernels: {}",
+                self.inner.name,
+                self.kernel_names()
+            )),
+            _ => cl("clCreateKernel")(e),
+        })?;
         let num_args = match core::get_kernel_info(&kernel, core::KernelInfo::NumArgs) {
             Ok(core::KernelInfoResult::NumArgs(n)) => n,
             Ok(other) => {
@@ -279,14 +271,36 @@ impl Program {
     /// in work groups of `local` if given (each global size must then be a
     /// multiple of the local one), with `args` in declaration order.
     /// Returns without waiting; use the [`Event`] to wait or time it.
-    pub fn launch(
+    pub fn launch(&self, kernel: &str, global: &[usize], local: Option<&[usize]>, args: &[Arg<'_>]) -> Result<Event> {
+        let sizes = self.work_sizes(global, local)?;
+        let slot = self.kernel(kernel)?;
+        self.enqueue(&slot, kernel, global.len(), sizes, args)
+    }
+
+    /// The kernel object named `kernel`, for launching it repeatedly without looking it up
+    /// by name ([`Program::launch_kernel`]).
+    pub(crate) fn kernel_ref(&self, kernel: &str) -> Result<KernelRef> {
+        Ok(KernelRef {
+            slot: self.kernel(kernel)?,
+        })
+    }
+
+    /// [`Program::launch`] of a kernel resolved by [`Program::kernel_ref`]; `name` labels errors.
+    pub(crate) fn launch_kernel(
         &self,
-        kernel: &str,
+        k: &KernelRef,
+        name: &str,
         global: &[usize],
         local: Option<&[usize]>,
         args: &[Arg<'_>],
     ) -> Result<Event> {
-        let (gws, lws) = work_sizes(global, local)?;
+        let sizes = self.work_sizes(global, local)?;
+        self.enqueue(&k.slot, name, global.len(), sizes, args)
+    }
+
+    /// Validated, padded work sizes, within the device's work-group limit.
+    fn work_sizes(&self, global: &[usize], local: Option<&[usize]>) -> Result<([usize; 3], Option<[usize; 3]>)> {
+        let sizes = work_sizes(global, local)?;
         if let Some(l) = local {
             let items: usize = l.iter().product();
             if items > self.inner.max_work_group_size {
@@ -296,8 +310,19 @@ impl Program {
                 )));
             }
         }
-        let slot = self.kernel(kernel)?;
-        let k = lock(&slot);
+        Ok(sizes)
+    }
+
+    /// Sets the arguments of `slot`'s kernel and enqueues it.
+    fn enqueue(
+        &self,
+        slot: &Mutex<Kernel>,
+        kernel: &str,
+        dims: usize,
+        (gws, lws): ([usize; 3], Option<[usize; 3]>),
+        args: &[Arg<'_>],
+    ) -> Result<Event> {
+        let k = lock(slot);
         if args.len() != k.num_args as usize {
             return Err(Error::LengthMismatch {
                 what: format!("arguments of kernel `{kernel}`"),
@@ -336,7 +361,7 @@ impl Program {
             core::enqueue_kernel(
                 &self.inner.queue,
                 &k.kernel,
-                global.len() as u32,
+                dims as u32,
                 None,
                 &gws,
                 lws,
@@ -346,11 +371,7 @@ impl Program {
         }
         .map_err(|e| Error::Cl {
             op: "clEnqueueNDRangeKernel",
-            message: format!(
-                "kernel `{kernel}` of program `{}`: {}",
-                self.inner.name,
-                describe(&e)
-            ),
+            message: format!("kernel `{kernel}` of program `{}`: {}", self.inner.name, describe(&e)),
         })?;
         Ok(Event::from_core(ev))
     }
@@ -417,12 +438,7 @@ mod tests {
         let xb = Buffer::from_slice(dev, &x).unwrap();
         let yb = Buffer::from_slice(dev, &y0).unwrap();
         let global = n.div_ceil(64) * 64;
-        let args = [
-            Arg::buffer(&yb),
-            Arg::buffer(&xb),
-            Arg::f32(a),
-            Arg::u32(n as u32),
-        ];
+        let args = [Arg::buffer(&yb), Arg::buffer(&xb), Arg::f32(a), Arg::u32(n as u32)];
         let ev = prog.launch("saxpy", &[global], Some(&[64]), &args).unwrap();
         let y = yb.to_vec().unwrap();
         for i in 0..n {
@@ -443,9 +459,7 @@ mod tests {
         let dev = Device::default().unwrap();
         let a = dev.program("saxpy", SAXPY, "").unwrap();
         let b = dev.program("other name", SAXPY, "").unwrap();
-        let c = dev
-            .program("saxpy", SAXPY, "-cl-fast-relaxed-math")
-            .unwrap();
+        let c = dev.program("saxpy", SAXPY, "-cl-fast-relaxed-math").unwrap();
         assert!(a.same_as(&b));
         assert!(!a.same_as(&c));
         assert_eq!(a.name(), b.name());
@@ -492,10 +506,7 @@ mod tests {
         let args = [Arg::buffer(&y), Arg::f32(1.0)];
         let err = |r: Result<Event>| r.unwrap_err();
         let e = err(prog.launch("fill", &[100], Some(&[64]), &args));
-        assert!(
-            matches!(&e, Error::InvalidConfig(m) if m.contains("multiple")),
-            "{e}"
-        );
+        assert!(matches!(&e, Error::InvalidConfig(m) if m.contains("multiple")), "{e}");
         for global in [&[][..], &[1, 1, 1, 1], &[0]] {
             assert!(matches!(
                 prog.launch("fill", global, None, &args),
@@ -521,10 +532,7 @@ mod tests {
             ),
             "{e}"
         );
-        prog.launch("fill", &[100], Some(&[10]), &args)
-            .unwrap()
-            .wait()
-            .unwrap();
+        prog.launch("fill", &[100], Some(&[10]), &args).unwrap().wait().unwrap();
         assert_eq!(y.to_vec().unwrap(), vec![1.0; 100]);
     }
 
@@ -576,14 +584,8 @@ mod tests {
     #[test]
     fn finds_rust_locations() {
         let cases = [
-            (
-                "src/foo.rs:7:5: error: expected expression",
-                Some("src/foo.rs:7:5"),
-            ),
-            (
-                "<source>:3:1: note\n/a b/x.rs:12: warning",
-                Some("b/x.rs:12"),
-            ),
+            ("src/foo.rs:7:5: error: expected expression", Some("src/foo.rs:7:5")),
+            ("<source>:3:1: note\n/a b/x.rs:12: warning", Some("b/x.rs:12")),
             ("src/k.rs(42): error", Some("src/k.rs:42")),
             ("in file.rs: no line\nlib.rsx:4", None),
             ("plain.cl:4:2: error", None),

@@ -1,11 +1,13 @@
 //! Launching generated stencils: device grids, ping-pong pairs, launch plans that size the
 //! plain, tiled and vector variants, and the assembly of the generated source.
 
+use std::sync::{Mutex, OnceLock};
+
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
-use crate::device::Device;
+use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{check_shape, Boundary, HostGrid, Params, Shape};
-use crate::program::{Arg, Event, Program};
+use crate::program::{Arg, Event, KernelRef, Program};
 
 /// A grid in device memory.
 #[derive(Debug)]
@@ -17,11 +19,17 @@ pub struct DeviceGrid<T: Scalar> {
 impl<T: Scalar> DeviceGrid<T> {
     /// A zero-filled grid on `device`.
     pub fn new(device: &Device, shape: Shape) -> Result<Self> {
-        Ok(DeviceGrid { buffer: Buffer::new(device, shape.len())?, shape })
+        Ok(DeviceGrid {
+            buffer: Buffer::new(device, shape.len())?,
+            shape,
+        })
     }
     /// A copy of a host grid on `device`.
     pub fn from_host(device: &Device, host: &HostGrid<T>) -> Result<Self> {
-        Ok(DeviceGrid { buffer: Buffer::from_slice(device, host.data())?, shape: host.shape() })
+        Ok(DeviceGrid {
+            buffer: Buffer::from_slice(device, host.data())?,
+            shape: host.shape(),
+        })
     }
     /// Overwrites the grid with a host grid of the same shape.
     pub fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
@@ -68,7 +76,13 @@ impl<T: Scalar> PingPong<T> {
     /// Both grids start as copies of `initial`, so boundary points a stencil never writes
     /// (a `fixed` boundary) keep their values in both.
     pub fn from_host(device: &Device, initial: &HostGrid<T>) -> Result<Self> {
-        Ok(PingPong { grids: [DeviceGrid::from_host(device, initial)?, DeviceGrid::from_host(device, initial)?], current: 0 })
+        Ok(PingPong {
+            grids: [
+                DeviceGrid::from_host(device, initial)?,
+                DeviceGrid::from_host(device, initial)?,
+            ],
+            current: 0,
+        })
     }
     /// The current state.
     pub fn current(&self) -> &DeviceGrid<T> {
@@ -147,11 +161,38 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// The given variant with default tunables.
     pub fn variant(variant: Variant) -> LaunchConfig {
-        LaunchConfig { variant, ..LaunchConfig::default() }
+        LaunchConfig {
+            variant,
+            ..LaunchConfig::default()
+        }
     }
     /// The tiled variant with this tile.
     pub fn tiled(tile: Tile) -> LaunchConfig {
-        LaunchConfig { variant: Variant::Tiled, tile: Some(tile), work_group: None }
+        LaunchConfig {
+            variant: Variant::Tiled,
+            tile: Some(tile),
+            work_group: None,
+        }
+    }
+    /// This configuration with the defaults it leaves open filled in for `spec`: the tile of
+    /// the tiled variant, the work-group of the others. Launches the same kernel the same way.
+    pub fn effective(&self, spec: &StencilSpec) -> LaunchConfig {
+        match self.variant {
+            Variant::Tiled => LaunchConfig::tiled(self.tile.unwrap_or(spec.default_tile)),
+            v => LaunchConfig {
+                variant: v,
+                tile: None,
+                work_group: Some(self.work_group.unwrap_or(default_work_group(spec.rank))),
+            },
+        }
+    }
+}
+
+/// Work-group of the plain and vector variants when the launch config names none.
+fn default_work_group(rank: usize) -> [usize; 3] {
+    match rank {
+        1 => [64, 1, 1],
+        _ => [32, 4, 1],
     }
 }
 
@@ -168,23 +209,46 @@ pub struct StencilPlan {
     local: Vec<usize>,
     shape: Shape,
     variant: Variant,
+    /// The kernel object, looked up by name on the first launch only.
+    kernel_ref: OnceLock<KernelRef>,
+    /// The last parameter block of each params argument and its device buffer, so that
+    /// repeated launches with the same parameters neither hash them nor touch the
+    /// device-wide constant cache.
+    params: ParamsCache,
 }
+
+/// One `(bytes, buffer)` per params argument, in argument order.
+#[derive(Debug, Default)]
+struct ParamsCache(Mutex<Vec<(Vec<u8>, ConstBuffer)>>);
+
+impl Clone for ParamsCache {
+    fn clone(&self) -> Self {
+        ParamsCache(Mutex::new(lock(&self.0).clone()))
+    }
+}
+
+/// Arguments of a launch live on the stack up to this many (the output, the stencil's
+/// arguments, `nx, ny, nz`).
+const STACK_ARGS: usize = 16;
 
 impl StencilPlan {
     /// Builds the program (cached per source and options) and sizes the launch.
     pub fn new(device: &Device, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<StencilPlan> {
         let rank = spec.rank;
         if shape.rank() != rank {
-            return Err(Error::InvalidConfig(format!("stencil `{}` is {rank}-D but the grid has shape {shape}", spec.name)));
+            return Err(Error::InvalidConfig(format!(
+                "stencil `{}` is {rank}-D but the grid has shape {shape}",
+                spec.name
+            )));
         }
         if shape.is_empty() || shape.len() > i32::MAX as usize {
-            return Err(Error::InvalidConfig(format!("grid of shape {shape} has {} points; clforge kernels index with 32-bit ints (1 ..= 2^31-1 points)", shape.len())));
+            return Err(Error::InvalidConfig(format!(
+                "grid of shape {shape} has {} points; clforge kernels index with 32-bit ints (1 ..= 2^31-1 points)",
+                shape.len()
+            )));
         }
         let dims = shape.dims();
-        let default_wg = match rank {
-            1 => [64, 1, 1],
-            _ => [32, 4, 1],
-        };
+        let default_wg = default_work_group(rank);
         let (kernel, global, local, options) = match config.variant {
             Variant::Plain | Variant::Vector => {
                 let wg = config.work_group.unwrap_or(default_wg);
@@ -199,7 +263,9 @@ impl StencilPlan {
             Variant::Tiled => {
                 let t = config.tile.unwrap_or(spec.default_tile);
                 if t.x == 0 || t.y == 0 || t.rows == 0 || (rank == 1 && (t.y != 1 || t.rows != 1)) {
-                    return Err(Error::InvalidConfig(format!("tile {t:?} is empty or not 1-D shaped (1-D tiles have y = rows = 1)")));
+                    return Err(Error::InvalidConfig(format!(
+                        "tile {t:?} is empty or not 1-D shaped (1-D tiles have y = rows = 1)"
+                    )));
                 }
                 let g = [round_up(dims[0], t.x), dims[1].div_ceil(t.y) * t.rows, dims[2]];
                 let options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
@@ -214,6 +280,8 @@ impl StencilPlan {
             local: local[..rank].to_vec(),
             shape,
             variant: config.variant,
+            kernel_ref: OnceLock::new(),
+            params: ParamsCache::default(),
         })
     }
 
@@ -237,31 +305,61 @@ impl StencilPlan {
     /// Enqueues the kernel writing `out` from `args` (in the stencil function's order).
     pub fn launch<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<Event> {
         check_shape("out", self.shape, out.shape)?;
-        let device = out.device().clone();
-        let mut constants: Vec<Option<ConstBuffer>> = Vec::with_capacity(args.len());
         for a in args {
-            constants.push(match &a.0 {
-                ArgKind::Params(bytes) => Some(device.constant_bytes(bytes)?),
-                ArgKind::Grid { name, shape, .. } => {
-                    check_shape(name, self.shape, *shape)?;
-                    None
+            if let ArgKind::Grid { name, shape, .. } = &a.0 {
+                check_shape(name, self.shape, *shape)?;
+            }
+        }
+        let device = out.device();
+        // Upload a params block only when it differs from this plan's last one.
+        let mut params = lock(&self.params.0);
+        let mut slot = 0;
+        for a in args {
+            if let ArgKind::Params(bytes) = &a.0 {
+                let same = params
+                    .get(slot)
+                    .is_some_and(|(b, c)| b == bytes && c.device_index() == device.info().index);
+                if !same {
+                    let entry = (bytes.clone(), device.constant_bytes(bytes)?);
+                    match params.get_mut(slot) {
+                        Some(old) => *old = entry,
+                        None => params.push(entry),
+                    }
                 }
-                ArgKind::Scalar(_) => None,
-            });
+                slot += 1;
+            }
         }
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        let mut cl_args = Vec::with_capacity(args.len() + 4);
-        cl_args.push(Arg::buffer(&out.buffer));
-        for (a, c) in args.iter().zip(&constants) {
-            cl_args.push(match (&a.0, c) {
-                (ArgKind::Grid { arg, .. }, _) => *arg,
-                (ArgKind::Scalar(arg), _) => *arg,
-                (ArgKind::Params(_), Some(c)) => Arg::constant(c),
-                (ArgKind::Params(_), None) => return Err(Error::InvalidConfig("params buffer missing".into())),
-            });
+        let count = args.len() + 4;
+        let mut stack = [Arg::i32(0); STACK_ARGS];
+        let mut heap = Vec::new();
+        let cl_args: &mut [Arg<'_>] = if count <= STACK_ARGS {
+            &mut stack[..count]
+        } else {
+            heap.resize(count, Arg::i32(0));
+            &mut heap
+        };
+        cl_args[0] = Arg::buffer(&out.buffer);
+        let mut slot = 0;
+        for (a, cl) in args.iter().zip(&mut cl_args[1..]) {
+            *cl = match &a.0 {
+                ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
+                ArgKind::Params(_) => {
+                    slot += 1;
+                    Arg::constant(&params[slot - 1].1)
+                }
+            };
         }
-        cl_args.extend([Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
-        self.program.launch(&self.kernel, &self.global, Some(&self.local), &cl_args)
+        cl_args[count - 3..].copy_from_slice(&[Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        let kernel = match self.kernel_ref.get() {
+            Some(k) => k,
+            None => {
+                let k = self.program.kernel_ref(&self.kernel)?;
+                self.kernel_ref.get_or_init(|| k)
+            }
+        };
+        self.program
+            .launch_kernel(kernel, &self.kernel, &self.global, Some(&self.local), cl_args)
     }
 }
 
@@ -296,7 +394,11 @@ kernel_scalars!(f32 => f32, f64 => f64, i32 => i32, u32 => u32);
 impl<'a> StencilArg<'a> {
     /// A grid argument named as in the stencil function.
     pub fn grid<T: Scalar>(name: &'a str, grid: &'a DeviceGrid<T>) -> StencilArg<'a> {
-        StencilArg(ArgKind::Grid { name, shape: grid.shape, arg: Arg::buffer(&grid.buffer) })
+        StencilArg(ArgKind::Grid {
+            name,
+            shape: grid.shape,
+            arg: Arg::buffer(&grid.buffer),
+        })
     }
     /// A params struct, passed in constant memory.
     pub fn params<P: Params>(p: &P) -> StencilArg<'a> {
@@ -336,4 +438,125 @@ pub fn assemble(name: &str, parts: &[&str; 3], decls: &[String], consts: &[(&str
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{StructBytes, StructDecl};
+
+    struct Scale {
+        a: f32,
+        b: i32,
+    }
+
+    impl Params for Scale {
+        const CL_NAME: &'static str = "Scale";
+        fn cl_declaration() -> String {
+            let mut d = StructDecl::new("Scale");
+            d.field::<f32>("a");
+            d.field::<i32>("b");
+            d.finish()
+        }
+        fn to_bytes(&self) -> Vec<u8> {
+            let mut b = StructBytes::default();
+            b.put(self.a);
+            b.put(self.b);
+            b.finish()
+        }
+    }
+
+    const SOURCE: &str = "typedef struct { float a; int b; } Scale;
+__kernel void scale_plain(__global float* out, __global const float* u, __constant Scale* s, __constant Scale* t,
+                          const float c, const int nx, const int ny, const int nz) {
+    const int x = get_global_id(0);
+    if (x < nx) out[x] = s->a * u[x] + s->b + t->a * c + t->b;
+}";
+
+    fn spec() -> StencilSpec {
+        StencilSpec {
+            name: "scale",
+            rank: 1,
+            halo: [0; 3],
+            boundary: Boundary::Clamp,
+            lanes: 8,
+            default_tile: Tile { x: 64, y: 1, rows: 1 },
+            origin: "stencil.rs",
+            source: SOURCE,
+        }
+    }
+
+    #[test]
+    fn plans_follow_changing_params_and_clone() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<StencilPlan>();
+        let dev = Device::default().unwrap();
+        let shape = Shape::d1(100);
+        let u = DeviceGrid::from_host(&dev, &HostGrid::from_fn(shape, |[x, _, _]| x as f32)).unwrap();
+        let mut out = DeviceGrid::<f32>::new(&dev, shape).unwrap();
+        let plan = StencilPlan::new(&dev, spec(), &LaunchConfig::default(), shape).unwrap();
+        let run = |plan: &StencilPlan, out: &mut DeviceGrid<f32>, s: Scale, t: Scale, c: f32| {
+            let args = [
+                StencilArg::grid("u", &u),
+                StencilArg::params(&s),
+                StencilArg::params(&t),
+                StencilArg::scalar(c),
+            ];
+            plan.launch(out, &args).unwrap().wait().unwrap();
+            let want: Vec<f32> = (0..100)
+                .map(|x| s.a * x as f32 + s.b as f32 + t.a * c + t.b as f32)
+                .collect();
+            assert_eq!(out.to_host().unwrap().data(), &want[..]);
+        };
+        run(&plan, &mut out, Scale { a: 2.0, b: 1 }, Scale { a: 0.5, b: -3 }, 4.0);
+        run(&plan, &mut out, Scale { a: 2.0, b: 1 }, Scale { a: 0.5, b: -3 }, 8.0);
+        run(&plan, &mut out, Scale { a: -1.0, b: 7 }, Scale { a: 0.5, b: -3 }, 8.0);
+        run(&plan, &mut out, Scale { a: -1.0, b: 7 }, Scale { a: 3.0, b: 0 }, 1.0);
+        let copy = plan.clone();
+        run(&copy, &mut out, Scale { a: 5.0, b: 2 }, Scale { a: 3.0, b: 0 }, 1.0);
+        run(&plan, &mut out, Scale { a: -1.0, b: 7 }, Scale { a: 3.0, b: 0 }, 1.0);
+
+        let small = DeviceGrid::<f32>::new(&dev, Shape::d1(50)).unwrap();
+        let args = [
+            StencilArg::grid("u", &small),
+            StencilArg::params(&Scale { a: 1.0, b: 0 }),
+        ];
+        assert!(matches!(plan.launch(&mut out, &args), Err(Error::ShapeMismatch { .. })));
+        let args = [StencilArg::grid("u", &u)];
+        assert!(matches!(
+            plan.launch(&mut out, &args),
+            Err(Error::LengthMismatch {
+                expected: 8,
+                found: 5,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn missing_kernel_fails_at_launch_with_the_names_available() {
+        let dev = Device::default().unwrap();
+        let shape = Shape::d1(64);
+        let plan = StencilPlan::new(&dev, spec(), &LaunchConfig::variant(Variant::Vector), shape).unwrap();
+        let u = DeviceGrid::<f32>::new(&dev, shape).unwrap();
+        let mut out = DeviceGrid::<f32>::new(&dev, shape).unwrap();
+        let err = plan.launch(&mut out, &[StencilArg::grid("u", &u)]).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig(m) if m.contains("scale_vec8") && m.contains("scale_plain")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn effective_config_fills_defaults() {
+        let s = spec();
+        assert_eq!(LaunchConfig::default().effective(&s).work_group, Some([64, 1, 1]));
+        let tiled = LaunchConfig::variant(Variant::Tiled).effective(&s);
+        assert_eq!(tiled, LaunchConfig::tiled(s.default_tile));
+        let wg = LaunchConfig {
+            work_group: Some([128, 1, 1]),
+            ..LaunchConfig::default()
+        };
+        assert_eq!(wg.effective(&s), wg);
+    }
 }

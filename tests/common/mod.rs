@@ -9,7 +9,11 @@ use rand::{Rng, SeedableRng};
 /// The launch configurations every stencil is checked in: each variant, the default tile
 /// and a small tile that leaves partial tiles on most shapes.
 pub fn configs(rank: usize) -> Vec<LaunchConfig> {
-    let small = if rank == 1 { Tile { x: 16, y: 1, rows: 1 } } else { Tile { x: 8, y: 8, rows: 2 } };
+    let small = if rank == 1 {
+        Tile { x: 16, y: 1, rows: 1 }
+    } else {
+        Tile { x: 8, y: 8, rows: 2 }
+    };
     vec![
         LaunchConfig::variant(Variant::Plain),
         LaunchConfig::variant(Variant::Vector),
@@ -41,7 +45,12 @@ pub fn up<T: Scalar>(g: &HostGrid<T>) -> DeviceGrid<T> {
 /// Largest |a - b| relative to the largest |b| (1 when all are tiny).
 pub fn rel_error<T: Scalar + Into<f64>>(a: &HostGrid<T>, b: &HostGrid<T>) -> f64 {
     let scale = b.data().iter().map(|v| (*v).into().abs()).fold(1e-30, f64::max);
-    let diff = a.data().iter().zip(b.data()).map(|(x, y)| ((*x).into() - (*y).into()).abs()).fold(0.0, f64::max);
+    let diff = a
+        .data()
+        .iter()
+        .zip(b.data())
+        .map(|(x, y)| ((*x).into() - (*y).into()).abs())
+        .fold(0.0, f64::max);
     diff / scale
 }
 
@@ -58,18 +67,31 @@ pub fn parity<T: Scalar + Into<f64>>(
             let mut r = rng(1000 + i as u64);
             let (dev, host) = case(shape, &mut r, &config).unwrap_or_else(|e| panic!("{name} {shape} {config:?}: {e}"));
             let err = rel_error(&dev, &host);
-            assert!(err <= tol, "{name} on {shape} with {config:?}: relative error {err:e} > {tol:e}");
+            assert!(
+                err <= tol,
+                "{name} on {shape} with {config:?}: relative error {err:e} > {tol:e}"
+            );
         }
     }
 }
 
-
 pub fn shapes(rank: usize) -> Vec<Shape> {
     match rank {
         1 => [1, 2, 5, 8, 9, 33, 300, 513].map(Shape::d1).to_vec(),
-        2 => [(1, 1), (1, 9), (9, 1), (2, 3), (3, 3), (8, 8), (32, 32), (33, 17), (17, 70), (100, 37)]
-            .map(|(x, y)| Shape::d2(x, y))
-            .to_vec(),
+        2 => [
+            (1, 1),
+            (1, 9),
+            (9, 1),
+            (2, 3),
+            (3, 3),
+            (8, 8),
+            (32, 32),
+            (33, 17),
+            (17, 70),
+            (100, 37),
+        ]
+        .map(|(x, y)| Shape::d2(x, y))
+        .to_vec(),
         _ => [(1, 1, 1), (3, 3, 3), (9, 4, 3), (33, 9, 5), (16, 16, 16), (8, 40, 7)]
             .map(|(x, y, z)| Shape::d3(x, y, z))
             .to_vec(),

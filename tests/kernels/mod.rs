@@ -13,8 +13,20 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
         ("jacobi", include_str!("jacobi.rs"), jacobi::Jacobi::source()),
         ("heat3d", include_str!("heat3d.rs"), heat3d::Heat3d::source()),
-        ("diffusion_f64", include_str!("diffusion_f64.rs"), diffusion_f64::DiffusionF64::source()),
-        ("advect_periodic", include_str!("advect_periodic.rs"), advect_periodic::AdvectPeriodic::source()),
-        ("limiter_clamp", include_str!("limiter_clamp.rs"), limiter_clamp::LimiterClamp::source()),
+        (
+            "diffusion_f64",
+            include_str!("diffusion_f64.rs"),
+            diffusion_f64::DiffusionF64::source(),
+        ),
+        (
+            "advect_periodic",
+            include_str!("advect_periodic.rs"),
+            advect_periodic::AdvectPeriodic::source(),
+        ),
+        (
+            "limiter_clamp",
+            include_str!("limiter_clamp.rs"),
+            limiter_clamp::LimiterClamp::source(),
+        ),
     ]
 }

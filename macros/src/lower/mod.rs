@@ -2,15 +2,18 @@
 //! params members and constants), hoisting of `let`s out of branches, `if`/`match` to
 //! selects, and the halo computed from the offsets read.
 
+pub mod element;
+
 use crate::ir::{self, ConstUse, Kind, MemberUse};
 use crate::model::{Arg, BinOp, Block, Expr, ExprKind, MathFn, Pat, Scalar, Stencil, UnOp};
 use std::collections::{BTreeSet, HashSet};
 
 /// Names the kernel templates use; a user binding with one of these names is renamed.
 const RESERVED: &[&str] = &[
-    "x", "y", "z", "c", "t", "row", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx", "gy",
-    "gz", "xend", "k_", "AT", "WRAP", "UPDATED", "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y", "WG_Y", "float", "double", "int", "uint", "uchar", "char", "long", "short", "half",
-    "sqrt", "exp", "log", "pow", "fmin", "fmax", "select", "min", "max", "abs", "fabs", "clamp", "sin", "cos",
+    "x", "y", "z", "c", "t", "row", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx",
+    "gy", "gz", "xend", "k_", "AT", "WRAP", "UPDATED", "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y",
+    "WG_Y", "float", "double", "int", "uint", "uchar", "char", "long", "short", "half", "sqrt", "exp", "log", "pow",
+    "fmin", "fmax", "select", "min", "max", "abs", "fabs", "clamp", "sin", "cos",
 ];
 
 struct Lowerer<'a> {
@@ -143,7 +146,11 @@ impl Lowerer<'_> {
     }
 
     fn lookup(&self, name: &str) -> Option<(String, Scalar, bool)> {
-        self.scope.iter().rev().find(|(u, ..)| u == name).map(|(_, cl, t, v)| (cl.clone(), *t, *v))
+        self.scope
+            .iter()
+            .rev()
+            .find(|(u, ..)| u == name)
+            .map(|(_, cl, t, v)| (cl.clone(), *t, *v))
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -162,7 +169,11 @@ impl Lowerer<'_> {
         if e.ty == ty {
             e
         } else {
-            ir::Expr { varying: e.varying, kind: Kind::Cast(Box::new(e), ty), ty }
+            ir::Expr {
+                varying: e.varying,
+                kind: Kind::Cast(Box::new(e), ty),
+                ty,
+            }
         }
     }
 
@@ -176,8 +187,14 @@ impl Lowerer<'_> {
                 None => value,
             };
             let cl = self.fresh(&l.name.to_string());
-            self.scope.push((l.name.to_string(), cl.clone(), value.ty, value.varying));
-            self.lets.push(ir::Let { name: cl, value, line: l.value.line, text: l.value.text.clone() });
+            self.scope
+                .push((l.name.to_string(), cl.clone(), value.ty, value.varying));
+            self.lets.push(ir::Let {
+                name: cl,
+                value,
+                line: l.value.line,
+                text: l.value.text.clone(),
+            });
         }
         let tail = self.expr(&b.tail, expected);
         self.scope.truncate(depth);
@@ -194,7 +211,9 @@ impl Lowerer<'_> {
                 leaf(Kind::Lit(float_lit(digits, ty)), ty, false)
             }
             ExprKind::Int(digits, suffix) => {
-                let ty = suffix.or(expected.filter(|t| *t != Scalar::Bool)).unwrap_or(Scalar::I32);
+                let ty = suffix
+                    .or(expected.filter(|t| *t != Scalar::Bool))
+                    .unwrap_or(Scalar::I32);
                 let text = match ty {
                     Scalar::F32 | Scalar::F64 => float_lit(digits, ty),
                     Scalar::U32 => format!("{digits}u"),
@@ -205,18 +224,40 @@ impl Lowerer<'_> {
             ExprKind::Bool(b) => leaf(Kind::Lit(b.to_string()), Scalar::Bool, false),
             ExprKind::Read { arg, offset } => {
                 self.reads.insert((*arg, *offset));
-                let Arg::Field(f) = &s.args[*arg] else { return Err(internal(e)) };
-                leaf(Kind::Read { arg: *arg, offset: *offset }, f.elem, true)
+                let Arg::Field(f) = &s.args[*arg] else {
+                    return Err(internal(e));
+                };
+                leaf(
+                    Kind::Read {
+                        arg: *arg,
+                        offset: *offset,
+                    },
+                    f.elem,
+                    true,
+                )
             }
             ExprKind::Member { arg, member } => {
                 let ty = expected.unwrap_or(fl);
                 if !self.members.iter().any(|m| m.arg == *arg && m.member == *member) {
-                    self.members.push(MemberUse { arg: *arg, member: member.clone(), ty });
+                    self.members.push(MemberUse {
+                        arg: *arg,
+                        member: member.clone(),
+                        ty,
+                    });
                 }
-                leaf(Kind::Member { arg: *arg, member: member.to_string() }, ty, false)
+                leaf(
+                    Kind::Member {
+                        arg: *arg,
+                        member: member.to_string(),
+                    },
+                    ty,
+                    false,
+                )
             }
             ExprKind::ScalarArg(i) => {
-                let Arg::Scalar { ty, .. } = &s.args[*i] else { return Err(internal(e)) };
+                let Arg::Scalar { ty, .. } = &s.args[*i] else {
+                    return Err(internal(e));
+                };
                 leaf(Kind::ScalarArg(*i), *ty, false)
             }
             ExprKind::Local(id) => {
@@ -227,23 +268,45 @@ impl Lowerer<'_> {
             }
             ExprKind::Const(path) => {
                 let ty = expected.unwrap_or(fl);
-                let cl_name = path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("_");
+                let cl_name = path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("_");
                 match self.consts.iter().find(|c| c.cl_name == cl_name) {
                     Some(c) if c.ty != ty => {
                         return Err(syn::Error::new(
                             e.span,
-                            format!("constant `{cl_name}` is used as `{}` here and as `{}` elsewhere in the stencil", ty.rust(), c.ty.rust()),
+                            format!(
+                                "constant `{cl_name}` is used as `{}` here and as `{}` elsewhere in the stencil",
+                                ty.rust(),
+                                c.ty.rust()
+                            ),
                         ))
                     }
                     Some(_) => {}
-                    None => self.consts.push(ConstUse { cl_name: cl_name.clone(), path: path.clone(), ty, span: e.span }),
+                    None => self.consts.push(ConstUse {
+                        cl_name: cl_name.clone(),
+                        path: path.clone(),
+                        ty,
+                        span: e.span,
+                    }),
                 }
                 leaf(Kind::Const(cl_name), ty, false)
             }
             ExprKind::Unary(op, x) => {
-                let want = if *op == UnOp::Not { Some(Scalar::Bool).filter(|_| self.natural(x) != Some(Scalar::I32)) } else { expected };
+                let want = if *op == UnOp::Not {
+                    Some(Scalar::Bool).filter(|_| self.natural(x) != Some(Scalar::I32))
+                } else {
+                    expected
+                };
                 let x = self.expr(x, self.natural(x).or(want))?;
-                Ok(ir::Expr { ty: x.ty, varying: x.varying, kind: Kind::Unary(*op, Box::new(x)) })
+                Ok(ir::Expr {
+                    ty: x.ty,
+                    varying: x.varying,
+                    kind: Kind::Unary(*op, Box::new(x)),
+                })
             }
             ExprKind::Binary(op, l, r) => {
                 let (lt, rt) = if op.is_logical() {
@@ -257,13 +320,25 @@ impl Lowerer<'_> {
                 };
                 let l = self.expr(l, lt)?;
                 let r = self.expr(r, rt.or(Some(l.ty)))?;
-                let ty = if op.is_comparison() || op.is_logical() { Scalar::Bool } else { l.ty };
+                let ty = if op.is_comparison() || op.is_logical() {
+                    Scalar::Bool
+                } else {
+                    l.ty
+                };
                 let varying = l.varying || r.varying;
-                Ok(ir::Expr { kind: Kind::Binary(*op, Box::new(l), Box::new(r)), ty, varying })
+                Ok(ir::Expr {
+                    kind: Kind::Binary(*op, Box::new(l), Box::new(r)),
+                    ty,
+                    varying,
+                })
             }
             ExprKind::Cast(x, ty) => {
                 let inner = self.expr(x, self.natural(x))?;
-                Ok(ir::Expr { varying: inner.varying, kind: Kind::Cast(Box::new(inner), *ty), ty: *ty })
+                Ok(ir::Expr {
+                    varying: inner.varying,
+                    kind: Kind::Cast(Box::new(inner), *ty),
+                    ty: *ty,
+                })
             }
             ExprKind::Call(f, args) => self.call(*f, args, expected, e),
             ExprKind::If(cond, a, b) => {
@@ -287,7 +362,10 @@ impl Lowerer<'_> {
         .unwrap_or_else(|| default_float(self.stencil));
         let float_only = !matches!(f, MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp);
         if float_only && !t.is_float() {
-            return Err(syn::Error::new(e.span, format!("`{}` needs a float argument (`f32` or `f64`)", e.text)));
+            return Err(syn::Error::new(
+                e.span,
+                format!("`{}` needs a float argument (`f32` or `f64`)", e.text),
+            ));
         }
         let mut out = Vec::new();
         for (i, a) in args.iter().enumerate() {
@@ -297,14 +375,33 @@ impl Lowerer<'_> {
         }
         let varying = out.iter().any(|a| a.varying);
         if f == MathFn::Recip {
-            let one = ir::Expr { kind: Kind::Lit(float_lit("1", t)), ty: t, varying: false };
-            let x = out.pop().ok_or_else(|| syn::Error::new(e.span, "`recip` takes no arguments"))?;
-            return Ok(ir::Expr { kind: Kind::Binary(BinOp::Div, Box::new(one), Box::new(x)), ty: t, varying });
+            let one = ir::Expr {
+                kind: Kind::Lit(float_lit("1", t)),
+                ty: t,
+                varying: false,
+            };
+            let x = out
+                .pop()
+                .ok_or_else(|| syn::Error::new(e.span, "`recip` takes no arguments"))?;
+            return Ok(ir::Expr {
+                kind: Kind::Binary(BinOp::Div, Box::new(one), Box::new(x)),
+                ty: t,
+                varying,
+            });
         }
-        Ok(ir::Expr { kind: Kind::Call(f, out), ty: t, varying })
+        Ok(ir::Expr {
+            kind: Kind::Call(f, out),
+            ty: t,
+            varying,
+        })
     }
 
-    fn match_expr(&mut self, scrut: &Expr, arms: &[crate::model::Arm], expected: Option<Scalar>) -> syn::Result<ir::Expr> {
+    fn match_expr(
+        &mut self,
+        scrut: &Expr,
+        arms: &[crate::model::Arm],
+        expected: Option<Scalar>,
+    ) -> syn::Result<ir::Expr> {
         let st = self.natural(scrut).unwrap_or(Scalar::I32);
         let mut key = self.expr(scrut, Some(st))?;
         if !matches!(key.kind, Kind::Local(_)) {
@@ -315,8 +412,17 @@ impl Lowerer<'_> {
             };
             self.matches += 1;
             let name = self.fresh(&base);
-            self.lets.push(ir::Let { name: name.clone(), value: key.clone(), line: scrut.line, text: scrut.text.clone() });
-            key = ir::Expr { kind: Kind::Local(name), ty: key.ty, varying: key.varying };
+            self.lets.push(ir::Let {
+                name: name.clone(),
+                value: key.clone(),
+                line: scrut.line,
+                text: scrut.text.clone(),
+            });
+            key = ir::Expr {
+                kind: Kind::Local(name),
+                ty: key.ty,
+                varying: key.varying,
+            };
         }
         let t = arms.iter().find_map(|a| self.natural(&a.body.tail)).or(expected);
         let mut branches: Vec<(Option<ir::Expr>, ir::Expr)> = Vec::new();
@@ -351,7 +457,9 @@ impl Lowerer<'_> {
             }
         }
         let mut iter = branches.into_iter().rev();
-        let (_, mut acc) = iter.next().ok_or_else(|| syn::Error::new(scrut.span, "`match` needs arms"))?;
+        let (_, mut acc) = iter
+            .next()
+            .ok_or_else(|| syn::Error::new(scrut.span, "`match` needs arms"))?;
         for (cond, value) in iter {
             if let Some(cond) = cond {
                 acc = select(cond, value, acc);
@@ -363,7 +471,11 @@ impl Lowerer<'_> {
 
 fn select(cond: ir::Expr, a: ir::Expr, b: ir::Expr) -> ir::Expr {
     let varying = cond.varying || a.varying || b.varying;
-    ir::Expr { ty: a.ty, varying, kind: Kind::Select(Box::new(cond), Box::new(a), Box::new(b)) }
+    ir::Expr {
+        ty: a.ty,
+        varying,
+        kind: Kind::Select(Box::new(cond), Box::new(a), Box::new(b)),
+    }
 }
 
 fn internal(e: &Expr) -> syn::Error {

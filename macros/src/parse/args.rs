@@ -44,6 +44,8 @@ impl Parse for StencilArgs {
                 input.parse::<Token![,]>()?;
             }
         }
-        Ok(StencilArgs { boundary: boundary.unwrap_or(Boundary::Fixed) })
+        Ok(StencilArgs {
+            boundary: boundary.unwrap_or(Boundary::Fixed),
+        })
     }
 }

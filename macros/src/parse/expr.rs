@@ -16,7 +16,14 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(args: &[Arg]) -> Scope {
-        Scope { args: args.iter().enumerate().map(|(i, a)| (a.name().to_string(), i)).collect(), locals: Vec::new() }
+        Scope {
+            args: args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.name().to_string(), i))
+                .collect(),
+            locals: Vec::new(),
+        }
     }
 }
 
@@ -33,23 +40,28 @@ fn unsupported(e: &syn::Expr) -> syn::Error {
         syn::Expr::ForLoop(l) => {
             syn::Error::new_spanned(l.for_token, format!("`for` loops are not allowed in a stencil: {LOOP}"))
         }
-        syn::Expr::While(l) => {
-            syn::Error::new_spanned(l.while_token, format!("`while` loops are not allowed in a stencil: {LOOP}"))
+        syn::Expr::While(l) => syn::Error::new_spanned(
+            l.while_token,
+            format!("`while` loops are not allowed in a stencil: {LOOP}"),
+        ),
+        syn::Expr::Loop(l) => {
+            syn::Error::new_spanned(l.loop_token, format!("`loop` is not allowed in a stencil: {LOOP}"))
         }
-        syn::Expr::Loop(l) => syn::Error::new_spanned(l.loop_token, format!("`loop` is not allowed in a stencil: {LOOP}")),
         syn::Expr::Assign(a) => syn::Error::new_spanned(
             a.eq_token,
             "assignment (`=`) is not allowed in a stencil: it returns the new value of its point and the runtime \
              writes it to the output grid; name intermediate values with `let`",
         ),
-        syn::Expr::Return(r) => {
-            syn::Error::new_spanned(r.return_token, "`return` is not allowed in a stencil; make the last expression the value")
-        }
+        syn::Expr::Return(r) => syn::Error::new_spanned(
+            r.return_token,
+            "`return` is not allowed in a stencil; make the last expression the value",
+        ),
         syn::Expr::Closure(_) => syn::Error::new_spanned(e, "closures are not allowed in a stencil"),
         syn::Expr::Macro(_) => syn::Error::new_spanned(e, "macros are not allowed in a stencil body"),
-        syn::Expr::Index(_) => {
-            syn::Error::new_spanned(e, "indexing is not allowed in a stencil; read grids with `grid.at(dx, dy)`")
-        }
+        syn::Expr::Index(_) => syn::Error::new_spanned(
+            e,
+            "indexing is not allowed in a stencil; read grids with `grid.at(dx, dy)`",
+        ),
         _ => syn::Error::new_spanned(e, "this expression is not supported in a stencil"),
     }
 }
@@ -91,13 +103,19 @@ impl<'a> BodyParser<'a> {
                         syn::Expr::Assign(_) | syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => {
                             unsupported(e)
                         }
-                        _ => syn::Error::new_spanned(stmt, "only `let` statements may come before the final value expression"),
+                        _ => syn::Error::new_spanned(
+                            stmt,
+                            "only `let` statements may come before the final value expression",
+                        ),
                     };
                     self.errors.push(err);
                 }
                 syn::Stmt::Item(item) => {
                     ok = false;
-                    self.errors.spanned(item, "items are not allowed inside a stencil; declare them outside the function");
+                    self.errors.spanned(
+                        item,
+                        "items are not allowed inside a stencil; declare them outside the function",
+                    );
                 }
                 syn::Stmt::Macro(m) => {
                     ok = false;
@@ -112,26 +130,45 @@ impl<'a> BodyParser<'a> {
             ));
             return None;
         }
-        Some(Block { lets, tail: Box::new(tail?) }).filter(|_| ok)
+        Some(Block {
+            lets,
+            tail: Box::new(tail?),
+        })
+        .filter(|_| ok)
     }
 
     fn local(&mut self, local: &syn::Local, scope: &Scope) -> syn::Result<Let> {
         let (ident, ty) = match &local.pat {
-            syn::Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none() && p.subpat.is_none() => (p.ident.clone(), None),
+            syn::Pat::Ident(p) if p.mutability.is_none() && p.by_ref.is_none() && p.subpat.is_none() => {
+                (p.ident.clone(), None)
+            }
             syn::Pat::Type(pt) => match &*pt.pat {
                 syn::Pat::Ident(p) if p.mutability.is_none() => {
                     let ty = match &*pt.ty {
                         syn::Type::Path(tp) => tp.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
                         _ => None,
                     };
-                    let ty = ty.ok_or_else(|| syn::Error::new_spanned(&pt.ty, "`let` types must be scalars: `f32`, `f64`, `i32`, `u32`, `u8`, `bool`"))?;
+                    let ty = ty.ok_or_else(|| {
+                        syn::Error::new_spanned(
+                            &pt.ty,
+                            "`let` types must be scalars: `f32`, `f64`, `i32`, `u32`, `u8`, `bool`",
+                        )
+                    })?;
                     (p.ident.clone(), Some(ty))
                 }
-                syn::Pat::Ident(p) => return Err(syn::Error::new_spanned(p.mutability, "stencil bindings are immutable; remove `mut`")),
+                syn::Pat::Ident(p) => {
+                    return Err(syn::Error::new_spanned(
+                        p.mutability,
+                        "stencil bindings are immutable; remove `mut`",
+                    ))
+                }
                 other => return Err(syn::Error::new_spanned(other, "`let` binds one name in a stencil")),
             },
             syn::Pat::Ident(p) if p.mutability.is_some() => {
-                return Err(syn::Error::new_spanned(p.mutability, "stencil bindings are immutable; remove `mut`"))
+                return Err(syn::Error::new_spanned(
+                    p.mutability,
+                    "stencil bindings are immutable; remove `mut`",
+                ))
             }
             other => return Err(syn::Error::new_spanned(other, "`let` binds one name in a stencil")),
         };
@@ -143,14 +180,26 @@ impl<'a> BodyParser<'a> {
             return Err(syn::Error::new_spanned(d, "`let ... else` is not allowed in a stencil"));
         }
         if scope.args.contains_key(&ident.to_string()) {
-            return Err(syn::Error::new_spanned(&ident, format!("`{ident}` shadows an argument of the stencil; choose another name")));
+            return Err(syn::Error::new_spanned(
+                &ident,
+                format!("`{ident}` shadows an argument of the stencil; choose another name"),
+            ));
         }
-        Ok(Let { name: ident, ty, value: self.expr(&init.expr, scope)? })
+        Ok(Let {
+            name: ident,
+            ty,
+            value: self.expr(&init.expr, scope)?,
+        })
     }
 
     fn mk(&self, kind: ExprKind, e: &syn::Expr) -> Expr {
         let span = e.span();
-        Expr { kind, span, line: line_of(span), text: rust_text(e) }
+        Expr {
+            kind,
+            span,
+            line: line_of(span),
+            text: rust_text(e),
+        }
     }
 
     pub fn expr(&mut self, e: &syn::Expr, scope: &Scope) -> syn::Result<Expr> {
@@ -179,7 +228,8 @@ impl<'a> BodyParser<'a> {
                     syn::Type::Path(tp) => tp.path.get_ident().and_then(|i| Scalar::from_ident(&i.to_string())),
                     _ => None,
                 };
-                let ty = ty.ok_or_else(|| syn::Error::new_spanned(&c.ty, "casts go to `f32`, `f64`, `i32`, `u32` or `u8`"))?;
+                let ty =
+                    ty.ok_or_else(|| syn::Error::new_spanned(&c.ty, "casts go to `f32`, `f64`, `i32`, `u32` or `u8`"))?;
                 ExprKind::Cast(Box::new(self.expr(&c.expr, scope)?), ty)
             }
             E::MethodCall(m) => self.method(m, scope)?,
@@ -187,9 +237,10 @@ impl<'a> BodyParser<'a> {
             E::Field(f) => self.member(f, scope)?,
             E::If(i) => self.if_expr(i, scope)?,
             E::Match(m) => self.match_expr(m, scope)?,
-            E::Block(b) if b.label.is_none() => ExprKind::Block(self.block(&b.block, scope).ok_or_else(|| {
-                syn::Error::new(b.block.brace_token.span.open(), "invalid block")
-            })?),
+            E::Block(b) if b.label.is_none() => ExprKind::Block(
+                self.block(&b.block, scope)
+                    .ok_or_else(|| syn::Error::new(b.block.brace_token.span.open(), "invalid block"))?,
+            ),
             other => return Err(unsupported(other)),
         };
         Ok(self.mk(kind, e))
@@ -198,7 +249,7 @@ impl<'a> BodyParser<'a> {
     fn path(&self, p: &syn::ExprPath, scope: &Scope) -> syn::Result<ExprKind> {
         if let Some(id) = p.path.get_ident() {
             let name = id.to_string();
-            if scope.locals.iter().any(|l| *l == name) {
+            if scope.locals.contains(&name) {
                 return Ok(ExprKind::Local(id.clone()));
             }
             if let Some(&i) = scope.args.get(&name) {
@@ -206,9 +257,15 @@ impl<'a> BodyParser<'a> {
                     Arg::Scalar { .. } => Ok(ExprKind::ScalarArg(i)),
                     Arg::Field(_) => Err(syn::Error::new_spanned(
                         id,
-                        format!("read the grid at an offset: `{name}.at({})`", vec!["0"; self.rank].join(", ")),
+                        format!(
+                            "read the grid at an offset: `{name}.at({})`",
+                            vec!["0"; self.rank].join(", ")
+                        ),
                     )),
-                    Arg::Params { .. } => Err(syn::Error::new_spanned(id, format!("use a member of the params struct, e.g. `{name}.a`"))),
+                    Arg::Params { .. } => Err(syn::Error::new_spanned(
+                        id,
+                        format!("use a member of the params struct, e.g. `{name}.a`"),
+                    )),
                 };
             }
         }
@@ -223,12 +280,18 @@ impl<'a> BodyParser<'a> {
             if let Some(id) = p.path.get_ident() {
                 if let Some(&i) = scope.args.get(&id.to_string()) {
                     if let Arg::Params { .. } = self.args[i] {
-                        return Ok(ExprKind::Member { arg: i, member: member.clone() });
+                        return Ok(ExprKind::Member {
+                            arg: i,
+                            member: member.clone(),
+                        });
                     }
                 }
             }
         }
-        Err(syn::Error::new_spanned(f, "field access is allowed on a params struct argument only, e.g. `k.a`"))
+        Err(syn::Error::new_spanned(
+            f,
+            "field access is allowed on a params struct argument only, e.g. `k.a`",
+        ))
     }
 
     fn method(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
@@ -237,17 +300,26 @@ impl<'a> BodyParser<'a> {
             return self.read(m, scope);
         }
         if m.turbofish.is_some() {
-            return Err(syn::Error::new_spanned(&m.turbofish, "turbofish is not supported in a stencil"));
+            return Err(syn::Error::new_spanned(
+                &m.turbofish,
+                "turbofish is not supported in a stencil",
+            ));
         }
         let f = MathFn::from_name(&name).ok_or_else(|| {
-            syn::Error::new_spanned(&m.method, format!("unknown method `{name}`; stencils may call: {}", MathFn::NAMES))
+            syn::Error::new_spanned(
+                &m.method,
+                format!("unknown method `{name}`; stencils may call: {}", MathFn::NAMES),
+            )
         })?;
         let mut args = vec![self.expr(&m.receiver, scope)?];
         for a in &m.args {
             args.push(self.expr(a, scope)?);
         }
         if args.len() != f.arity() {
-            return Err(syn::Error::new_spanned(&m.method, format!("`{name}` takes {} argument(s)", f.arity() - 1)));
+            return Err(syn::Error::new_spanned(
+                &m.method,
+                format!("`{name}` takes {} argument(s)", f.arity() - 1),
+            ));
         }
         Ok(ExprKind::Call(f, args))
     }
@@ -255,22 +327,36 @@ impl<'a> BodyParser<'a> {
     /// `grid.at(dx, dy)`: offsets must be integer literals (possibly negated).
     fn read(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
         let field = match &*m.receiver {
-            syn::Expr::Path(p) => p.path.get_ident().and_then(|id| scope.args.get(&id.to_string()).copied()),
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|id| scope.args.get(&id.to_string()).copied()),
             _ => None,
         };
         let Some(arg) = field.filter(|&i| matches!(self.args[i], Arg::Field(_))) else {
-            return Err(syn::Error::new_spanned(&m.receiver, "`.at(..)` reads a grid argument of the stencil"));
+            return Err(syn::Error::new_spanned(
+                &m.receiver,
+                "`.at(..)` reads a grid argument of the stencil",
+            ));
         };
         if m.args.len() != self.rank {
             return Err(syn::Error::new_spanned(
                 &m.method,
-                format!("this stencil is {}-D: `.at` takes {} offset(s), found {}", self.rank, self.rank, m.args.len()),
+                format!(
+                    "this stencil is {}-D: `.at` takes {} offset(s), found {}",
+                    self.rank,
+                    self.rank,
+                    m.args.len()
+                ),
             ));
         }
         let mut offset = [0i64; 3];
         for (k, a) in m.args.iter().enumerate() {
             offset[k] = int_literal(a).ok_or_else(|| {
-                syn::Error::new_spanned(a, format!("stencil offsets must be integer literals, found `{}`", rust_text(a)))
+                syn::Error::new_spanned(
+                    a,
+                    format!("stencil offsets must be integer literals, found `{}`", rust_text(a)),
+                )
             })?;
         }
         Ok(ExprKind::Read { arg, offset })
@@ -278,7 +364,10 @@ impl<'a> BodyParser<'a> {
 
     fn call(&mut self, c: &syn::ExprCall, scope: &Scope) -> syn::Result<ExprKind> {
         let syn::Expr::Path(p) = &*c.func else {
-            return Err(syn::Error::new_spanned(&c.func, "only math functions may be called in a stencil"));
+            return Err(syn::Error::new_spanned(
+                &c.func,
+                "only math functions may be called in a stencil",
+            ));
         };
         let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         let f = match segs.as_slice() {
@@ -295,16 +384,25 @@ impl<'a> BodyParser<'a> {
                 ),
             ));
         };
-        let args = c.args.iter().map(|a| self.expr(a, scope)).collect::<syn::Result<Vec<_>>>()?;
+        let args = c
+            .args
+            .iter()
+            .map(|a| self.expr(a, scope))
+            .collect::<syn::Result<Vec<_>>>()?;
         if args.len() != f.arity() {
-            return Err(syn::Error::new_spanned(&c.func, format!("`{}` takes {} argument(s)", segs.join("::"), f.arity())));
+            return Err(syn::Error::new_spanned(
+                &c.func,
+                format!("`{}` takes {} argument(s)", segs.join("::"), f.arity()),
+            ));
         }
         Ok(ExprKind::Call(f, args))
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, scope: &Scope) -> syn::Result<ExprKind> {
         let cond = self.expr(&i.cond, scope)?;
-        let then = self.block(&i.then_branch, scope).ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `if` branch"))?;
+        let then = self
+            .block(&i.then_branch, scope)
+            .ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `if` branch"))?;
         let Some((_, els)) = &i.else_branch else {
             return Err(syn::Error::new_spanned(
                 i.if_token,
@@ -312,10 +410,15 @@ impl<'a> BodyParser<'a> {
             ));
         };
         let els = match &**els {
-            syn::Expr::Block(b) => self.block(&b.block, scope).ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `else` branch"))?,
+            syn::Expr::Block(b) => self
+                .block(&b.block, scope)
+                .ok_or_else(|| syn::Error::new(i.if_token.span, "invalid `else` branch"))?,
             other => {
                 let e = self.expr(other, scope)?;
-                Block { lets: Vec::new(), tail: Box::new(e) }
+                Block {
+                    lets: Vec::new(),
+                    tail: Box::new(e),
+                }
             }
         };
         Ok(ExprKind::If(Box::new(cond), then, els))
@@ -326,17 +429,27 @@ impl<'a> BodyParser<'a> {
         let mut arms = Vec::new();
         for arm in &m.arms {
             if let Some((if_token, _)) = &arm.guard {
-                return Err(syn::Error::new_spanned(if_token, "match guards are not supported in a stencil; use `if` in the arm"));
+                return Err(syn::Error::new_spanned(
+                    if_token,
+                    "match guards are not supported in a stencil; use `if` in the arm",
+                ));
             }
             let mut pats = Vec::new();
             self.pattern(&arm.pat, &mut pats)?;
             let body = match &*arm.body {
-                syn::Expr::Block(b) => self.block(&b.block, scope).ok_or_else(|| syn::Error::new_spanned(&arm.pat, "invalid arm"))?,
-                other => Block { lets: Vec::new(), tail: Box::new(self.expr(other, scope)?) },
+                syn::Expr::Block(b) => self
+                    .block(&b.block, scope)
+                    .ok_or_else(|| syn::Error::new_spanned(&arm.pat, "invalid arm"))?,
+                other => Block {
+                    lets: Vec::new(),
+                    tail: Box::new(self.expr(other, scope)?),
+                },
             };
             arms.push(Arm { pats, body });
         }
-        let exhaustive = arms.last().is_some_and(|a| a.pats.iter().any(|p| matches!(p, Pat::Wild)));
+        let exhaustive = arms
+            .last()
+            .is_some_and(|a| a.pats.iter().any(|p| matches!(p, Pat::Wild)));
         if !exhaustive {
             return Err(syn::Error::new_spanned(
                 m.match_token,
@@ -348,8 +461,17 @@ impl<'a> BodyParser<'a> {
 
     fn pattern(&mut self, p: &syn::Pat, out: &mut Vec<Pat>) -> syn::Result<()> {
         let mk = |kind: ExprKind, tokens: &dyn quote::ToTokens| {
-            let span = tokens.to_token_stream().into_iter().next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
-            Expr { kind, span, line: line_of(span), text: rust_text(&tokens.to_token_stream()) }
+            let span = tokens
+                .to_token_stream()
+                .into_iter()
+                .next()
+                .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+            Expr {
+                kind,
+                span,
+                line: line_of(span),
+                text: rust_text(&tokens.to_token_stream()),
+            }
         };
         match p {
             syn::Pat::Wild(_) => out.push(Pat::Wild),
@@ -375,11 +497,16 @@ impl<'a> BodyParser<'a> {
     }
 }
 
-
 fn int_literal(e: &syn::Expr) -> Option<i64> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
-        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => int_literal(expr).map(|v| -v),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => int_literal(expr).map(|v| -v),
         syn::Expr::Paren(p) => int_literal(&p.expr),
         _ => None,
     }
@@ -390,7 +517,10 @@ fn lit(l: &syn::Lit) -> syn::Result<ExprKind> {
         syn::Lit::Float(f) => {
             let suffix = match f.suffix() {
                 "" => None,
-                s => Some(Scalar::from_ident(s).ok_or_else(|| syn::Error::new_spanned(f, "float suffixes are `f32` or `f64`"))?),
+                s => Some(
+                    Scalar::from_ident(s)
+                        .ok_or_else(|| syn::Error::new_spanned(f, "float suffixes are `f32` or `f64`"))?,
+                ),
             };
             Ok(ExprKind::Float(f.base10_digits().to_string(), suffix))
         }
@@ -399,13 +529,21 @@ fn lit(l: &syn::Lit) -> syn::Result<ExprKind> {
                 "" => None,
                 s => match Scalar::from_ident(s) {
                     Some(sc) if sc != Scalar::Bool => Some(sc),
-                    _ => return Err(syn::Error::new_spanned(i, "integer suffixes are `i32`, `u32`, `u8`, `f32` or `f64`")),
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            i,
+                            "integer suffixes are `i32`, `u32`, `u8`, `f32` or `f64`",
+                        ))
+                    }
                 },
             };
             Ok(ExprKind::Int(i.base10_digits().to_string(), suffix))
         }
         syn::Lit::Bool(b) => Ok(ExprKind::Bool(b.value)),
-        other => Err(syn::Error::new_spanned(other, "only numeric and boolean literals are allowed in a stencil")),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "only numeric and boolean literals are allowed in a stencil",
+        )),
     }
 }
 

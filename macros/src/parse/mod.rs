@@ -1,8 +1,8 @@
 //! Rust syntax -> model, one module per kind. Errors are `syn::Error`s spanning the
 //! smallest wrong token; several are collected and reported together.
 
-
 pub mod args;
+pub mod element;
 pub mod expr;
 pub mod params;
 pub mod stencil;
@@ -35,15 +35,21 @@ pub fn line_of(span: proc_macro2::Span) -> usize {
 
 /// Readable Rust text of tokens, for comments in generated code: `psi . at (1 , 0)` -> `psi.at(1, 0)`.
 pub fn rust_text(tokens: &impl quote::ToTokens) -> String {
-    let raw = tokens.to_token_stream().to_string().split_whitespace().collect::<Vec<_>>().join(" ").replace("*/", "* /");
+    let raw = tokens
+        .to_token_stream()
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("*/", "* /");
     let mut out = String::with_capacity(raw.len());
     let chars: Vec<char> = raw.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if c == ' ' {
             let prev = out.chars().last().unwrap_or(' ');
             let next = chars.get(i + 1).copied().unwrap_or(' ');
-            let glue_next = matches!(next, '.' | ',' | ')' | ']' | ';')
-                || (next == '(' && (prev.is_alphanumeric() || prev == '_'));
+            let glue_next =
+                matches!(next, '.' | ',' | ')' | ']' | ';') || (next == '(' && (prev.is_alphanumeric() || prev == '_'));
             let glue_prev = matches!(prev, '.' | '(' | '[' | '!')
                 || (prev == '-' && out.ends_with("(-"))
                 || (prev == '-' && out.ends_with(", -"));
@@ -55,7 +61,6 @@ pub fn rust_text(tokens: &impl quote::ToTokens) -> String {
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -9,10 +9,16 @@ pub struct ParamsStruct {
 
 pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
     if !input.generics.params.is_empty() {
-        return Err(syn::Error::new_spanned(&input.generics, "`Params` structs cannot be generic"));
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "`Params` structs cannot be generic",
+        ));
     }
     let syn::Data::Struct(data) = &input.data else {
-        return Err(syn::Error::new_spanned(&input.ident, "`Params` derives for structs with named scalar fields"));
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "`Params` derives for structs with named scalar fields",
+        ));
     };
     let syn::Fields::Named(named) = &data.fields else {
         return Err(syn::Error::new_spanned(&data.fields, "`Params` needs named fields"));
@@ -32,7 +38,13 @@ pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
     }
     errors.finish()?;
     if fields.is_empty() {
-        return Err(syn::Error::new_spanned(&input.ident, "a `Params` struct needs at least one field"));
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "a `Params` struct needs at least one field",
+        ));
     }
-    Ok(ParamsStruct { ident: input.ident.clone(), fields })
+    Ok(ParamsStruct {
+        ident: input.ident.clone(),
+        fields,
+    })
 }

@@ -27,18 +27,27 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
     let mut errors = Errors::default();
     let sig = &item.sig;
     if let Some(g) = sig.generics.params.first() {
-        errors.spanned(g, "stencil functions cannot be generic; write one function per element type");
+        errors.spanned(
+            g,
+            "stencil functions cannot be generic; write one function per element type",
+        );
     }
     let out = match &sig.output {
         ReturnType::Type(_, ty) => match scalar_of(ty) {
             Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8) => Some(s),
             _ => {
-                errors.spanned(ty, "a stencil returns the new value of one point: `f32`, `f64`, `i32`, `u32` or `u8`");
+                errors.spanned(
+                    ty,
+                    "a stencil returns the new value of one point: `f32`, `f64`, `i32`, `u32` or `u8`",
+                );
                 None
             }
         },
         ReturnType::Default => {
-            errors.spanned(&sig.ident, "a stencil returns the new value of one point; add `-> f32` (or `f64`, ...)");
+            errors.spanned(
+                &sig.ident,
+                "a stencil returns the new value of one point; add `-> f32` (or `f64`, ...)",
+            );
             None
         }
     };
@@ -76,9 +85,12 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
                 args.push(Arg::Field(Field { name, elem }));
             }
             Ok(ArgType::Params(ty)) => args.push(Arg::Params { name, ty }),
-            Ok(ArgType::Scalar(ty)) if matches!(ty, Scalar::U8 | Scalar::Bool) => {
+            Ok(ArgType::Scalar(Scalar::U8 | Scalar::Bool)) => {
                 args_ok = false;
-                errors.spanned(&pt.ty, "scalar arguments are `f32`, `f64`, `i32` or `u32`; pass masks as grids")
+                errors.spanned(
+                    &pt.ty,
+                    "scalar arguments are `f32`, `f64`, `i32` or `u32`; pass masks as grids",
+                )
             }
             Ok(ArgType::Scalar(ty)) => args.push(Arg::Scalar { name, ty }),
             Err(e) => {
@@ -89,11 +101,20 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
     }
     if !args_ok {
         // Also before the check below: the rejected argument may be the grid.
-        return Err(errors.finish().err().unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
+        return Err(errors
+            .finish()
+            .err()
+            .unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
     }
     let Some((rank, _)) = rank else {
-        errors.spanned(&sig.ident, "a stencil reads at least one grid argument (`&Grid<f32>`, `&Grid3<f64>`, ...)");
-        return Err(errors.finish().err().unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
+        errors.spanned(
+            &sig.ident,
+            "a stencil reads at least one grid argument (`&Grid<f32>`, `&Grid3<f64>`, ...)",
+        );
+        return Err(errors
+            .finish()
+            .err()
+            .unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
     };
 
     let scope = Scope::new(&args);
@@ -110,7 +131,9 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim_end().to_string()),
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s), ..
+                }) => Some(s.value().trim_end().to_string()),
                 _ => None,
             },
             _ => None,
@@ -130,7 +153,11 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
 }
 
 enum ArgType {
-    Grid { rank: usize, elem: Scalar, span: proc_macro2::Span },
+    Grid {
+        rank: usize,
+        elem: Scalar,
+        span: proc_macro2::Span,
+    },
     Params(syn::Path),
     Scalar(Scalar),
 }
@@ -152,7 +179,10 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
         ));
     }
     let Type::Path(p) = &*r.elem else {
-        return Err(syn::Error::new_spanned(&r.elem, "expected a grid (`Grid<f32>`) or a params struct"));
+        return Err(syn::Error::new_spanned(
+            &r.elem,
+            "expected a grid (`Grid<f32>`) or a params struct",
+        ));
     };
     let Some(last) = p.path.segments.last() else {
         return Err(syn::Error::new_spanned(&r.elem, "expected a type"));
@@ -168,10 +198,17 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
         _ => None,
     };
     let Some(elem_ty) = elem_ty else {
-        return Err(syn::Error::new_spanned(last, "name the element type of the grid, e.g. `Grid<f32>`"));
+        return Err(syn::Error::new_spanned(
+            last,
+            "name the element type of the grid, e.g. `Grid<f32>`",
+        ));
     };
     match scalar_of(elem_ty) {
-        Some(s) if s != Scalar::Bool => Ok(ArgType::Grid { rank, elem: s, span: last.ident.span() }),
+        Some(s) if s != Scalar::Bool => Ok(ArgType::Grid {
+            rank,
+            elem: s,
+            span: last.ident.span(),
+        }),
         _ => Err(syn::Error::new_spanned(
             elem_ty,
             "unsupported grid element type; grids hold `f32`, `f64` (values) or `u8`, `i32`, `u32` (masks)",

@@ -1,0 +1,182 @@
+//! `clforge-bench`: how fast clforge's generated kernels run on one device, against the
+//! device's own roofline measured in the same run and against hand-written baselines
+//! (seed 002's CUDA kernels ported to OpenCL).
+//!
+//! ```text
+//! cargo run --release --bin clforge-bench -- stencils [--device gpu] [--sizes 512x256,4096,512x512x512]
+//!     [--quick] [--json target/bench.json] [--reps 20] [--retune] [--no-f64]
+//! cargo run --release --bin clforge-bench -- roofline
+//! ```
+//!
+//! Every time is the device time of profiling events (median, min, max of `--reps`
+//! launches after two warm-up launches). Every generated kernel is checked against the
+//! host reference on a small grid before it is timed.
+
+mod cases;
+mod kernels;
+mod measure;
+mod report;
+mod roofline;
+mod seed002;
+mod suite;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use clforge::runtime::{Device, Shape};
+
+pub use suite::describe;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Suite {
+    /// Roofline, Jacobi (seed 002) in f32/f64 vs the seed's kernels, 3-D 7-point heat step,
+    /// tuning, many small iterations.
+    Stencils,
+    /// Copy bandwidth and FMA throughput only.
+    Roofline,
+}
+
+/// Benchmarks clforge's generated OpenCL kernels on one device.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    /// What to measure.
+    #[arg(value_enum)]
+    suite: Suite,
+    /// Device: `gpu`, `cpu`, an index or a name substring (default: CLFORGE_DEVICE, else the
+    /// first GPU, else the CPU).
+    #[arg(long)]
+    device: Option<String>,
+    /// Grid sizes, comma separated: `512x256`, `4096` (square), `512x512x512` (3-D, heat step).
+    #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
+    sizes: Option<Vec<Shape>>,
+    /// A smoke run: small sizes and few configurations (under a minute on two CPU cores).
+    #[arg(long)]
+    quick: bool,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Timed launches per kernel and size (at least 20).
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// Tune afresh (in memory) instead of reading the tuning cache.
+    #[arg(long)]
+    retune: bool,
+    /// Skip double precision.
+    #[arg(long)]
+    no_f64: bool,
+    /// Iterations of the small-grid study (batched vs synchronous launches; 0 skips it).
+    #[arg(long, default_value_t = 1000)]
+    iterations: usize,
+    /// Grid of the small-grid study (seed 002's 512x256).
+    #[arg(long, default_value = "512x256", value_parser = parse_shape)]
+    small: Shape,
+}
+
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    let parts: Vec<usize> = s
+        .trim()
+        .split('x')
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("`{s}` is not a size like 512x256, 4096 or 64x64x64"))
+        })
+        .collect::<Result<_, _>>()?;
+    if parts.contains(&0) {
+        return Err(format!("size `{s}` has a zero extent"));
+    }
+    match parts[..] {
+        [n] => Ok(Shape::d2(n, n)),
+        [x, y] => Ok(Shape::d2(x, y)),
+        [x, y, z] => Ok(Shape::d3(x, y, z)),
+        _ => Err(format!("size `{s}` must have 1 to 3 extents")),
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    if cli.reps < 20 {
+        bail!("--reps {} is too few: time at least 20 launches", cli.reps);
+    }
+    let dev = match &cli.device {
+        Some(sel) => Device::select(sel),
+        None => Device::default(),
+    }
+    .context("choosing the OpenCL device")?;
+    let reps = measure::Reps {
+        warmup: 2,
+        timed: cli.reps,
+    };
+    let (mut sizes_2d, mut sizes_3d) = suite::Options::defaults(&dev, cli.quick);
+    if let Some(sizes) = &cli.sizes {
+        sizes_2d = sizes.iter().copied().filter(|s| s.rank() == 2).collect();
+        sizes_3d = sizes.iter().copied().filter(|s| s.rank() == 3).collect();
+    }
+    if cli.small.rank() != 2 {
+        bail!("--small {} must be a 2-D size", cli.small);
+    }
+    let opts = suite::Options {
+        quick: cli.quick,
+        reps,
+        sizes_2d,
+        sizes_3d,
+        f64: !cli.no_f64,
+        retune: cli.retune,
+        iterations: cli.iterations,
+        small: cli.small,
+    };
+    eprintln!(
+        "clforge-bench on {} ({}, driver {})",
+        dev.info().name,
+        dev.info().platform,
+        dev.info().driver_version
+    );
+
+    let report = match cli.suite {
+        Suite::Stencils => suite::run(&dev, &opts, "stencils")?,
+        Suite::Roofline => {
+            let start = Instant::now();
+            let mut progress = measure::Progress::new(4);
+            let roofline = roofline::measure(&dev, cli.quick, reps, |m| progress.step(m))?;
+            progress.finish();
+            let copy = roofline.copy_gb_s();
+            let mut report = suite::new_report(&dev, &opts, "roofline", roofline, copy);
+            report.wall_s = start.elapsed().as_secs_f64();
+            report
+        }
+    };
+    print!("{}", report.table());
+    if let Some(path) = &cli.json {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_shape("512x256"), Ok(Shape::d2(512, 256)));
+        assert_eq!(parse_shape("4096"), Ok(Shape::d2(4096, 4096)));
+        assert_eq!(parse_shape(" 64x32x16"), Ok(Shape::d3(64, 32, 16)));
+        assert!(parse_shape("0x5").is_err() && parse_shape("1x2x3x4").is_err() && parse_shape("big").is_err());
+    }
+
+    #[test]
+    fn cli_parses() {
+        let cli = Cli::try_parse_from(["clforge-bench", "stencils", "--quick", "--sizes", "512x256,32x32x32"]).unwrap();
+        assert_eq!((cli.suite, cli.quick), (Suite::Stencils, true));
+        assert_eq!(cli.sizes.unwrap(), vec![Shape::d2(512, 256), Shape::d3(32, 32, 32)]);
+        assert!(Cli::try_parse_from(["clforge-bench", "nope"]).is_err());
+    }
+}

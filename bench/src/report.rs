@@ -1,0 +1,306 @@
+//! What a run found: the JSON document (`--json`) and the table on stdout.
+
+use std::fmt::Write as _;
+
+use clforge::runtime::DeviceInfo;
+use serde::Serialize;
+
+use crate::cases::Check;
+use crate::measure::{Reps, Stats};
+use crate::roofline::Roofline;
+
+/// One timed kernel at one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Problem and precision, e.g. `jacobi f32`.
+    pub case: String,
+    /// Grid shape, e.g. `4096x4096`.
+    pub shape: String,
+    pub points: usize,
+    /// `clforge` (generated) or `seed002` (hand-ported baseline).
+    pub implementation: &'static str,
+    pub kernel: String,
+    /// Variant and tile/work-group, e.g. `tiled 32x16/32x4`.
+    pub config: String,
+    /// Whether this is the configuration the tuner chose.
+    pub tuned: bool,
+    /// Fewest bytes the kernel must move per point (reads + writes of each field once).
+    pub bytes_per_point: f64,
+    /// Floating-point operations per updated point.
+    pub flops_per_point: f64,
+    pub time: Stats,
+    /// `points * bytes_per_point / median time`.
+    pub gb_s: f64,
+    pub gflop_s: f64,
+    /// `gb_s` over the copy bandwidth measured in this run.
+    pub frac_copy: f64,
+    /// Median of the fastest seed 002 kernel at this case and shape over this median
+    /// (above 1: faster than the baseline).
+    pub vs_seed: Option<f64>,
+}
+
+impl Row {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        case: &str,
+        shape: clforge::runtime::Shape,
+        implementation: &'static str,
+        kernel: &str,
+        config: String,
+        bytes_per_point: f64,
+        flops_per_point: f64,
+        time: Stats,
+        copy_gb_s: f64,
+    ) -> Row {
+        let points = shape.len();
+        let rate = |per_point: f64| {
+            if time.median_us > 0.0 {
+                points as f64 * per_point / time.median_us / 1e3
+            } else {
+                0.0
+            }
+        };
+        let gb_s = rate(bytes_per_point);
+        Row {
+            case: case.to_owned(),
+            shape: shape.to_string(),
+            points,
+            implementation,
+            kernel: kernel.to_owned(),
+            config,
+            tuned: false,
+            bytes_per_point,
+            flops_per_point,
+            time,
+            gb_s,
+            gflop_s: rate(flops_per_point),
+            frac_copy: if copy_gb_s > 0.0 { gb_s / copy_gb_s } else { 0.0 },
+            vs_seed: None,
+        }
+    }
+}
+
+/// What tuning chose for one kernel and shape, against the default configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneRow {
+    pub case: String,
+    pub shape: String,
+    pub chosen: String,
+    pub from_cache: bool,
+    /// Candidates timed (0 when the answer came from the cache).
+    pub candidates: usize,
+    /// Candidates that failed to build or launch.
+    pub failed: usize,
+    /// Seconds the tuning pass took (build + timing).
+    pub tuning_s: f64,
+    pub default_us: f64,
+    pub tuned_us: f64,
+    /// `default_us / tuned_us`.
+    pub speedup: f64,
+}
+
+/// Many small iterations: µs per iteration with and without a host sync after each.
+#[derive(Clone, Debug, Serialize)]
+pub struct IterRow {
+    pub case: String,
+    pub shape: String,
+    pub config: String,
+    pub iterations: usize,
+    /// Wall time per iteration, all launches enqueued back to back, one finish at the end.
+    pub batched_wall_us: f64,
+    /// Sum of the launches' profiled device times per iteration (batched).
+    pub batched_device_us: f64,
+    /// Host time per launch spent enqueueing (batched loop before the finish).
+    pub batched_enqueue_us: f64,
+    /// Wall time per iteration when each launch is waited for.
+    pub sync_wall_us: f64,
+    /// Device time per iteration in the synchronous loop.
+    pub sync_device_us: f64,
+    /// Host enqueue time per launch through `Program::launch` with prepared arguments
+    /// (the same kernel without `StencilPlan`), for the runtime's own overhead.
+    pub raw_enqueue_us: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub tool: &'static str,
+    pub version: &'static str,
+    pub suite: String,
+    pub quick: bool,
+    pub reps: Reps,
+    pub device: DeviceInfo,
+    pub roofline: Roofline,
+    /// Copy bandwidth the stencils are compared with (GB/s).
+    pub copy_gb_s: f64,
+    /// Kernel checks against the host reference, before any timing.
+    pub checks: Vec<Check>,
+    pub results: Vec<Row>,
+    pub tuning: Vec<TuneRow>,
+    pub iterations: Vec<IterRow>,
+    /// Sizes or kernels left out, and why.
+    pub skipped: Vec<String>,
+    /// Where the tuning cache is, and whether it could be written.
+    pub tune_cache: Option<String>,
+    pub wall_s: f64,
+}
+
+impl Report {
+    /// The table for stdout.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let d = &self.device;
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let _ = writeln!(
+            s,
+            "clforge-bench {} — suite `{}`{}",
+            self.version,
+            self.suite,
+            if self.quick { " (quick)" } else { "" }
+        );
+        let _ = writeln!(
+            s,
+            "device: {} ({}, {:?}), driver {}, {}, {} CUs, {:.1} GiB, max alloc {:.1} GiB, local {} KiB, max work-group {}, fp64 {}",
+            d.name,
+            d.platform,
+            d.kind,
+            d.driver_version,
+            d.opencl_version,
+            d.compute_units,
+            gib(d.global_mem_bytes),
+            gib(d.max_alloc_bytes),
+            d.local_mem_bytes >> 10,
+            d.max_work_group_size,
+            if d.fp64 { "yes" } else { "no" }
+        );
+        let _ = writeln!(
+            s,
+            "timing: profiling events, {} warm-up + {} timed launches each; median [min, max]",
+            self.reps.warmup, self.reps.timed
+        );
+        let _ = writeln!(s, "\nroofline");
+        let r = &self.roofline;
+        for (p, unit) in [
+            (&r.copy_kernel, "GB/s"),
+            (&r.copy_buffer, "GB/s"),
+            (&r.fma_f32, "GFLOP/s"),
+        ]
+        .into_iter()
+        .chain(r.fma_f64.as_ref().map(|p| (p, "GFLOP/s")))
+        {
+            let _ = writeln!(
+                s,
+                "  {:<44} {:>10.1} {unit:<7} (best {:.1})  {:>9.1} us [{:.1}, {:.1}]",
+                p.what, p.rate_g, p.best_rate_g, p.time.median_us, p.time.min_us, p.time.max_us
+            );
+        }
+        let _ = writeln!(s, "  stencils are compared with copy = {:.1} GB/s", self.copy_gb_s);
+
+        let exact = self.checks.iter().filter(|c| c.exact).count();
+        let worst = self.checks.iter().map(|c| c.max_rel_err).fold(0.0, f64::max);
+        let _ = writeln!(
+            s,
+            "\nchecks: {} kernels/configs match the host reference on small grids ({exact} bit for bit, worst relative error {worst:.1e})",
+            self.checks.len()
+        );
+
+        let mut groups: Vec<(&str, &str)> = Vec::new();
+        for r in &self.results {
+            if !groups.contains(&(r.case.as_str(), r.shape.as_str())) {
+                groups.push((&r.case, &r.shape));
+            }
+        }
+        for (case, shape) in groups {
+            let rows: Vec<&Row> = self
+                .results
+                .iter()
+                .filter(|r| r.case == case && r.shape == shape)
+                .collect();
+            let Some(first) = rows.first() else { continue };
+            let clforge = rows.iter().find(|r| r.implementation == "clforge");
+            let bpp = clforge.map_or(first.bytes_per_point, |r| r.bytes_per_point);
+            let _ = writeln!(
+                s,
+                "\n{case} {shape} ({} points, {bpp} B/pt -> {:.1} MB per sweep; {} flop/pt)",
+                first.points,
+                first.points as f64 * bpp / 1e6,
+                first.flops_per_point
+            );
+            let _ = writeln!(
+                s,
+                "  {:<8} {:<20} {:<24} {:>10} {:>10} {:>10} {:>9} {:>7} {:>8}",
+                "impl", "kernel", "config", "median us", "min us", "max us", "GB/s", "% copy", "vs seed"
+            );
+            for r in rows {
+                let vs = r.vs_seed.map_or("-".to_owned(), |v| format!("{v:.2}x"));
+                let config = if r.tuned {
+                    format!("{} (tuned)", r.config)
+                } else {
+                    r.config.clone()
+                };
+                let _ = writeln!(
+                    s,
+                    "  {:<8} {:<20} {:<24} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>6.1}% {:>8}",
+                    r.implementation,
+                    r.kernel,
+                    config,
+                    r.time.median_us,
+                    r.time.min_us,
+                    r.time.max_us,
+                    r.gb_s,
+                    100.0 * r.frac_copy,
+                    vs
+                );
+            }
+        }
+
+        if !self.tuning.is_empty() {
+            let _ = writeln!(
+                s,
+                "\ntuning (default = plain 32x4 work-groups; speedup = default / tuned median)"
+            );
+            for t in &self.tuning {
+                let how = if t.from_cache {
+                    "from cache".to_owned()
+                } else {
+                    format!("{} candidates, {} failed, {:.1} s", t.candidates, t.failed, t.tuning_s)
+                };
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {:<14} -> {:<22} {:>9.1} us vs {:>9.1} us default  {:>5.2}x  ({how})",
+                    t.case, t.shape, t.chosen, t.tuned_us, t.default_us, t.speedup
+                );
+            }
+        }
+        if !self.iterations.is_empty() {
+            let _ = writeln!(s, "\nmany small iterations (us per iteration)");
+            let _ = writeln!(
+                s,
+                "  {:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+                "case / config", "iters", "batch wall", "batch dev", "enqueue", "sync wall", "sync dev", "raw enqueue"
+            );
+            for it in &self.iterations {
+                let raw = it.raw_enqueue_us.map_or("-".to_owned(), |v| format!("{v:.2}"));
+                let _ = writeln!(
+                    s,
+                    "  {:<36} {:>6} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11}",
+                    format!("{} {} {}", it.case, it.shape, it.config),
+                    it.iterations,
+                    it.batched_wall_us,
+                    it.batched_device_us,
+                    it.batched_enqueue_us,
+                    it.sync_wall_us,
+                    it.sync_device_us,
+                    raw
+                );
+            }
+        }
+        for skip in &self.skipped {
+            let _ = writeln!(s, "skipped: {skip}");
+        }
+        if let Some(cache) = &self.tune_cache {
+            let _ = writeln!(s, "\ntuning cache: {cache}");
+        }
+        let _ = writeln!(s, "wall time {:.1} s", self.wall_s);
+        s
+    }
+}

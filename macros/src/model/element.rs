@@ -1,0 +1,185 @@
+//! The typed declaration of a finite element (`#[clforge::element]` on a module): sizes,
+//! operator, quadrature, the shape functions as exact polynomials and the local nodes.
+
+use proc_macro2::TokenStream;
+use std::collections::BTreeMap;
+use syn::Ident;
+
+/// The differential operator; it fixes the DOFs per node and the number of strains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    PlaneStress,
+    PlaneStrain,
+    Elasticity,
+    Diffusion,
+}
+
+impl Operator {
+    pub const NAMES: &'static str = "`plane_stress`, `plane_strain`, `elasticity` or `diffusion`";
+
+    pub fn from_name(name: &str) -> Option<Operator> {
+        Some(match name {
+            "plane_stress" => Operator::PlaneStress,
+            "plane_strain" => Operator::PlaneStrain,
+            "elasticity" => Operator::Elasticity,
+            "diffusion" => Operator::Diffusion,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Operator::PlaneStress => "plane_stress",
+            Operator::PlaneStrain => "plane_strain",
+            Operator::Elasticity => "elasticity",
+            Operator::Diffusion => "diffusion",
+        }
+    }
+
+    /// The runtime's variant name (`::clforge::runtime::fem::Operator::<this>`).
+    pub fn variant(self) -> &'static str {
+        match self {
+            Operator::PlaneStress => "PlaneStress",
+            Operator::PlaneStrain => "PlaneStrain",
+            Operator::Elasticity => "Elasticity",
+            Operator::Diffusion => "Diffusion",
+        }
+    }
+
+    /// DOFs per node the operator needs in `dim` dimensions.
+    pub fn dofs(self, dim: usize) -> usize {
+        match self {
+            Operator::PlaneStress | Operator::PlaneStrain => 2,
+            Operator::Elasticity => dim,
+            Operator::Diffusion => 1,
+        }
+    }
+
+    /// Rows of `B` and `D`.
+    pub fn strains(self, dim: usize) -> usize {
+        match self {
+            Operator::PlaneStress | Operator::PlaneStrain => 3,
+            Operator::Elasticity => 6,
+            Operator::Diffusion => dim,
+        }
+    }
+}
+
+/// A polynomial in up to three local coordinates: exponents -> coefficient. Shape functions
+/// are polynomials, so this is exact, closed under differentiation and prints canonically.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Poly(pub BTreeMap<[u32; 3], f64>);
+
+impl Poly {
+    pub fn constant(c: f64) -> Poly {
+        let mut p = Poly::default();
+        p.0.insert([0; 3], c);
+        p.pruned()
+    }
+
+    pub fn var(axis: usize) -> Poly {
+        let mut e = [0; 3];
+        e[axis] = 1;
+        let mut p = Poly::default();
+        p.0.insert(e, 1.0);
+        p
+    }
+
+    fn pruned(mut self) -> Poly {
+        self.0.retain(|_, c| *c != 0.0);
+        self
+    }
+
+    /// The value if the polynomial does not depend on any coordinate.
+    pub fn as_constant(&self) -> Option<f64> {
+        match self.0.len() {
+            0 => Some(0.0),
+            1 => self.0.get(&[0; 3]).copied(),
+            _ => None,
+        }
+    }
+
+    pub fn add(&self, other: &Poly) -> Poly {
+        let mut out = self.clone();
+        for (e, c) in &other.0 {
+            *out.0.entry(*e).or_insert(0.0) += c;
+        }
+        out.pruned()
+    }
+
+    pub fn scale(&self, k: f64) -> Poly {
+        Poly(self.0.iter().map(|(e, c)| (*e, c * k)).collect()).pruned()
+    }
+
+    pub fn sub(&self, other: &Poly) -> Poly {
+        self.add(&other.scale(-1.0))
+    }
+
+    pub fn mul(&self, other: &Poly) -> Poly {
+        let mut out = Poly::default();
+        for (ea, ca) in &self.0 {
+            for (eb, cb) in &other.0 {
+                let e = [ea[0] + eb[0], ea[1] + eb[1], ea[2] + eb[2]];
+                *out.0.entry(e).or_insert(0.0) += ca * cb;
+            }
+        }
+        out.pruned()
+    }
+
+    pub fn powi(&self, n: u32) -> Poly {
+        (0..n).fold(Poly::constant(1.0), |acc, _| acc.mul(self))
+    }
+
+    pub fn derivative(&self, axis: usize) -> Poly {
+        let mut out = Poly::default();
+        for (e, c) in &self.0 {
+            if e[axis] > 0 {
+                let mut d = *e;
+                d[axis] -= 1;
+                *out.0.entry(d).or_insert(0.0) += c * f64::from(e[axis]);
+            }
+        }
+        out.pruned()
+    }
+
+    pub fn eval(&self, x: [f64; 3]) -> f64 {
+        self.0
+            .iter()
+            .map(|(e, c)| c * (0..3).map(|a| x[a].powi(e[a] as i32)).product::<f64>())
+            .sum()
+    }
+}
+
+/// A shape function as written (for error spans) and as a polynomial.
+#[derive(Clone, Debug)]
+pub struct ShapeFn {
+    pub poly: Poly,
+    /// The expression's tokens, so that errors underline all of it.
+    pub tokens: TokenStream,
+}
+
+/// A finite element declared by `#[clforge::element(...)] mod name { ... }`.
+#[derive(Clone, Debug)]
+pub struct Element {
+    pub name: Ident,
+    pub doc: Vec<String>,
+    pub file: String,
+    pub line: usize,
+    pub dim: usize,
+    pub nodes: usize,
+    pub dofs: usize,
+    pub operator: Operator,
+    pub quadrature: usize,
+    /// The parameter names of `shape`, in order (`r`, `s`, `t`).
+    pub coords: Vec<Ident>,
+    /// Visibility of `shape`; `dshape` gets the same.
+    pub shape_vis: syn::Visibility,
+    pub shape: Vec<ShapeFn>,
+    /// `NODES`, padded to three coordinates, and the span of the array.
+    pub local_nodes: Vec<[f64; 3]>,
+    pub nodes_tokens: TokenStream,
+    /// The `T` of `material(m: &T)`.
+    pub material_ty: syn::Type,
+    /// Whether the module defines `thickness(m: &T) -> f64` (2-D only).
+    pub has_thickness: bool,
+}

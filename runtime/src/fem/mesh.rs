@@ -1,0 +1,300 @@
+//! Meshes for the explicit element stepping: structured grids of alike elements (seed 000) and
+//! unstructured meshes given as node coordinates and element→node index arrays, plus the
+//! per-element material and crack data of seed algorithm 4.
+
+use crate::error::{Error, Result};
+use crate::fem::element::ElementSpec;
+
+/// `nx × ny [× nz]` elements of one type on a regular node grid, nodes numbered x fastest.
+///
+/// ```
+/// # use clforge_runtime::fem::mesh::StructuredMesh;
+/// let m = StructuredMesh::new(2, 1, [3, 2, 1], [1.0, 1.0, 1.0]).unwrap();
+/// assert_eq!(m.nodes(), [4, 3, 1]);
+/// assert_eq!(m.node_index([1, 2, 0]), 9);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructuredMesh {
+    /// Spatial dimension (2 or 3).
+    pub dim: usize,
+    /// Node-grid steps per element edge (1 linear, 2 quadratic).
+    pub order: usize,
+    /// Elements along x, y, z (z is 1 in 2-D).
+    pub elements: [usize; 3],
+    /// Element edge lengths along x, y, z.
+    pub size: [f64; 3],
+}
+
+impl StructuredMesh {
+    /// A grid of `elements` elements of edge lengths `size`; in 2-D `elements[2]` must be 1.
+    pub fn new(dim: usize, order: usize, elements: [usize; 3], size: [f64; 3]) -> Result<Self> {
+        if !(2..=3).contains(&dim) || order == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "a structured mesh needs dimension 2 or 3 and order >= 1, got dimension {dim}, order {order}"
+            )));
+        }
+        if elements.contains(&0) || (dim == 2 && elements[2] != 1) {
+            return Err(Error::InvalidConfig(format!(
+                "structured mesh of {elements:?} elements: every count must be >= 1 and a 2-D mesh has 1 in z"
+            )));
+        }
+        if size[..dim].iter().any(|&h| h.is_nan() || h <= 0.0) {
+            return Err(Error::InvalidConfig(format!("element size {size:?} must be positive")));
+        }
+        Ok(StructuredMesh {
+            dim,
+            order,
+            elements,
+            size,
+        })
+    }
+
+    /// The mesh for elements of type `spec`.
+    pub fn for_element(spec: &ElementSpec, elements: [usize; 3], size: [f64; 3]) -> Result<Self> {
+        Self::new(spec.dim, spec.order, elements, size)
+    }
+
+    /// Nodes along x, y, z.
+    pub fn nodes(&self) -> [usize; 3] {
+        std::array::from_fn(|k| {
+            if k < self.dim {
+                self.order * self.elements[k] + 1
+            } else {
+                1
+            }
+        })
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes().iter().product()
+    }
+
+    /// Number of elements.
+    pub fn element_count(&self) -> usize {
+        self.elements.iter().product()
+    }
+
+    /// Index of node `(ix, iy, iz)`.
+    pub fn node_index(&self, i: [usize; 3]) -> usize {
+        let n = self.nodes();
+        i[0] + n[0] * (i[1] + n[1] * i[2])
+    }
+
+    /// Position of node `i`.
+    pub fn node_position(&self, node: usize) -> [f64; 3] {
+        let n = self.nodes();
+        let i = [node % n[0], (node / n[0]) % n[1], node / (n[0] * n[1])];
+        std::array::from_fn(|k| i[k] as f64 * self.size[k] / self.order as f64)
+    }
+
+    /// Index of element `(ex, ey, ez)`.
+    pub fn element_index(&self, e: [usize; 3]) -> usize {
+        e[0] + self.elements[0] * (e[1] + self.elements[1] * e[2])
+    }
+
+    /// Coordinates of element `e`.
+    pub fn element_coords(&self, e: usize) -> [usize; 3] {
+        let [nx, ny, _] = self.elements;
+        [e % nx, (e / nx) % ny, e / (nx * ny)]
+    }
+
+    /// Node indices of element `e` in the local order of `offsets` (the element's node offsets).
+    pub fn element_nodes(&self, offsets: &[[usize; 3]], e: usize) -> Vec<usize> {
+        let c = self.element_coords(e);
+        offsets
+            .iter()
+            .map(|o| self.node_index(std::array::from_fn(|k| self.order * c[k] + o[k])))
+            .collect()
+    }
+
+    /// Element→node index array, `offsets.len()` entries per element.
+    pub fn connectivity(&self, offsets: &[[usize; 3]]) -> Vec<u32> {
+        (0..self.element_count())
+            .flat_map(|e| self.element_nodes(offsets, e))
+            .map(|n| n as u32)
+            .collect()
+    }
+
+    /// The shortest distance between nodes (Δx of seed 000 eq. 3.3.2).
+    pub fn min_spacing(&self) -> f64 {
+        self.size[..self.dim]
+            .iter()
+            .fold(f64::INFINITY, |a, &h| a.min(h / self.order as f64))
+    }
+}
+
+/// Node coordinates and element→node index arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnstructuredMesh {
+    /// Node positions.
+    pub coords: Vec<[f64; 3]>,
+    /// Nodes per element.
+    pub nodes_per_element: usize,
+    /// `nodes_per_element` node indices per element.
+    pub connectivity: Vec<u32>,
+}
+
+impl UnstructuredMesh {
+    /// Checks that every index names a node and the array holds whole elements.
+    pub fn new(coords: Vec<[f64; 3]>, nodes_per_element: usize, connectivity: Vec<u32>) -> Result<Self> {
+        if nodes_per_element == 0 || !connectivity.len().is_multiple_of(nodes_per_element) || connectivity.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "element→node array of {} entries does not hold whole elements of {nodes_per_element} nodes",
+                connectivity.len()
+            )));
+        }
+        if let Some(bad) = connectivity.iter().find(|&&n| n as usize >= coords.len()) {
+            return Err(Error::InvalidConfig(format!(
+                "element→node array names node {bad}, but the mesh has {} nodes",
+                coords.len()
+            )));
+        }
+        Ok(UnstructuredMesh {
+            coords,
+            nodes_per_element,
+            connectivity,
+        })
+    }
+
+    /// A structured mesh written as an unstructured one (same numbering).
+    pub fn from_structured(m: &StructuredMesh, offsets: &[[usize; 3]]) -> Result<Self> {
+        let coords = (0..m.node_count()).map(|n| m.node_position(n)).collect();
+        Self::new(coords, offsets.len(), m.connectivity(offsets))
+    }
+
+    /// Number of elements.
+    pub fn element_count(&self) -> usize {
+        self.connectivity.len() / self.nodes_per_element
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.coords.len()
+    }
+
+    /// Node indices of element `e`.
+    pub fn element_nodes(&self, e: usize) -> &[u32] {
+        &self.connectivity[e * self.nodes_per_element..(e + 1) * self.nodes_per_element]
+    }
+
+    /// The shortest distance between two nodes of one element (Δx of seed 000 eq. 3.3.2).
+    pub fn min_spacing(&self) -> f64 {
+        let mut best = f64::INFINITY;
+        for e in 0..self.element_count() {
+            let n = self.element_nodes(e);
+            for (i, &a) in n.iter().enumerate() {
+                for &b in &n[i + 1..] {
+                    let (p, q) = (self.coords[a as usize], self.coords[b as usize]);
+                    let d = (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt();
+                    if d > 0.0 {
+                        best = best.min(d);
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Greedy colouring: elements in order take the lowest colour not used by an element that
+    /// shares a node, so elements of one colour can scatter forces without races. Returns the
+    /// colour of each element and the number of colours (at most 64).
+    pub fn greedy_colours(&self) -> Result<(Vec<u32>, usize)> {
+        let mut used = vec![0u64; self.node_count()];
+        let mut colours = Vec::with_capacity(self.element_count());
+        let mut count = 0;
+        for e in 0..self.element_count() {
+            let taken = self.element_nodes(e).iter().fold(0u64, |m, &n| m | used[n as usize]);
+            let c = (!taken).trailing_zeros();
+            if c >= 64 {
+                return Err(Error::InvalidConfig(format!(
+                    "element {e} touches elements of 64 colours; greedy colouring supports at most 64"
+                )));
+            }
+            for &n in self.element_nodes(e) {
+                used[n as usize] |= 1 << c;
+            }
+            colours.push(c);
+            count = count.max(c as usize + 1);
+        }
+        Ok((colours, count))
+    }
+}
+
+/// A mesh of either kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mesh {
+    /// A regular grid.
+    Structured(StructuredMesh),
+    /// Node coordinates and element→node arrays.
+    Unstructured(UnstructuredMesh),
+}
+
+impl Mesh {
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        match self {
+            Mesh::Structured(m) => m.node_count(),
+            Mesh::Unstructured(m) => m.node_count(),
+        }
+    }
+
+    /// Number of elements.
+    pub fn element_count(&self) -> usize {
+        match self {
+            Mesh::Structured(m) => m.element_count(),
+            Mesh::Unstructured(m) => m.element_count(),
+        }
+    }
+
+    /// Element→node index array.
+    pub fn connectivity(&self, offsets: &[[usize; 3]]) -> Vec<u32> {
+        match self {
+            Mesh::Structured(m) => m.connectivity(offsets),
+            Mesh::Unstructured(m) => m.connectivity.clone(),
+        }
+    }
+
+    /// The shortest node distance.
+    pub fn min_spacing(&self) -> f64 {
+        match self {
+            Mesh::Structured(m) => m.min_spacing(),
+            Mesh::Unstructured(m) => m.min_spacing(),
+        }
+    }
+}
+
+/// Material index and crack state of every element (seed algorithm 4). Dead (cracked)
+/// elements carry no force and report zero stress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementMap {
+    /// Material of each element: an index into the stepper's matrices (at most 254).
+    pub material: Vec<u8>,
+    /// Whether each element is cracked.
+    pub dead: Vec<bool>,
+}
+
+impl ElementMap {
+    /// `elements` intact elements of material 0.
+    pub fn uniform(elements: usize) -> Self {
+        ElementMap {
+            material: vec![0; elements],
+            dead: vec![false; elements],
+        }
+    }
+
+    /// Whether every element is intact material 0 (all elements alike).
+    pub fn is_uniform(&self) -> bool {
+        self.material.iter().all(|&m| m == 0) && !self.dead.iter().any(|&d| d)
+    }
+
+    /// Marks elements `[x0, x1) × [y0, y1) × [z0, z1)` of a structured mesh as cracked.
+    pub fn crack_box(&mut self, mesh: &StructuredMesh, lo: [usize; 3], hi: [usize; 3]) {
+        for e in 0..mesh.element_count() {
+            let c = mesh.element_coords(e);
+            if (0..3).all(|k| c[k] >= lo[k] && c[k] < hi[k]) {
+                self.dead[e] = true;
+            }
+        }
+    }
+}

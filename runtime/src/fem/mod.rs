@@ -1,0 +1,12 @@
+//! Finite elements: element types declared with `#[clforge::element]`, their host matrices,
+//! meshes and the explicit central-difference stepping of seed 000 on the device.
+
+pub mod element;
+pub mod matrices;
+pub mod matrix;
+pub mod mesh;
+pub mod schedule;
+pub mod stepper;
+
+pub use element::{Element, ElementSpec, Operator};
+pub use matrix::Matrix;

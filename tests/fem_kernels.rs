@@ -1,0 +1,470 @@
+//! Element kernels of seed 000's explicit dynamics on PoCL: every schedule equals the host
+//! reference stepper for N steps from random fields, schedules agree with each other, and the
+//! physics holds (energy conservation, P-wave speed, cracked elements carry no force).
+
+mod common;
+
+use clforge::runtime::fem::element::ElementSpec;
+use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::fem::schedule::{Blocking, Schedule};
+use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
+use common::{device, rng};
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+const QUAD4: ElementSpec = ElementSpec {
+    name: "quad4",
+    dim: 2,
+    nodes: 4,
+    dofs: 2,
+    order: 1,
+    node_offsets: &[[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]],
+    strains: 3,
+    source: clforge_macros::__element_source!(
+        name = quad4,
+        dim = 2,
+        nodes = 4,
+        dofs = 2,
+        order = 1,
+        strains = 3,
+        offsets = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]
+    ),
+};
+
+const HEX8: ElementSpec = ElementSpec {
+    name: "hex8",
+    dim: 3,
+    nodes: 8,
+    dofs: 3,
+    order: 1,
+    node_offsets: &[
+        [0, 0, 0],
+        [1, 0, 0],
+        [1, 1, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+        [1, 0, 1],
+        [1, 1, 1],
+        [0, 1, 1],
+    ],
+    strains: 6,
+    source: clforge_macros::__element_source!(
+        name = hex8,
+        dim = 3,
+        nodes = 8,
+        dofs = 3,
+        order = 1,
+        strains = 6,
+        offsets = [
+            [0, 0, 0],
+            [1, 0, 0],
+            [1, 1, 0],
+            [0, 1, 0],
+            [0, 0, 1],
+            [1, 0, 1],
+            [1, 1, 1],
+            [0, 1, 1]
+        ]
+    ),
+};
+
+const QUAD9: ElementSpec = ElementSpec {
+    name: "quad9",
+    dim: 2,
+    nodes: 9,
+    dofs: 2,
+    order: 2,
+    node_offsets: &[
+        [0, 0, 0],
+        [2, 0, 0],
+        [2, 2, 0],
+        [0, 2, 0],
+        [1, 0, 0],
+        [2, 1, 0],
+        [1, 2, 0],
+        [0, 1, 0],
+        [1, 1, 0],
+    ],
+    strains: 3,
+    source: clforge_macros::__element_source!(
+        name = quad9,
+        dim = 2,
+        nodes = 9,
+        dofs = 2,
+        order = 2,
+        strains = 3,
+        offsets = [
+            [0, 0, 0],
+            [2, 0, 0],
+            [2, 2, 0],
+            [0, 2, 0],
+            [1, 0, 0],
+            [2, 1, 0],
+            [1, 2, 0],
+            [0, 1, 0],
+            [1, 1, 0]
+        ]
+    ),
+};
+
+/// Plane-stress `K_e` (8×8) and centre-point `G_e` (3×8) of an `a × b` bilinear rectangle of unit
+/// thickness, nodes counter-clockwise from the lower left; 2×2 Gauss is exact here.
+fn quad4_plane_stress(a: f64, b: f64, young: f64, nu: f64) -> (Vec<f32>, Vec<f32>) {
+    let c = young / (1.0 - nu * nu);
+    let d = [[c, c * nu, 0.0], [c * nu, c, 0.0], [0.0, 0.0, c * (1.0 - nu) / 2.0]];
+    let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+    let bmat = |r: f64, s: f64| {
+        let mut bm = [[0.0; 8]; 3];
+        for (i, &(ri, si)) in corners.iter().enumerate() {
+            let dx = ri * (1.0 + si * s) / 4.0 * 2.0 / a;
+            let dy = si * (1.0 + ri * r) / 4.0 * 2.0 / b;
+            bm[0][2 * i] = dx;
+            bm[1][2 * i + 1] = dy;
+            bm[2][2 * i] = dy;
+            bm[2][2 * i + 1] = dx;
+        }
+        bm
+    };
+    let g = 1.0 / 3f64.sqrt();
+    let mut k = vec![0.0f64; 64];
+    for (r, s) in [(-g, -g), (g, -g), (g, g), (-g, g)] {
+        let bm = bmat(r, s);
+        let w = a * b / 4.0;
+        for i in 0..8 {
+            for j in 0..8 {
+                let mut sum = 0.0;
+                for p in 0..3 {
+                    for q in 0..3 {
+                        sum += bm[p][i] * d[p][q] * bm[q][j];
+                    }
+                }
+                k[i * 8 + j] += w * sum;
+            }
+        }
+    }
+    let b0 = bmat(0.0, 0.0);
+    let gm: Vec<f32> = (0..3)
+        .flat_map(|p| (0..8).map(move |j| (0..3).map(|q| d[p][q] * b0[q][j]).sum::<f64>() as f32))
+        .collect();
+    (k.into_iter().map(|v| v as f32).collect(), gm)
+}
+
+fn random_matrix(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = rng(seed);
+    (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect()
+}
+
+fn rel_error(a: &[f32], b: &[f32]) -> f64 {
+    let scale = b.iter().fold(1e-30f64, |m, v| m.max(f64::from(v.abs())));
+    let diff = a.iter().zip(b).fold(0f64, |m, (x, y)| m.max(f64::from((x - y).abs())));
+    diff / scale
+}
+
+fn config(schedule: Schedule) -> StepperConfig {
+    StepperConfig {
+        schedule,
+        dt: 0.05,
+        alpha: 0.05,
+        c_max: 1.0,
+    }
+}
+
+/// Runs `steps` steps of every schedule from the same random state with a pulse load and
+/// damping, against the host reference; returns the device displacements per schedule.
+fn parity(model: &Model, schedules: &[Schedule], steps: usize, seed: u64) -> Vec<Vec<f32>> {
+    let n = model.dof_count();
+    let mut r = rng(seed);
+    let u: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let v: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let load = Load::point(
+        n / model.spec.dofs / 2,
+        model.spec.dofs,
+        0,
+        3.0,
+        TimeFunction::WindowedSine {
+            frequency: 2.0,
+            cycles: 1.5,
+        },
+    );
+    let mut host = HostStepper::new(model, &config(schedules[0])).unwrap();
+    host.set_state(&u, &v).unwrap();
+    host.add_load(load.clone()).unwrap();
+    host.step(steps);
+    let host_stress = (!model.stress.is_empty()).then(|| host.stress().unwrap());
+    let mut out = vec![];
+    for &s in schedules {
+        let what = format!("{} {:?} on {} elements", model.spec.name, s, model.mesh.element_count());
+        let mut dev = Stepper::new(&device(), model, &config(s)).unwrap_or_else(|e| panic!("{what}: {e}"));
+        dev.set_state(&u, &v).unwrap();
+        dev.add_load(&load).unwrap();
+        dev.step(steps).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (du, dv) = (dev.displacement().unwrap(), dev.velocity().unwrap());
+        let (eu, ev) = (rel_error(&du, &host.u), rel_error(&dv, &host.v));
+        assert!(eu <= 1e-5 && ev <= 1e-5, "{what}: relative error u {eu:e}, v {ev:e}");
+        if let Some(hs) = &host_stress {
+            let e = rel_error(&dev.stress().unwrap(), hs);
+            assert!(e <= 1e-5, "{what}: stress relative error {e:e}");
+        }
+        out.push(du);
+    }
+    out
+}
+
+fn structured(spec: ElementSpec, elements: [usize; 3]) -> Mesh {
+    Mesh::Structured(StructuredMesh::for_element(&spec, elements, [1.0; 3]).unwrap())
+}
+
+#[test]
+fn quad4_schedules_match_host() {
+    let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let small = Blocking {
+        l_x: 4,
+        l_y: 2,
+        wi_size: 3,
+    };
+    for (elements, blocking) in [
+        ([13, 11, 1], small),
+        ([1, 1, 1], small),
+        ([20, 9, 1], Blocking::default()),
+    ] {
+        let mut model = Model::new(QUAD4, structured(QUAD4, elements), k.clone(), 1.0).unwrap();
+        model.stress = vec![g.clone()];
+        let results = parity(&model, &Schedule::structured(blocking), 20, 7);
+        for r in &results[1..] {
+            assert!(rel_error(r, &results[0]) <= 1e-5, "schedules disagree on {elements:?}");
+        }
+    }
+}
+
+#[test]
+fn quad4_unstructured_matches_structured() {
+    let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let sm = StructuredMesh::for_element(&QUAD4, [9, 7, 1], [1.0; 3]).unwrap();
+    // Same nodes, elements in random order: greedy colouring sees an unordered mesh.
+    let mut order: Vec<usize> = (0..sm.element_count()).collect();
+    order.shuffle(&mut rng(3));
+    let conn: Vec<u32> = order
+        .iter()
+        .flat_map(|&e| sm.element_nodes(QUAD4.node_offsets, e))
+        .map(|n| n as u32)
+        .collect();
+    let coords = (0..sm.node_count()).map(|n| sm.node_position(n)).collect();
+    let um = UnstructuredMesh::new(coords, 4, conn).unwrap();
+    let (_, colours) = um.greedy_colours().unwrap();
+    assert!((4..=8).contains(&colours), "{colours} colours");
+    let mut model = Model::new(QUAD4, Mesh::Unstructured(um), k.clone(), 1.0).unwrap();
+    model.stress = vec![g];
+    let unstructured = parity(&model, &[Schedule::Unstructured], 20, 11);
+    let model = Model::new(QUAD4, Mesh::Structured(sm), k, 1.0).unwrap();
+    let structured = parity(&model, &[Schedule::Coloured, Schedule::Computed], 20, 11);
+    assert!(rel_error(&unstructured[0], &structured[0]) <= 1e-5);
+}
+
+#[test]
+fn hex8_schedules_match_host() {
+    let k = random_matrix(24, 5);
+    let model = Model::new(HEX8, structured(HEX8, [5, 4, 3]), k, 1.0).unwrap();
+    let mut g_model = model.clone();
+    g_model.stress = vec![random_matrix(24, 6)[..6 * 24].to_vec()];
+    let results = parity(
+        &g_model,
+        &Schedule::structured(Blocking {
+            l_x: 3,
+            l_y: 2,
+            wi_size: 2,
+        }),
+        10,
+        9,
+    );
+    for r in &results[1..] {
+        assert!(rel_error(r, &results[0]) <= 1e-5);
+    }
+}
+
+#[test]
+fn quad9_schedules_match_host() {
+    let k = random_matrix(18, 8);
+    let model = Model::new(QUAD9, structured(QUAD9, [5, 7, 1]), k, 1.0).unwrap();
+    parity(
+        &model,
+        &Schedule::structured(Blocking {
+            l_x: 2,
+            l_y: 2,
+            wi_size: 2,
+        }),
+        10,
+        10,
+    );
+}
+
+#[test]
+fn block_materials_and_cracks_match_host() {
+    let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let b = Blocking {
+        l_x: 4,
+        l_y: 2,
+        wi_size: 3,
+    };
+    let sm = StructuredMesh::for_element(&QUAD4, [13, 11, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k.clone(), 1.0).unwrap();
+    model.stiffness.push(k.iter().map(|v| 2.0 * v).collect());
+    for e in 0..sm.element_count() {
+        let [ex, ey, _] = sm.element_coords(e);
+        model.elements.material[e] = u8::from(ex / 4 == 1 && ey / 6 == 0);
+    }
+    model.elements.crack_box(&sm, [2, 3, 0], [9, 5, 1]);
+    parity(&model, &[Schedule::BlockedMaterial(b)], 20, 12);
+    let err = Stepper::new(&device(), &model, &config(Schedule::Computed)).unwrap_err();
+    assert!(err.to_string().contains("BlockedMaterial"), "{err}");
+}
+
+#[test]
+fn cracked_elements_carry_no_force() {
+    let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let sm = StructuredMesh::for_element(&QUAD4, [12, 12, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, 1.0).unwrap();
+    model.stress = vec![g];
+    // Displace only nodes strictly inside a cracked 4×4 region: every element touching them is dead.
+    let mut u = vec![0.0f32; model.dof_count()];
+    for iy in 5..8 {
+        for ix in 5..8 {
+            u[sm.node_index([ix, iy, 0]) * 2] = 0.1;
+            u[sm.node_index([ix, iy, 0]) * 2 + 1] = -0.2;
+        }
+    }
+    let zeros = vec![0.0f32; u.len()];
+    let run = |model: &Model| {
+        let cfg = StepperConfig {
+            alpha: 0.0,
+            ..config(Schedule::BlockedMaterial(Blocking {
+                l_x: 4,
+                l_y: 2,
+                wi_size: 2,
+            }))
+        };
+        let mut dev = Stepper::new(&device(), model, &cfg).unwrap();
+        dev.set_state(&u, &zeros).unwrap();
+        dev.step(1).unwrap();
+        (dev.velocity().unwrap(), dev.stress().unwrap())
+    };
+    let (v_intact, _) = run(&model);
+    assert!(v_intact.iter().any(|&v| v != 0.0), "an intact plate must react");
+    model.elements.crack_box(&sm, [4, 4, 0], [8, 8, 1]);
+    let (v, stress) = run(&model);
+    assert!(v.iter().all(|&v| v == 0.0), "dead elements passed forces on");
+    for e in 0..sm.element_count() {
+        if model.elements.dead[e] {
+            assert!(stress[e * 3..e * 3 + 3].iter().all(|&s| s == 0.0));
+        }
+    }
+}
+
+#[test]
+fn energy_is_conserved_without_damping() {
+    let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let sm = StructuredMesh::for_element(&QUAD4, [16, 16, 1], [1.0; 3]).unwrap();
+    let model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, 1.0).unwrap();
+    let mut u = vec![0.0f32; model.dof_count()];
+    for n in 0..sm.node_count() {
+        let [x, y, _] = sm.node_position(n);
+        let s = (std::f64::consts::PI * x / 16.0).sin() * (std::f64::consts::PI * y / 16.0).cos();
+        u[2 * n] = (0.01 * s) as f32;
+        u[2 * n + 1] = (0.005 * s) as f32;
+    }
+    let zeros = vec![0.0f32; u.len()];
+    let cfg = StepperConfig {
+        schedule: Schedule::Gather,
+        dt: 0.2,
+        alpha: 0.0,
+        c_max: 1.0,
+    };
+    let mut dev = Stepper::new(&device(), &model, &cfg).unwrap();
+    dev.set_state(&u, &zeros).unwrap();
+    // Energy at whole steps: v averaged over the two half steps around u.
+    let energy = |dev: &mut Stepper| {
+        let (u, v0) = (dev.displacement().unwrap(), dev.velocity().unwrap());
+        dev.step(1).unwrap();
+        let v1 = dev.velocity().unwrap();
+        let v: Vec<f32> = v0.iter().zip(&v1).map(|(a, b)| 0.5 * (a + b)).collect();
+        model.energy(&u, &v)
+    };
+    let e0 = energy(&mut dev);
+    dev.step(998).unwrap();
+    let e1 = energy(&mut dev);
+    eprintln!("energy {e0} -> {e1}");
+    assert!(
+        e0 > 0.0 && ((e1 - e0) / e0).abs() < 0.01,
+        "energy {e0} -> {e1} over 1000 steps"
+    );
+}
+
+#[test]
+fn pulse_travels_at_plane_stress_p_wave_speed() {
+    let (young, nu, rho) = (1.0, 0.3, 1.0);
+    let (k, _) = quad4_plane_stress(1.0, 1.0, young, nu);
+    let sm = StructuredMesh::for_element(&QUAD4, [300, 1, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, rho).unwrap();
+    // No lateral motion: uniaxial strain, whose speed is sqrt(E / (ρ (1 - ν²))) in plane stress.
+    for n in 0..sm.node_count() {
+        model.fixed[2 * n + 1] = true;
+    }
+    let dt = 0.25;
+    let cfg = StepperConfig {
+        schedule: Schedule::Gather,
+        dt,
+        alpha: 0.0,
+        c_max: (young / rho).sqrt(),
+    };
+    let mut dev = Stepper::new(&device(), &model, &cfg).unwrap();
+    let edge = [sm.node_index([0, 0, 0]), sm.node_index([0, 1, 0])];
+    dev.add_load(&Load::edge(
+        &edge,
+        2,
+        0,
+        1e-3,
+        TimeFunction::WindowedSine {
+            frequency: 0.02,
+            cycles: 0.5,
+        },
+    ))
+    .unwrap();
+    let probes = [50, 250].map(|ix| 2 * sm.node_index([ix, 0, 0]));
+    let mut series = [vec![], vec![]];
+    for _ in 0..1100 {
+        dev.step(1).unwrap();
+        let v = dev.velocity().unwrap();
+        for (s, &p) in series.iter_mut().zip(&probes) {
+            s.push(f64::from(v[p]));
+        }
+    }
+    // Peak time with parabolic interpolation.
+    let peak = |s: &[f64]| {
+        let i = (1..s.len() - 1).max_by(|&a, &b| s[a].total_cmp(&s[b])).unwrap_or(1);
+        let (a, b, c) = (s[i - 1], s[i], s[i + 1]);
+        (i as f64 + 0.5 * (a - c) / (a - 2.0 * b + c)) * dt
+    };
+    let speed = 200.0 / (peak(&series[1]) - peak(&series[0]));
+    let expected = (young / (rho * (1.0 - nu * nu))).sqrt();
+    eprintln!("pulse speed {speed}, expected {expected}");
+    assert!(
+        ((speed - expected) / expected).abs() < 0.03,
+        "pulse speed {speed}, expected {expected}"
+    );
+}
+
+#[test]
+fn unstable_time_step_is_a_typed_error() {
+    let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let model = Model::new(QUAD4, structured(QUAD4, [4, 4, 1]), k, 1.0).unwrap();
+    let cfg = StepperConfig {
+        schedule: Schedule::Computed,
+        dt: 0.6,
+        alpha: 0.0,
+        c_max: 1.0,
+    };
+    let err = Stepper::new(&device(), &model, &cfg).unwrap_err();
+    assert!(matches!(err, clforge::runtime::Error::InvalidConfig(_)));
+    assert!(err.to_string().contains("stability bound"), "{err}");
+    let ok = Stepper::new(&device(), &model, &StepperConfig { dt: 0.4, ..cfg }).unwrap();
+    assert_eq!(ok.stability_bound(), 0.5);
+}

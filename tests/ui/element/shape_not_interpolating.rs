@@ -1,0 +1,32 @@
+// A sign slip in shape function 1 (`1.0 - r` for `1.0 + r`): each shape function must be 1 at its node and 0 at the others.
+
+pub struct Elastic {
+    pub e: f64,
+    pub rho: f64,
+}
+
+#[clforge::element(dim = 2, nodes = 4, operator = plane_stress, quadrature = 2)]
+pub mod quad4 {
+    use super::Elastic;
+
+    pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+
+    pub fn shape(r: f64, s: f64) -> [f64; 4] {
+        [
+            0.25 * (1.0 - r) * (1.0 - s),
+            0.25 * (1.0 - r) * (1.0 - s),
+            0.25 * (1.0 + r) * (1.0 + s),
+            0.25 * (1.0 - r) * (1.0 + s),
+        ]
+    }
+
+    pub fn material(m: &Elastic) -> [[f64; 3]; 3] {
+        [[m.e, 0.0, 0.0], [0.0, m.e, 0.0], [0.0, 0.0, m.e / 2.0]]
+    }
+
+    pub fn density(m: &Elastic) -> f64 {
+        m.rho
+    }
+}
+
+fn main() {}
