@@ -101,3 +101,53 @@ fn periodic_stencils_write_every_point() {
         );
     }
 }
+
+/// The temporally blocked kernel does `steps` iterations per launch; it equals `steps`
+/// applications of the host function, also where the tile does not divide the grid.
+#[test]
+fn steps_variant_equals_repeated_host_steps() {
+    use jacobi::*;
+    let tiles = [Tile { x: 32, y: 32, rows: 4 }, Tile { x: 8, y: 8, rows: 2 }];
+    for (i, shape) in [Shape::d2(1, 1), Shape::d2(3, 3), Shape::d2(40, 19), Shape::d2(100, 37)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut r = rng(50 + i as u64);
+        let psi = random_f32(shape, &mut r, -1.0, 1.0);
+        let w = random_f32(shape, &mut r, -1.0, 1.0);
+        let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, FLUID, OUTFLOW, BODY][r.random_range(0..5)]);
+        let k = Coeffs {
+            a: 0.25,
+            b: 0.25,
+            c: -0.01,
+        };
+        for tile in tiles {
+            for steps in [1, 3, 6] {
+                let mut host = psi.clone();
+                for _ in 0..steps {
+                    let mut next = host.clone();
+                    Jacobi::apply_host(&mut next, &host, &w, &cell, &k).unwrap();
+                    host = next;
+                }
+                let config = LaunchConfig::steps(steps, tile);
+                assert_eq!(config.iterations(), steps);
+                let mut out = up(&HostGrid::from_fn(shape, |p| psi.get(p).unwrap()));
+                Jacobi::launch(&config, &mut out, &up(&psi), &up(&w), &up(&cell), &k).unwrap();
+                let err = rel_error(&out.to_host().unwrap(), &host);
+                assert!(err <= 1e-5, "{shape} {tile:?} steps {steps}: {err:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn steps_variant_is_refused_where_not_generated() {
+    use advect_periodic::*;
+    let err = AdvectPeriodic::plan(
+        &device(),
+        &LaunchConfig::steps(4, Tile { x: 32, y: 32, rows: 4 }),
+        Shape::d2(64, 64),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("temporal blocking"), "{err}");
+}

@@ -21,7 +21,10 @@
  * get_local_size; __syncthreads() -> barrier(CLK_LOCAL_MEM_FENCE); the dynamic shared
  * memory of SharedMemory<T> -> a __local argument of (tile.y + 2) * tile.xp2 elements;
  * template <typename T> -> the REAL define (float, or -D REAL=double); const references
- * to the constant structs -> __constant pointers.
+ * to the constant structs -> __constant pointers; `inline __device__` helpers -> plain
+ * functions (the compilers inline them; C99 `inline` alone may fail to link un-inlined).
+ * The seed ran jacobi_k with cudaFuncCachePreferShared and jacobi_k_noshared with
+ * cudaFuncCachePreferL1; OpenCL has no such switch, the driver splits L1/local memory.
  *
  * Not printed in the seed, filled in here:
  *   - inside(): INSIDE for points off the walls (j = 0, j = ny-1), the inlet (i = 0) and
@@ -63,31 +66,31 @@ typedef struct {
 } gpu_constants;
 
 /* section 2.2.1: index of the thread's first point in global and in shared memory */
-inline int id_g(__constant const tile_s* tile) {
+int id_g(__constant const tile_s* tile) {
     int i = get_group_id(0) * get_local_size(0) + get_local_id(0);
     int j = get_group_id(1) * tile->y + get_local_id(1) * tile->ratio;
     return i + j * tile->nx;
 }
 
-inline int id_sb(__constant const tile_s* tile) {
+int id_sb(__constant const tile_s* tile) {
     return get_local_id(0) + tile->xp3 + tile->distance_b * get_local_id(1);
 }
 
 /* section 2.2.1: logical functions */
-inline bool isSquare(const int idx, __constant const square_s* square, __constant const tile_s* tile) {
+bool isSquare(const int idx, __constant const square_s* square, __constant const tile_s* tile) {
     int i = idx % tile->nx;
     int j = idx / tile->nx;
     return ((i >= square->x1) && (i <= square->x2) && (j >= square->y1) && (j <= square->y2)) ? true : false;
 }
 
-inline bool outofBorder(const int idx, __constant const tile_s* tile) {
+bool outofBorder(const int idx, __constant const tile_s* tile) {
     int i = idx % tile->nx;
     int j = idx / tile->nx;
     return ((i < 0) || (j < 0) || (i > tile->nx - 1) || (j > tile->ny - 1)) ? true : false;
 }
 
 /* not printed in the seed; see the header */
-inline int inside(const int idx, __constant const square_s* square, __constant const tile_s* tile) {
+int inside(const int idx, __constant const square_s* square, __constant const tile_s* tile) {
     int i = idx % tile->nx;
     int j = idx / tile->nx;
     if ((j <= 0) || (j >= tile->ny - 1) || (i <= 0))
@@ -98,8 +101,8 @@ inline int inside(const int idx, __constant const square_s* square, __constant c
 }
 
 /* section 2.2.1: loading the tile and the cross-shaped halo into shared memory */
-inline void memcpy_cross(__local T* destination, __global const T* source, int idx_sb, int idx_g,
-                         __constant const tile_s* tile) {
+void memcpy_cross(__local T* destination, __global const T* source, int idx_sb, int idx_g,
+                  __constant const tile_s* tile) {
     int idx;
     const int threadIdx_x = get_local_id(0), threadIdx_y = get_local_id(1);
     const int blockIdx_x = get_group_id(0), blockIdx_y = get_group_id(1);
@@ -138,8 +141,8 @@ inline void memcpy_cross(__local T* destination, __global const T* source, int i
 }
 
 /* section 2.2.1: the Jacobi iteration from shared memory */
-inline void jacobi_d(__global T* psi, __local const T* psi_s, __global const T* w, int idx_g, int idx_sb,
-                     __constant const gpu_constants* gpu_c) {
+void jacobi_d(__global T* psi, __local const T* psi_s, __global const T* w, int idx_g, int idx_sb,
+              __constant const gpu_constants* gpu_c) {
     int mark;
     __constant const square_s* square = &gpu_c->square;
     __constant const tile_s* tile = &gpu_c->tile;
@@ -172,8 +175,8 @@ __kernel void jacobi_k(__global T* psi, __global const T* psi_old, __global cons
 }
 
 /* section 2.2.2: the Jacobi iteration without shared memory */
-inline void jacobi_d_noshared(__global T* psi, __global const T* psi_old, __global const T* w, int idx_g,
-                              __constant const gpu_constants* gpu_c) {
+void jacobi_d_noshared(__global T* psi, __global const T* psi_old, __global const T* w, int idx_g,
+                       __constant const gpu_constants* gpu_c) {
     int mark;
     __constant const square_s* square = &gpu_c->square;
     __constant const tile_s* tile = &gpu_c->tile;

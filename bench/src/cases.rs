@@ -4,7 +4,8 @@
 
 use anyhow::{bail, Result};
 use clforge::runtime::{
-    ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, PingPong, Scalar, Shape, StencilPlan, StencilSpec,
+    ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, Params, PingPong, Scalar, Shape, StencilArg,
+    StencilPlan, StencilSpec,
 };
 use serde::Serialize;
 
@@ -155,6 +156,24 @@ impl<T: Real, K> JacobiCase<T, K> {
         let ev = (self.kernel.launch)(plan, next, cur, &self.w, &self.cell, &self.k)?;
         self.psi.swap();
         Ok(ev)
+    }
+
+    /// [`JacobiCase::step`] without an event ([`StencilPlan::enqueue`]); the generated
+    /// `launch_plan` always asks for one, so the arguments are spelled out here.
+    pub fn step_without_event(&mut self, plan: &StencilPlan) -> RtResult<()>
+    where
+        K: Params,
+    {
+        let (next, cur) = self.psi.split();
+        let args = [
+            StencilArg::grid("psi", cur),
+            StencilArg::grid("w", &self.w),
+            StencilArg::grid("cell", &self.cell),
+            StencilArg::params(&self.k),
+        ];
+        plan.enqueue(next, &args)?;
+        self.psi.swap();
+        Ok(())
     }
 
     /// One iteration with a seed 002 kernel.

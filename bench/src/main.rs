@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --release --bin clforge-bench -- stencils [--device gpu] [--sizes 512x256,4096,512x512x512]
-//!     [--quick] [--json target/bench.json] [--reps 20] [--retune] [--no-f64]
+//!     [--quick] [--json target/bench.json] [--reps 50] [--retune] [--no-f64]
 //! cargo run --release --bin clforge-bench -- roofline
 //! ```
 //!
@@ -58,9 +58,9 @@ struct Cli {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Timed launches per kernel and size (at least 20).
-    #[arg(long, default_value_t = 20)]
-    reps: usize,
+    /// Timed launches per kernel and size, at least 20 (default: 20 with --quick, else 50).
+    #[arg(long)]
+    reps: Option<usize>,
     /// Tune afresh (in memory) instead of reading the tuning cache.
     #[arg(long)]
     retune: bool,
@@ -98,18 +98,16 @@ fn parse_shape(s: &str) -> Result<Shape, String> {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    if cli.reps < 20 {
-        bail!("--reps {} is too few: time at least 20 launches", cli.reps);
+    let timed = cli.reps.unwrap_or(if cli.quick { 20 } else { 50 });
+    if timed < 20 {
+        bail!("--reps {timed} is too few: time at least 20 launches");
     }
     let dev = match &cli.device {
         Some(sel) => Device::select(sel),
         None => Device::default(),
     }
     .context("choosing the OpenCL device")?;
-    let reps = measure::Reps {
-        warmup: 2,
-        timed: cli.reps,
-    };
+    let reps = measure::Reps { warmup: 2, timed };
     let (mut sizes_2d, mut sizes_3d) = suite::Options::defaults(&dev, cli.quick);
     if let Some(sizes) = &cli.sizes {
         sizes_2d = sizes.iter().copied().filter(|s| s.rank() == 2).collect();
@@ -139,7 +137,7 @@ fn main() -> Result<()> {
         Suite::Stencils => suite::run(&dev, &opts, "stencils")?,
         Suite::Roofline => {
             let start = Instant::now();
-            let mut progress = measure::Progress::new(4);
+            let mut progress = measure::Progress::new(5);
             let roofline = roofline::measure(&dev, cli.quick, reps, |m| progress.step(m))?;
             progress.finish();
             let copy = roofline.copy_gb_s();

@@ -112,6 +112,9 @@ pub struct IterRow {
     pub batched_device_us: f64,
     /// Host time per launch spent enqueueing (batched loop before the finish).
     pub batched_enqueue_us: f64,
+    /// Wall time per iteration, batched, with launches that ask the driver for no event
+    /// (`StencilPlan::enqueue`).
+    pub no_event_wall_us: f64,
     /// Wall time per iteration when each launch is waited for.
     pub sync_wall_us: f64,
     /// Device time per iteration in the synchronous loop.
@@ -182,6 +185,7 @@ impl Report {
         for (p, unit) in [
             (&r.copy_kernel, "GB/s"),
             (&r.copy_buffer, "GB/s"),
+            (&r.triad, "GB/s"),
             (&r.fma_f32, "GFLOP/s"),
         ]
         .into_iter()
@@ -218,11 +222,16 @@ impl Report {
             let Some(first) = rows.first() else { continue };
             let clforge = rows.iter().find(|r| r.implementation == "clforge");
             let bpp = clforge.map_or(first.bytes_per_point, |r| r.bytes_per_point);
+            let seed = rows.iter().find(|r| r.implementation == "seed002");
             let _ = writeln!(
                 s,
-                "\n{case} {shape} ({} points, {bpp} B/pt -> {:.1} MB per sweep; {} flop/pt)",
+                "\n{case} {shape} ({} points; clforge {bpp} B/pt -> {:.1} MB per sweep{}; {} flop/pt)",
                 first.points,
                 first.points as f64 * bpp / 1e6,
+                seed.map_or(String::new(), |r| format!(
+                    ", seed 002 {} B/pt (no mask array)",
+                    r.bytes_per_point
+                )),
                 first.flops_per_point
             );
             let _ = writeln!(
@@ -272,22 +281,27 @@ impl Report {
             }
         }
         if !self.iterations.is_empty() {
-            let _ = writeln!(s, "\nmany small iterations (us per iteration)");
             let _ = writeln!(
                 s,
-                "  {:<36} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
-                "case / config", "iters", "batch wall", "batch dev", "enqueue", "sync wall", "sync dev", "raw enqueue"
+                "\nmany small iterations, us per iteration: batched (one finish at the end; wall, device, host \
+                 enqueue per launch; without events), synchronous (wait after each), raw Program::launch enqueue"
+            );
+            let _ = writeln!(
+                s,
+                "  {:<36} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                "case / config", "iters", "wall", "device", "enqueue", "no event", "sync wall", "sync dev", "raw enq"
             );
             for it in &self.iterations {
                 let raw = it.raw_enqueue_us.map_or("-".to_owned(), |v| format!("{v:.2}"));
                 let _ = writeln!(
                     s,
-                    "  {:<36} {:>6} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11}",
+                    "  {:<36} {:>6} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10}",
                     format!("{} {} {}", it.case, it.shape, it.config),
                     it.iterations,
                     it.batched_wall_us,
                     it.batched_device_us,
                     it.batched_enqueue_us,
+                    it.no_event_wall_us,
                     it.sync_wall_us,
                     it.sync_device_us,
                     raw

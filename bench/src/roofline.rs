@@ -16,13 +16,18 @@ const FMA_WG: usize = 64;
 /// Work-group of the copy kernel.
 const COPY_WG: usize = 256;
 
-fn copy_source() -> String {
-    "__kernel void copy8(__global float8* restrict dst, __global const float8* restrict src) {\n\
-     \x20   const size_t i = get_global_id(0);\n\
-     \x20   dst[i] = src[i];\n\
-     }\n"
-    .to_owned()
+/// A `float8` copy, and a `float8` triad (two reads per write, like a stencil's fields).
+const COPY_SOURCE: &str = "
+__kernel void copy8(__global float8* restrict dst, __global const float8* restrict src) {
+    const size_t i = get_global_id(0);
+    dst[i] = src[i];
 }
+__kernel void triad8(__global float8* restrict a, __global const float8* restrict b,
+                     __global const float8* restrict c, const float s) {
+    const size_t i = get_global_id(0);
+    a[i] = b[i] + s * c[i];
+}
+";
 
 /// `CHAINS` independent `x = fma(x, a, b)` chains of `FMA_ITERS` steps on `<ty>8` values.
 fn fma_source(ty: &str) -> String {
@@ -82,6 +87,8 @@ impl Point {
 pub struct Roofline {
     pub copy_kernel: Point,
     pub copy_buffer: Point,
+    /// `a = b + s·c` (two reads, one write): read-heavy kernels such as stencils can beat copy.
+    pub triad: Point,
     pub fma_f32: Point,
     pub fma_f64: Option<Point>,
 }
@@ -114,7 +121,7 @@ pub fn measure(dev: &Device, quick: bool, reps: Reps, mut step: impl FnMut(&str)
     step(&format!("roofline: float8 copy kernel, 2 x {} MiB", bytes >> 20));
     let src = Buffer::<f32>::from_slice(dev, &vec![1.0f32; floats]).context("allocating the copy source")?;
     let mut dst = Buffer::<f32>::new(dev, floats).context("allocating the copy destination")?;
-    let copy = dev.program("roofline copy", &copy_source(), "")?;
+    let copy = dev.program("roofline copy", COPY_SOURCE, "")?;
     let items = floats / 8;
     let wg = COPY_WG.min(dev.info().max_work_group_size);
     let global = items.div_ceil(wg) * wg;
@@ -133,7 +140,21 @@ pub fn measure(dev: &Device, quick: bool, reps: Reps, mut step: impl FnMut(&str)
     step("roofline: clEnqueueCopyBuffer");
     let t = time_launches(reps, || Ok(dst.copy_from(&src)?))?;
     let copy_buffer = Point::new(format!("clEnqueueCopyBuffer, {} MiB", bytes >> 20), moved, "B", t);
-    drop((src, dst));
+
+    step("roofline: float8 triad kernel");
+    let third = Buffer::<f32>::from_slice(dev, &vec![2.0f32; floats]).context("allocating the triad input")?;
+    let args = [Arg::buffer(&dst), Arg::buffer(&src), Arg::buffer(&third), Arg::f32(0.5)];
+    let t = time_launches(reps, || Ok(copy.launch("triad8", &[global], Some(&[wg]), &args)?))?;
+    let triad = Point::new(
+        format!("float8 triad a = b + s*c, 3 x {} MiB", bytes >> 20),
+        3.0 * bytes as f64,
+        "B",
+        t,
+    );
+    if dst.to_vec()?.iter().any(|&v| v != 2.0) {
+        anyhow::bail!("the roofline triad kernel computed wrong values");
+    }
+    drop((src, dst, third));
 
     step("roofline: float8 FMA");
     let fma_f32 = fma_point(dev, "float", reps)?;
@@ -146,6 +167,7 @@ pub fn measure(dev: &Device, quick: bool, reps: Reps, mut step: impl FnMut(&str)
     Ok(Roofline {
         copy_kernel,
         copy_buffer,
+        triad,
         fma_f32,
         fma_f64,
     })

@@ -72,6 +72,10 @@ pub fn describe(config: &LaunchConfig, spec: &StencilSpec) -> String {
             Some(t) => format!("tiled {}x{}/{}x{}", t.x, t.y, t.x, t.rows),
             None => "tiled default".to_owned(),
         },
+        Variant::Steps => match config.tile {
+            Some(t) => format!("steps {} on {}x{}/{}x{}", config.iterations(), t.x, t.y, t.x, t.rows),
+            None => format!("steps {}", config.iterations()),
+        },
     }
 }
 
@@ -178,6 +182,10 @@ fn jacobi_configs(quick: bool) -> Vec<LaunchConfig> {
             rows: s.block_y,
         })
     }));
+    if !quick {
+        // Wider tiles than the seed's: longer contiguous rows per work-group.
+        configs.extend([Tile { x: 64, y: 16, rows: 4 }, Tile { x: 128, y: 8, rows: 2 }].map(LaunchConfig::tiled));
+    }
     configs
 }
 
@@ -216,7 +224,7 @@ fn steps(opts: &Options, fp64: bool) -> u64 {
     let precisions = if fp64 && opts.f64 { 2 } else { 1 };
     let per_2d = 1 + jacobi_configs(opts.quick).len() + seed_configs(opts.quick).len() + 2;
     let per_3d = 1 + heat_configs().len() + 2;
-    (4 + 1 + opts.sizes_2d.len() * precisions * per_2d + opts.sizes_3d.len() * per_3d + 2) as u64
+    (5 + 1 + opts.sizes_2d.len() * precisions * per_2d + opts.sizes_3d.len() * per_3d + 2) as u64
 }
 
 /// Runs the suite.
@@ -550,6 +558,13 @@ fn small_iterations(ctx: &mut Ctx) -> Result<()> {
         let batched_device = device_sum_ns(&events)?;
 
         let start = Instant::now();
+        for _ in 0..n {
+            case.step_without_event(&plan)?;
+        }
+        dev.finish()?;
+        let no_event_wall = start.elapsed();
+
+        let start = Instant::now();
         events.clear();
         for _ in 0..n {
             let ev = case.step(&plan)?;
@@ -574,6 +589,7 @@ fn small_iterations(ctx: &mut Ctx) -> Result<()> {
             batched_wall_us: per(batched_wall),
             batched_device_us: batched_device as f64 / 1e3 / n as f64,
             batched_enqueue_us: per(enqueued),
+            no_event_wall_us: per(no_event_wall),
             sync_wall_us: per(sync_wall),
             sync_device_us: sync_device as f64 / 1e3 / n as f64,
             raw_enqueue_us,

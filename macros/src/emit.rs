@@ -15,6 +15,9 @@ pub enum Access {
     Vector,
     /// Staged fields from the local tile `t_psi[t + 1]`; the others from global memory.
     Tiled,
+    /// The state field from the local buffer of the current step `s_cur[t + 1]`; the others
+    /// from global memory.
+    Steps,
 }
 
 pub struct Emitter<'a> {
@@ -201,6 +204,7 @@ impl Emitter<'_> {
         };
         match self.access {
             Access::Tiled if self.k.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
+            Access::Steps if self.k.state == Some(arg) => format!("s_cur[{}]", linear("t", offset, "SW", "SWH")),
             Access::Vector => {
                 // The vector path never wraps along x, so x-only offsets stay linear.
                 let x_only = offset[1] == 0 && offset[2] == 0;

@@ -68,6 +68,7 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
     let origin = format!("{}:{}", k.file, k.line);
     let (tx, ty, wy) = crate::render::default_tile(k.rank);
     let lanes = crate::emit::LANES;
+    let steps = crate::render::steps_supported(k);
     let plain = format!("{name}_plain");
     let tiled = format!("{name}_tiled");
     let vector = format!("{name}_vec{lanes}");
@@ -174,6 +175,7 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     lanes: #lanes,
+                    steps: #steps,
                     default_tile: #rt::Tile { x: #tx, y: #ty, rows: #wy },
                     origin: #origin,
                     source: Self::source(),

@@ -77,6 +77,9 @@ pub struct Kernel {
     pub halo: [usize; 3],
     /// Per argument: read at a non-zero offset, so staged in local memory by the tiled variant.
     pub staged: Vec<bool>,
+    /// The grid the output replaces when iterating (first grid of the output's type): the
+    /// temporally blocked variant keeps it in local memory across several steps.
+    pub state: Option<usize>,
     /// Distinct non-zero offsets per axis (for wrapped/clamped coordinates).
     pub axis_offsets: [Vec<i64>; 3],
     pub consts: Vec<ConstUse>,

@@ -70,6 +70,11 @@ struct StencilView {
     coords_x: Vec<String>,
     plain_body: Vec<String>,
     tiled_body: Vec<String>,
+    /// Several steps per launch in local memory (2-D, fixed boundary, with a state grid).
+    has_steps: bool,
+    state_name: String,
+    state_ty: &'static str,
+    steps_body: Vec<String>,
     vec_body: Vec<String>,
 }
 
@@ -142,8 +147,18 @@ fn view(k: &Kernel) -> StencilView {
         coords_x: emit_coords(k, 0..1),
         plain_body: emit_body(k, Access::Global, &scalar_store),
         tiled_body: emit_body(k, Access::Tiled, &scalar_store),
+        has_steps: steps_supported(k),
+        state_name: k.state.map(|i| k.arg_names[i].clone()).unwrap_or_default(),
+        state_ty: k.out.cl(),
+        steps_body: emit_body(k, Access::Steps, &|v: &str| format!("s_next[t] = {v};")),
         vec_body: emit_body(k, Access::Vector, &vector_store),
     }
+}
+
+/// Temporal blocking keeps the state grid in local memory for several steps; it needs a
+/// state grid and, so far, a 2-D grid with a fixed boundary (no wrapped halos).
+pub fn steps_supported(k: &Kernel) -> bool {
+    k.rank == 2 && k.boundary == Boundary::Fixed && k.state.is_some()
 }
 
 /// Renders the stencil family. `#line RESET` lines stay for the runtime's `assemble`, which

@@ -274,7 +274,9 @@ impl Program {
     pub fn launch(&self, kernel: &str, global: &[usize], local: Option<&[usize]>, args: &[Arg<'_>]) -> Result<Event> {
         let sizes = self.work_sizes(global, local)?;
         let slot = self.kernel(kernel)?;
-        self.enqueue(&slot, kernel, global.len(), sizes, args)
+        let mut ev = core::Event::null();
+        self.enqueue(&slot, kernel, global.len(), sizes, args, Some(&mut ev))?;
+        Ok(Event::from_core(ev))
     }
 
     /// The kernel object named `kernel`, for launching it repeatedly without looking it up
@@ -285,7 +287,9 @@ impl Program {
         })
     }
 
-    /// [`Program::launch`] of a kernel resolved by [`Program::kernel_ref`]; `name` labels errors.
+    /// [`Program::launch`] of a kernel resolved by [`Program::kernel_ref`]; `name` labels
+    /// errors. Without `event` no event is asked of the driver (see `StencilPlan::enqueue`)
+    /// and `None` is returned.
     pub(crate) fn launch_kernel(
         &self,
         k: &KernelRef,
@@ -293,9 +297,17 @@ impl Program {
         global: &[usize],
         local: Option<&[usize]>,
         args: &[Arg<'_>],
-    ) -> Result<Event> {
+        event: bool,
+    ) -> Result<Option<Event>> {
         let sizes = self.work_sizes(global, local)?;
-        self.enqueue(&k.slot, name, global.len(), sizes, args)
+        if event {
+            let mut ev = core::Event::null();
+            self.enqueue(&k.slot, name, global.len(), sizes, args, Some(&mut ev))?;
+            Ok(Some(Event::from_core(ev)))
+        } else {
+            self.enqueue(&k.slot, name, global.len(), sizes, args, None)?;
+            Ok(None)
+        }
     }
 
     /// Validated, padded work sizes, within the device's work-group limit.
@@ -321,7 +333,8 @@ impl Program {
         dims: usize,
         (gws, lws): ([usize; 3], Option<[usize; 3]>),
         args: &[Arg<'_>],
-    ) -> Result<Event> {
+        event: Option<&mut core::Event>,
+    ) -> Result<()> {
         let k = lock(slot);
         if args.len() != k.num_args as usize {
             return Err(Error::LengthMismatch {
@@ -353,7 +366,6 @@ impl Program {
                 message: format!("argument {i} of kernel `{kernel}`: {}", describe(&e)),
             })?;
         }
-        let mut ev = core::Event::null();
         // SAFETY: every argument is set (count checked above) to a live memory
         // object or a value; OpenCL retains the memory objects until the kernel
         // has run, and the work sizes were validated.
@@ -366,14 +378,13 @@ impl Program {
                 &gws,
                 lws,
                 None::<()>,
-                Some(&mut ev),
+                event,
             )
         }
         .map_err(|e| Error::Cl {
             op: "clEnqueueNDRangeKernel",
             message: format!("kernel `{kernel}` of program `{}`: {}", self.inner.name, describe(&e)),
-        })?;
-        Ok(Event::from_core(ev))
+        })
     }
 
     #[cfg(test)]

@@ -20,7 +20,7 @@
 //!     if (x < nx && y < ny) out[x + nx * y] = 2.0f * u[x + nx * y];
 //! }";
 //! let spec = StencilSpec {
-//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8,
+//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, steps: false,
 //!     default_tile: Tile { x: 32, y: 32, rows: 4 }, origin: "doc.rs:1", source: SOURCE,
 //! };
 //! let dev = Device::default().unwrap();
@@ -55,8 +55,9 @@ pub const TUNE_CACHE_ENV: &str = "CLFORGE_TUNE_CACHE";
 /// Version of the cache file's layout; files of another version are ignored.
 const CACHE_VERSION: u32 = 1;
 
-/// Timed launches per candidate (after one warm-up launch) when not set otherwise.
-const DEFAULT_REPETITIONS: usize = 5;
+/// Timed launches per candidate (after one warm-up launch) when not set otherwise: enough
+/// for a steady median of launches that take a few microseconds.
+const DEFAULT_REPETITIONS: usize = 10;
 
 /// Tile/work-group shapes of seed 002's table 1 (tile x × tile y / block x × block y),
 /// the shapes its author timed for the 512×256 Jacobi iteration.
@@ -75,7 +76,8 @@ pub const SEED_002_TILES: [Tile; 7] = [
 pub struct Trial {
     /// The configuration.
     pub config: LaunchConfig,
-    /// Median device time of its launches in nanoseconds, if it ran.
+    /// Median device time of its launches in nanoseconds per iteration (per launch divided
+    /// by [`LaunchConfig::iterations`]), if it ran.
     pub median_ns: Option<u64>,
     /// Why it did not run (build failure, work-group too large for the kernel, ...).
     pub error: Option<String>,
@@ -86,8 +88,8 @@ pub struct Trial {
 pub struct Tuned {
     /// The fastest configuration.
     pub config: LaunchConfig,
-    /// Its median device time per launch in nanoseconds, as measured when it was tuned
-    /// (possibly by an earlier process, when `from_cache`).
+    /// Its median device time per iteration in nanoseconds (see [`Trial::median_ns`]), as
+    /// measured when it was tuned (possibly by an earlier process, when `from_cache`).
     pub median_ns: u64,
     /// Whether the answer came from the cache (memory or file) instead of a tuning pass.
     pub from_cache: bool,
@@ -103,6 +105,8 @@ struct Entry {
     tile: Option<[usize; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     work_group: Option<[usize; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    steps: Option<usize>,
     median_ns: u64,
 }
 
@@ -112,11 +116,13 @@ impl Entry {
             Variant::Plain => "plain",
             Variant::Tiled => "tiled",
             Variant::Vector => "vector",
+            Variant::Steps => "steps",
         };
         Entry {
             variant: variant.to_owned(),
             tile: config.tile.map(|t| [t.x, t.y, t.rows]),
             work_group: config.work_group,
+            steps: config.steps,
             median_ns,
         }
     }
@@ -127,12 +133,14 @@ impl Entry {
             "plain" => Variant::Plain,
             "tiled" => Variant::Tiled,
             "vector" => Variant::Vector,
+            "steps" => Variant::Steps,
             _ => return None,
         };
         Some(LaunchConfig {
             variant,
             tile: self.tile.map(|[x, y, rows]| Tile { x, y, rows }),
             work_group: self.work_group,
+            steps: self.steps,
         })
     }
 }
@@ -194,7 +202,7 @@ impl Tuner {
         Some(cache_home.join("clforge").join("tune.json"))
     }
 
-    /// Sets the number of timed launches per candidate (at least 1; default 5).
+    /// Sets the number of timed launches per candidate (at least 1; default 10).
     pub fn repetitions(mut self, n: usize) -> Tuner {
         self.repetitions = n.max(1);
         self
@@ -244,7 +252,9 @@ impl Tuner {
         self.tune_among(device, spec, shape, &configs, time)
     }
 
-    /// Like [`Tuner::tune`] with the caller's candidates instead of [`candidates`]. The
+    /// Like [`Tuner::tune`] with the caller's candidates instead of [`candidates`], e.g. to
+    /// weigh [`Variant::Steps`] launches (several iterations each; [`candidates`] leaves them
+    /// out because they change what one call of `time` does) per iteration. The
     /// answer is cached under the same key, so keep a restricted search (e.g. a quick run)
     /// in a tuner of its own ([`Tuner::in_memory`]) if full passes share the cache file.
     pub fn tune_among<F>(
@@ -277,8 +287,11 @@ impl Tuner {
         }
         let mut trials = Vec::new();
         for config in configs.iter().cloned() {
+            // Per iteration, so that multi-step launches (the steps variant) compare fairly.
+            let iterations = config.iterations().max(1) as u64;
             let measured = StencilPlan::new(device, spec, &config, shape)
-                .and_then(|plan| median_time(&plan, &mut time, self.repetitions));
+                .and_then(|plan| median_time(&plan, &mut time, self.repetitions))
+                .map(|ns| ns / iterations);
             let (median_ns, error) = match measured {
                 Ok(ns) => (Some(ns), None),
                 Err(e) => (None, Some(e.to_string())),
@@ -477,6 +490,7 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
                     variant,
                     tile: None,
                     work_group: Some(wg),
+                    steps: None,
                 });
             }
         }
@@ -544,6 +558,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             halo: [1, 0, 0],
             boundary: Boundary::Fixed,
             lanes: 8,
+            steps: false,
             default_tile: Tile { x: 32, y: 32, rows: 4 },
             origin: "tune.rs",
             source: SOURCE,

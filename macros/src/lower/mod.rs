@@ -11,9 +11,10 @@ use std::collections::{BTreeSet, HashSet};
 /// Names the kernel templates use; a user binding with one of these names is renamed.
 const RESERVED: &[&str] = &[
     "x", "y", "z", "c", "t", "row", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx",
-    "gy", "gz", "xend", "k_", "AT", "WRAP", "UPDATED", "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y",
-    "WG_Y", "float", "double", "int", "uint", "uchar", "char", "long", "short", "half", "sqrt", "exp", "log", "pow",
-    "fmin", "fmax", "select", "min", "max", "abs", "fabs", "clamp", "sin", "cos",
+    "gy", "gz", "xend", "step", "tx", "ty", "s_cur", "s_next", "s_a", "s_b", "s_tmp", "k_", "AT", "WRAP", "UPDATED",
+    "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y", "WG_Y", "float", "double", "int", "uint", "uchar",
+    "char", "long", "short", "half", "sqrt", "exp", "log", "pow", "fmin", "fmax", "select", "min", "max", "abs",
+    "fabs", "clamp", "sin", "cos",
 ];
 
 struct Lowerer<'a> {
@@ -84,6 +85,10 @@ pub fn lower_stencil(s: &Stencil) -> syn::Result<ir::Kernel> {
         result_line: tail.line,
         halo,
         staged,
+        state: s
+            .args
+            .iter()
+            .position(|a| matches!(a, Arg::Field(f) if f.elem == s.out)),
         axis_offsets: axis.map(|a| a.into_iter().collect()),
         consts: l.consts,
         members: l.members,
