@@ -125,6 +125,10 @@ pub fn expand_element(
             }
         }
 
+        // The user's `NODES` is the declaration the kernels were derived from; referencing it
+        // keeps it from being reported as dead code in binaries that never read it.
+        const _: usize = #m::NODES.len();
+
         impl #fem::Element for #ty {
             type Material = #m::__ClforgeMaterial;
             const NAME: &'static str = #name;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::fem::element::ElementSpec;
 use crate::fem::mesh::{ElementMap, Mesh};
 use crate::fem::schedule::{plan, Pass, Schedule};
-use crate::program::{Arg, Program};
+use crate::program::{Arg, Event, Program};
 
 /// Longitudinal wave speed `c = sqrt(E/ρ)` (seed 000, eq. 3.3.2).
 pub fn wave_speed(young: f64, density: f64) -> f64 {
@@ -517,6 +517,8 @@ pub struct Stepper {
     f: Buffer<f32>,
     loads: Vec<DeviceLoad>,
     steps: u64,
+    /// Events of the kernels the last `step` call queued.
+    last_events: Vec<Event>,
 }
 
 impl std::fmt::Debug for Stepper {
@@ -627,6 +629,7 @@ impl Stepper {
             f: Buffer::from_slice(device, &zeros)?,
             loads: vec![],
             steps: 0,
+            last_events: Vec::new(),
         })
     }
 
@@ -674,6 +677,7 @@ impl Stepper {
 
     /// Runs `n` steps (queued; reading results waits for them).
     pub fn step(&mut self, n: usize) -> Result<()> {
+        let mut events = Vec::new();
         let [nx, ny, nz] = self.mesh_dims;
         let dt = self.dt;
         for _ in 0..n {
@@ -692,7 +696,7 @@ impl Stepper {
                     Arg::i32(ny),
                     Arg::i32(nz),
                 ];
-                self.program.launch(&self.kernel("gather"), &pass.global, None, &args)?;
+                events.push(self.program.launch(&self.kernel("gather"), &pass.global, None, &args)?);
                 std::mem::swap(&mut self.u, &mut self.u_alt);
                 for l in &self.loads {
                     let args = [
@@ -705,7 +709,7 @@ impl Stepper {
                         Arg::f32(dt),
                         Arg::i32(l.n as i32),
                     ];
-                    self.program.launch(&self.kernel("kick"), &[l.n], None, &args)?;
+                    events.push(self.program.launch(&self.kernel("kick"), &[l.n], None, &args)?);
                 }
                 self.steps += 1;
                 continue;
@@ -718,7 +722,7 @@ impl Stepper {
                     Arg::buffer(&self.f),
                     Arg::i32(l.n as i32),
                 ];
-                self.program.launch(&self.kernel("load"), &[l.n], None, &args)?;
+                events.push(self.program.launch(&self.kernel("load"), &[l.n], None, &args)?);
             }
             let name = self.kernel(self.schedule.suffix());
             for p in &self.passes {
@@ -738,7 +742,7 @@ impl Stepper {
                             Arg::i32(sy),
                             Arg::i32(sz),
                         ];
-                        self.program.launch(&name, &p.global, local, &args)?;
+                        events.push(self.program.launch(&name, &p.global, local, &args)?);
                     }
                     Schedule::Unstructured => {
                         let args = [
@@ -749,7 +753,7 @@ impl Stepper {
                             Arg::i32(p.range.0 as i32),
                             Arg::i32(p.range.1 as i32),
                         ];
-                        self.program.launch(&name, &p.global, local, &args)?;
+                        events.push(self.program.launch(&name, &p.global, local, &args)?);
                     }
                     Schedule::Computed | Schedule::Blocked(_) => {
                         let args = [
@@ -763,7 +767,7 @@ impl Stepper {
                             Arg::i32(sy),
                             Arg::i32(sz),
                         ];
-                        self.program.launch(&name, &p.global, local, &args)?;
+                        events.push(self.program.launch(&name, &p.global, local, &args)?);
                     }
                     Schedule::BlockedMaterial(_) => {
                         let args = [
@@ -779,7 +783,7 @@ impl Stepper {
                             Arg::i32(sy),
                             Arg::i32(sz),
                         ];
-                        self.program.launch(&name, &p.global, local, &args)?;
+                        events.push(self.program.launch(&name, &p.global, local, &args)?);
                     }
                     Schedule::Gather => {}
                 }
@@ -793,11 +797,25 @@ impl Stepper {
                 Arg::f32(dt),
                 Arg::i32(self.n_dofs as i32),
             ];
-            self.program
-                .launch(&self.kernel("integrate"), &[self.n_dofs], None, &args)?;
+            events.push(
+                self.program
+                    .launch(&self.kernel("integrate"), &[self.n_dofs], None, &args)?,
+            );
             self.steps += 1;
         }
+        self.last_events = events;
         Ok(())
+    }
+
+    /// Device time of the kernels the last [`Stepper::step`] call queued, in nanoseconds, from
+    /// OpenCL profiling events (waits for them).
+    pub fn last_step_ns(&self) -> Result<u64> {
+        self.last_events.iter().map(Event::duration_ns).sum()
+    }
+
+    /// Waits until every queued step has run.
+    pub fn finish(&self) -> Result<()> {
+        self.u.device().finish()
     }
 
     /// Displacements per DOF (waits for queued steps).
