@@ -151,3 +151,19 @@ fn steps_variant_is_refused_where_not_generated() {
     .unwrap_err();
     assert!(err.to_string().contains("temporal blocking"), "{err}");
 }
+
+/// The event-free launch computes the same as the profiled one.
+#[test]
+fn enqueue_plan_equals_launch_plan() {
+    use heat3d::*;
+    let shape = Shape::d3(20, 9, 7);
+    let u = random_f32(shape, &mut rng(3), 0.0, 1.0);
+    let plan = Heat3d::plan(&device(), &LaunchConfig::variant(Variant::Vector), shape).unwrap();
+    let (mut a, mut b) = (up(&u), up(&u));
+    Heat3d::launch_plan(&plan, &mut a, &up(&u), 0.1).unwrap();
+    Heat3d::enqueue_plan(&plan, &mut b, &up(&u), 0.1).unwrap();
+    let mut host = u.clone();
+    Heat3d::apply_host(&mut host, &u, 0.1).unwrap();
+    assert_eq!(b.to_host().unwrap(), a.to_host().unwrap());
+    assert!(rel_error(&b.to_host().unwrap(), &host) <= 1e-6);
+}

@@ -13,6 +13,11 @@ pub enum Access {
     Global,
     /// Global memory, `LANES` points: `vload8(0, psi + c + 1)`.
     Vector,
+    /// Like `Global` at points whose neighbours all lie inside the grid: linear offsets from
+    /// the centre even for wrapped or clamped boundaries (no coordinate arithmetic).
+    Interior,
+    /// Like `Vector` at interior rows.
+    VectorInterior,
     /// Staged fields from the local tile `t_psi[t + 1]`; the others from global memory.
     Tiled,
     /// The state field from the local buffer of the current step `s_cur[t + 1]`; the others
@@ -110,7 +115,7 @@ pub fn linear(base: &str, offset: [i64; 3], stride_y: &str, stride_z: &str) -> S
 
 impl Emitter<'_> {
     fn vector(&self) -> bool {
-        self.access == Access::Vector
+        matches!(self.access, Access::Vector | Access::VectorInterior)
     }
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
@@ -189,7 +194,8 @@ impl Emitter<'_> {
 
     fn read(&self, arg: usize, offset: [i64; 3]) -> String {
         let name = &self.k.arg_names[arg];
-        let wrapped = self.k.boundary != Boundary::Fixed;
+        let wrapped =
+            self.k.boundary != Boundary::Fixed && !matches!(self.access, Access::Interior | Access::VectorInterior);
         let coords = |vector: bool| {
             let axes: Vec<String> = (0..3)
                 .map(|a| {
@@ -205,7 +211,7 @@ impl Emitter<'_> {
         match self.access {
             Access::Tiled if self.k.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
             Access::Steps if self.k.state == Some(arg) => format!("s_cur[{}]", linear("t", offset, "SW", "SWH")),
-            Access::Vector => {
+            Access::Vector | Access::VectorInterior => {
                 // The vector path never wraps along x, so x-only offsets stay linear.
                 let x_only = offset[1] == 0 && offset[2] == 0;
                 let at = if wrapped && !x_only {
@@ -386,7 +392,7 @@ pub fn emit_body(k: &Kernel, access: Access, store: &dyn Fn(&str) -> String) -> 
     }
     lines.push(format!("#line {} \"{}\"", k.result_line, k.file));
     let mut result = em.expr(&k.result);
-    if access == Access::Vector && !k.result.varying {
+    if matches!(access, Access::Vector | Access::VectorInterior) && !k.result.varying {
         result = format!("({}{LANES})({result})", k.out.cl());
     }
     lines.push(store(&result));

@@ -107,6 +107,7 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
         }
     }
     let dev_params2 = dev_params.clone();
+    let dev_params3 = dev_params.clone();
     let arg_names: Vec<&syn::Ident> = k.args.iter().map(|a| a.name()).collect();
 
     // The generated OpenCL assumes these types; Rust checks them at the user's tokens.
@@ -196,6 +197,12 @@ pub fn expand_stencil(item: &syn::ItemFn, k: &Kernel, source: &str) -> TokenStre
             /// Like [`Self::launch`] with a prepared plan: no lookup on the hot path.
             pub fn launch_plan(plan: &#rt::StencilPlan, out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params2),*) -> #rt::Result<#rt::Event> {
                 plan.launch(out, &[#(#launch_args),*])
+            }
+
+            /// Like [`Self::launch_plan`] without a profiling event: the cheapest launch, for long
+            /// batches of iterations (some drivers spend microseconds of host time per event).
+            pub fn enqueue_plan(plan: &#rt::StencilPlan, out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params3),*) -> #rt::Result<()> {
+                plan.enqueue(out, &[#(#launch_args),*])
             }
 
             /// The host reference: calls the Rust function at every updated point.

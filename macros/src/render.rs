@@ -70,6 +70,10 @@ struct StencilView {
     coords_x: Vec<String>,
     plain_body: Vec<String>,
     tiled_body: Vec<String>,
+    /// Wrapped/clamped boundaries: bodies for points whose neighbours are all inside (linear offsets).
+    wrapped: bool,
+    interior_body: Vec<String>,
+    vec_interior_body: Vec<String>,
     /// Several steps per launch in local memory (2-D, fixed boundary, with a state grid).
     has_steps: bool,
     state_name: String,
@@ -147,6 +151,9 @@ fn view(k: &Kernel) -> StencilView {
         coords_x: emit_coords(k, 0..1),
         plain_body: emit_body(k, Access::Global, &scalar_store),
         tiled_body: emit_body(k, Access::Tiled, &scalar_store),
+        wrapped: k.boundary != Boundary::Fixed,
+        interior_body: emit_body(k, Access::Interior, &scalar_store),
+        vec_interior_body: emit_body(k, Access::VectorInterior, &vector_store),
         has_steps: steps_supported(k),
         state_name: k.state.map(|i| k.arg_names[i].clone()).unwrap_or_default(),
         state_ty: k.out.cl(),
