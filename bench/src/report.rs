@@ -116,9 +116,9 @@ pub struct IterRow {
     /// (`StencilPlan::enqueue`).
     pub no_event_wall_us: f64,
     /// Wall time per iteration when each launch is waited for.
-    pub sync_wall_us: f64,
+    pub sync_wall_us: Option<f64>,
     /// Device time per iteration in the synchronous loop.
-    pub sync_device_us: f64,
+    pub sync_device_us: Option<f64>,
     /// Host enqueue time per launch through `Program::launch` with prepared arguments
     /// (the same kernel without `StencilPlan`), for the runtime's own overhead.
     pub raw_enqueue_us: Option<f64>,
@@ -292,18 +292,19 @@ impl Report {
                 "case / config", "iters", "wall", "device", "enqueue", "no event", "sync wall", "sync dev", "raw enq"
             );
             for it in &self.iterations {
-                let raw = it.raw_enqueue_us.map_or("-".to_owned(), |v| format!("{v:.2}"));
+                let opt = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+                let raw = opt(it.raw_enqueue_us);
                 let _ = writeln!(
                     s,
-                    "  {:<36} {:>6} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10}",
+                    "  {:<36} {:>6} {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>10} {:>10} {:>10}",
                     format!("{} {} {}", it.case, it.shape, it.config),
                     it.iterations,
                     it.batched_wall_us,
                     it.batched_device_us,
                     it.batched_enqueue_us,
                     it.no_event_wall_us,
-                    it.sync_wall_us,
-                    it.sync_device_us,
+                    opt(it.sync_wall_us),
+                    opt(it.sync_device_us),
                     raw
                 );
             }

@@ -261,6 +261,7 @@ pub fn run(dev: &Device, opts: &Options, suite: &str) -> Result<Report> {
         run_heat(&mut ctx, shape)?;
     }
     small_iterations(&mut ctx)?;
+    temporal_blocking(&mut ctx)?;
 
     ctx.progress.finish();
     let mut report = ctx.report;
@@ -590,8 +591,8 @@ fn small_iterations(ctx: &mut Ctx) -> Result<()> {
             batched_device_us: batched_device as f64 / 1e3 / n as f64,
             batched_enqueue_us: per(enqueued),
             no_event_wall_us: per(no_event_wall),
-            sync_wall_us: per(sync_wall),
-            sync_device_us: sync_device as f64 / 1e3 / n as f64,
+            sync_wall_us: Some(per(sync_wall)),
+            sync_device_us: Some(sync_device as f64 / 1e3 / n as f64),
             raw_enqueue_us,
         });
     }
@@ -652,4 +653,123 @@ fn raw_enqueue_us(
     let enqueued = start.elapsed();
     dev.finish()?;
     Ok(enqueued.as_secs_f64() * 1e6 / n as f64)
+}
+
+/// Item 5 of issue 3, temporal blocking: `steps` Jacobi iterations per launch with the state
+/// in local memory (`Variant::Steps`), checked against the host function first, then timed
+/// over `n` iterations enqueued without events.
+fn temporal_blocking(ctx: &mut Ctx) -> Result<()> {
+    use crate::kernels::{Coeffs, JacobiFixed, BODY, FLUID};
+    use clforge::runtime::{DeviceGrid, HostGrid, PingPong};
+    let shape = ctx.opts.small;
+    let n = ctx.opts.iterations;
+    if n == 0 || shape.rank() != 2 {
+        return Ok(());
+    }
+    let dev = ctx.dev;
+    let [nx, ny, _] = shape.dims();
+    let cell = HostGrid::from_fn(shape, |[x, y, _]| {
+        if x == 0 || y == 0 || x == nx - 1 || y == ny - 1 {
+            BODY
+        } else {
+            FLUID
+        }
+    });
+    let psi0 = HostGrid::from_fn(shape, |[x, y, _]| ((x * 7 + y * 13) % 17) as f32 / 17.0);
+    let w = HostGrid::from_fn(shape, |[x, y, _]| ((x * 3 + y * 5) % 11) as f32 / 11.0 - 0.5);
+    let k = Coeffs {
+        a: 0.25,
+        b: 0.25,
+        c: -1e-3,
+    };
+    let (w_d, cell_d) = (DeviceGrid::from_host(dev, &w)?, DeviceGrid::from_host(dev, &cell)?);
+    let spec = JacobiFixed::spec();
+    let mut configs = vec![
+        LaunchConfig::variant(Variant::Plain),
+        LaunchConfig::variant(Variant::Vector),
+    ];
+    for steps in [4, 8, 16] {
+        for tile in [Tile { x: 32, y: 32, rows: 8 }, Tile { x: 64, y: 16, rows: 4 }] {
+            configs.push(LaunchConfig::steps(steps, tile));
+        }
+    }
+    for config in configs {
+        let per_launch = config.iterations();
+        ctx.progress.step(&format!(
+            "jacobi (fixed) f32 {shape}: {n} iterations, {}",
+            describe(&config, &spec)
+        ));
+        let plan = match JacobiFixed::plan(dev, &config, shape) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("skipping {}: {e}", describe(&config, &spec));
+                continue;
+            }
+        };
+        // Correctness first: one launch against `per_launch` host steps.
+        let mut host = psi0.clone();
+        for _ in 0..per_launch {
+            let mut next = host.clone();
+            JacobiFixed::apply_host(&mut next, &host, &w, &cell, &k)?;
+            host = next;
+        }
+        let mut out = DeviceGrid::from_host(dev, &psi0)?;
+        JacobiFixed::launch_plan(&plan, &mut out, &DeviceGrid::from_host(dev, &psi0)?, &w_d, &cell_d, &k)?;
+        let got = out.to_host()?;
+        let err = got
+            .data()
+            .iter()
+            .zip(host.data())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        anyhow::ensure!(
+            err <= 1e-5,
+            "{} differs from the host function by {err}",
+            describe(&config, &spec)
+        );
+
+        let launches = n.div_ceil(per_launch);
+        let iterations = launches * per_launch;
+        let mut psi = PingPong::from_host(dev, &psi0)?;
+        let mut run = |events: Option<&mut Vec<Event>>| -> Result<()> {
+            let mut events = events;
+            for _ in 0..launches {
+                let (next, cur) = psi.split();
+                match events.as_deref_mut() {
+                    Some(ev) => ev.push(JacobiFixed::launch_plan(&plan, next, cur, &w_d, &cell_d, &k)?),
+                    None => JacobiFixed::enqueue_plan(&plan, next, cur, &w_d, &cell_d, &k)?,
+                }
+                psi.swap();
+            }
+            Ok(())
+        };
+        run(None)?;
+        dev.finish()?;
+        let mut events = Vec::with_capacity(launches);
+        let start = Instant::now();
+        run(Some(&mut events))?;
+        let enqueued = start.elapsed();
+        dev.finish()?;
+        let batched_wall = start.elapsed();
+        let batched_device = device_sum_ns(&events)?;
+        let start = Instant::now();
+        run(None)?;
+        dev.finish()?;
+        let no_event_wall = start.elapsed();
+        let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / iterations as f64;
+        ctx.report.iterations.push(IterRow {
+            case: "jacobi fixed f32".to_owned(),
+            shape: shape.to_string(),
+            config: describe(&config, &spec),
+            iterations,
+            batched_wall_us: per(batched_wall),
+            batched_device_us: batched_device as f64 / 1e3 / iterations as f64,
+            batched_enqueue_us: enqueued.as_secs_f64() * 1e6 / launches as f64,
+            no_event_wall_us: per(no_event_wall),
+            sync_wall_us: None,
+            sync_device_us: None,
+            raw_enqueue_us: None,
+        });
+    }
+    Ok(())
 }
