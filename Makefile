@@ -3,7 +3,7 @@ CARGO ?= cargo
 # PoCL's kernel cache, kept in the tree so repeated runs skip compilation.
 export POCL_CACHE_DIR ?= $(CURDIR)/target/pocl-cache
 
-.PHONY: deps run test lint bench-quick
+.PHONY: deps run test lint bench-quick bench-smoke
 
 deps:
 	@scripts/install-deps.sh
@@ -14,6 +14,12 @@ run: deps
 test: deps lint
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(MAKE) bench-smoke
+
+# The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
+# against the host reference before timing; timings are reported, never asserted).
+bench-smoke:
+	$(CARGO) run --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
 
 lint:
 	$(CARGO) fmt --all --check
