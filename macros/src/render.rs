@@ -7,7 +7,15 @@ use crate::model::{Arg, Boundary, Scalar};
 use serde::Serialize;
 use std::sync::OnceLock;
 
-const STENCIL_TEMPLATE: &str = include_str!("../../templates/stencil.cl.tera");
+/// The built-in template families, embedded at build time.
+const BUILTIN: [(&str, &str); 2] = [
+    ("stencil.cl.tera", include_str!("../../templates/stencil.cl.tera")),
+    ("element.cl.tera", include_str!("../../templates/element.cl.tera")),
+];
+
+/// Environment variable naming a directory of `*.cl.tera` files that add template families or
+/// override built-in ones (same file name), read when the macros expand.
+pub const TEMPLATE_DIR_ENV: &str = "CLFORGE_TEMPLATES";
 
 /// Where the generated source is completed at run time with Rust values.
 pub const PARAMS_MARKER: &str = "//@clforge:params";
@@ -18,12 +26,37 @@ fn tera() -> Result<&'static tera::Tera, String> {
     TERA.get_or_init(|| {
         let mut t = tera::Tera::new();
         t.autoescape_on(Vec::<&str>::new());
-        t.add_raw_template("stencil.cl.tera", STENCIL_TEMPLATE)
-            .map_err(|e| error_chain(&e))?;
+        let mut templates: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|(n, text)| (n.to_string(), text.to_string()))
+            .collect();
+        if let Some(dir) = std::env::var_os(TEMPLATE_DIR_ENV) {
+            let entries = std::fs::read_dir(&dir).map_err(|e| format!("{TEMPLATE_DIR_ENV}={dir:?}: {e}"))?;
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".cl.tera") {
+                    let text = std::fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+                    templates.retain(|(n, _)| *n != name);
+                    templates.push((name, text));
+                }
+            }
+        }
+        for (name, text) in &templates {
+            t.add_raw_template(name, text)
+                .map_err(|e| format!("template `{name}`: {}", error_chain(&e)))?;
+        }
         Ok(t)
     })
     .as_ref()
     .map_err(Clone::clone)
+}
+
+/// Renders template `name` with a serialisable view; errors carry Tera's whole cause chain.
+pub fn render_template(name: &str, what: &str, view: &impl Serialize) -> Result<String, String> {
+    let ctx = tera::Context::from_serialize(view).map_err(|e| error_chain(&e))?;
+    tera()?
+        .render(name, &ctx)
+        .map_err(|e| format!("rendering {what}: {}", error_chain(&e)))
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -171,8 +204,5 @@ pub fn steps_supported(k: &Kernel) -> bool {
 /// Renders the stencil family. `#line RESET` lines stay for the runtime's `assemble`, which
 /// knows the final line numbers once params declarations and constants are in.
 pub fn render_stencil(k: &Kernel) -> Result<String, String> {
-    let ctx = tera::Context::from_serialize(&view(k)).map_err(|e| error_chain(&e))?;
-    tera()?
-        .render("stencil.cl.tera", &ctx)
-        .map_err(|e| format!("rendering stencil `{}`: {}", k.name, error_chain(&e)))
+    render_template("stencil.cl.tera", &format!("stencil `{}`", k.name), &view(k))
 }

@@ -4,9 +4,6 @@
 //! `sum_v8`, scatters, register shifts) is computed here; the template only lays them out.
 
 use serde::Serialize;
-use std::sync::OnceLock;
-
-const ELEMENT_TEMPLATE: &str = include_str!("../../templates/element.cl.tera");
 
 /// Everything the element templates need; computed by the element lowering.
 #[derive(Clone, Debug, Serialize)]
@@ -28,30 +25,6 @@ pub struct ElementView {
     pub node_offsets: Vec<[usize; 3]>,
     /// Rows of `G_e`.
     pub strains: usize,
-}
-
-fn tera() -> Result<&'static tera::Tera, String> {
-    static TERA: OnceLock<Result<tera::Tera, String>> = OnceLock::new();
-    TERA.get_or_init(|| {
-        let mut t = tera::Tera::new();
-        t.autoescape_on(Vec::<&str>::new());
-        t.add_raw_template("element.cl.tera", ELEMENT_TEMPLATE)
-            .map_err(|e| error_chain(&e))?;
-        Ok(t)
-    })
-    .as_ref()
-    .map_err(Clone::clone)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut msg = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        cur = s.source();
-    }
-    msg
 }
 
 /// Lanes of the packed rows (`float8`).
@@ -322,10 +295,7 @@ fn lines(v: &ElementView) -> Result<Render<'_>, String> {
 /// element type (element forces in every schedule, stresses, node integration, loads).
 pub fn render_element(view: &ElementView) -> Result<String, String> {
     let r = lines(view)?;
-    let ctx = tera::Context::from_serialize(&r).map_err(|e| error_chain(&e))?;
-    tera()?
-        .render("element.cl.tera", &ctx)
-        .map_err(|e| format!("rendering element `{}`: {}", view.name, error_chain(&e)))
+    crate::render::render_template("element.cl.tera", &format!("element `{}`", view.name), &r)
 }
 
 /// `__element_source!(name = quad4, dim = 2, nodes = 4, dofs = 2, order = 1, strains = 3,
