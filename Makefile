@@ -20,11 +20,14 @@ test: deps lint
 # against the host reference before timing; timings are reported, never asserted).
 bench-smoke:
 	$(CARGO) run --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
+	$(CARGO) run --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
 
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# Smoke run of the benchmark (under a minute on PoCL); timings are reported, never asserted.
+# Smoke run of the benchmark suites (stencils under a minute, elements ~10 s on PoCL); timings
+# are reported, never asserted.
 bench-quick:
 	$(CARGO) run --release --bin clforge-bench -- stencils --quick --json target/bench-quick.json
+	$(CARGO) run --release --bin clforge-bench -- elements --quick --json target/bench-elements-quick.json

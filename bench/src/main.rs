@@ -6,13 +6,16 @@
 //! cargo run --release --bin clforge-bench -- stencils [--device gpu] [--sizes 512x256,4096,512x512x512]
 //!     [--quick] [--json target/bench.json] [--reps 50] [--retune] [--no-f64]
 //! cargo run --release --bin clforge-bench -- roofline
+//! cargo run --release --bin clforge-bench -- elements [--quick] [--json F] [--sizes 2048x1024,4096x2048]
 //! ```
 //!
 //! Every time is the device time of profiling events (median, min, max of `--reps`
 //! launches after two warm-up launches). Every generated kernel is checked against the
-//! host reference on a small grid before it is timed.
+//! host reference on a small grid before it is timed. The `elements` suite times one explicit
+//! FEM step per schedule against seed 000's appendix kernels (see `elements.rs`).
 
 mod cases;
+mod elements;
 mod kernels;
 mod measure;
 mod report;
@@ -36,6 +39,9 @@ enum Suite {
     Stencils,
     /// Copy bandwidth and FMA throughput only.
     Roofline,
+    /// One explicit FEM step (seed 000) per element-force schedule at several sizes, vs the
+    /// seed's appendix kernels (algorithms 1-4).
+    Elements,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -49,7 +55,8 @@ struct Cli {
     /// first GPU, else the CPU).
     #[arg(long)]
     device: Option<String>,
-    /// Grid sizes, comma separated: `512x256`, `4096` (square), `512x512x512` (3-D, heat step).
+    /// Grid sizes, comma separated: `512x256`, `4096` (square), `512x512x512` (3-D, heat step);
+    /// for `elements`, grids of quad elements (`2048x1024` = 2M elements).
     #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
     sizes: Option<Vec<Shape>>,
     /// A smoke run: small sizes and few configurations (under a minute on two CPU cores).
@@ -135,6 +142,13 @@ fn main() -> Result<()> {
 
     let report = match cli.suite {
         Suite::Stencils => suite::run(&dev, &opts, "stencils")?,
+        Suite::Elements => {
+            let sizes = match &cli.sizes {
+                Some(sizes) => sizes.clone(),
+                None => elements::default_sizes(&dev, cli.quick),
+            };
+            elements::run(&dev, &opts, &sizes)?
+        }
         Suite::Roofline => {
             let start = Instant::now();
             let mut progress = measure::Progress::new(5);

@@ -6,6 +6,7 @@ use clforge::runtime::DeviceInfo;
 use serde::Serialize;
 
 use crate::cases::Check;
+use crate::elements::ElementRow;
 use crate::measure::{Reps, Stats};
 use crate::roofline::Roofline;
 
@@ -140,6 +141,8 @@ pub struct Report {
     pub results: Vec<Row>,
     pub tuning: Vec<TuneRow>,
     pub iterations: Vec<IterRow>,
+    /// The `elements` suite: one explicit FEM step per schedule and size.
+    pub elements: Vec<ElementRow>,
     /// Sizes or kernels left out, and why.
     pub skipped: Vec<String>,
     /// Where the tuning cache is, and whether it could be written.
@@ -309,6 +312,9 @@ impl Report {
                 );
             }
         }
+        if !self.elements.is_empty() {
+            s.push_str(&elements_table(&self.elements, self.copy_gb_s));
+        }
         for skip in &self.skipped {
             let _ = writeln!(s, "skipped: {skip}");
         }
@@ -318,4 +324,98 @@ impl Report {
         let _ = writeln!(s, "wall time {:.1} s", self.wall_s);
         s
     }
+}
+
+/// The `elements` suite's table: per size, every seed kernel and schedule, with the issue's
+/// target (1000 steps of 2M elements in <= 50 ms, >= 70 % of each schedule's own roofline).
+fn elements_table(rows: &[ElementRow], copy_gb_s: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nexplicit FEM step, quad4 plane stress f32 (seed 000); time per step = sum of its kernels' profiled \
+         times, median [min, max]; ms/1000 = 1000 x median (device), wall/1000 = a batch enqueued back to back; \
+         B/node = minimum bytes per step per node; % roof = min bytes / median / copy ({copy_gb_s:.1} GB/s)"
+    );
+    let mut sizes: Vec<&str> = Vec::new();
+    for r in rows {
+        if !sizes.contains(&r.elements.as_str()) {
+            sizes.push(&r.elements);
+        }
+    }
+    for size in sizes {
+        let group: Vec<&ElementRow> = rows.iter().filter(|r| r.elements == size).collect();
+        let Some(first) = group.first() else { continue };
+        let _ = writeln!(
+            s,
+            "\n{size} elements ({} elements, {} nodes)",
+            first.element_count, first.node_count
+        );
+        let _ = writeln!(
+            s,
+            "  {:<8} {:<13} {:<46} {:>3} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8}",
+            "impl",
+            "schedule",
+            "config",
+            "ln",
+            "B/node",
+            "median us",
+            "min us",
+            "max us",
+            "steps/s",
+            "ms/1000",
+            "wall/1000",
+            "GB/s",
+            "% roof",
+            "vs seed"
+        );
+        for r in &group {
+            let vs = r.vs_seed.map_or("-".to_owned(), |v| format!("{v:.2}x"));
+            let _ = writeln!(
+                s,
+                "  {:<8} {:<13} {:<46} {:>3} {:>6.1} {:>9.1} {:>9.1} {:>9.1} {:>9.0} {:>9.2} {:>9.2} {:>8.1} {:>5.1}% {:>8}",
+                r.implementation,
+                r.schedule,
+                r.config,
+                r.launches_per_step,
+                r.bytes_per_node,
+                r.time.median_us,
+                r.time.min_us,
+                r.time.max_us,
+                r.steps_per_s,
+                r.ms_per_1000_steps,
+                r.wall_ms_per_1000_steps,
+                r.gb_s,
+                100.0 * r.frac_roofline,
+                vs
+            );
+        }
+        // The issue's target is stated at 2M elements (2^21, e.g. 2048x1024).
+        if first.element_count.abs_diff(2 << 20) <= (2 << 20) / 10 {
+            let best = group
+                .iter()
+                .filter(|r| r.implementation == "clforge")
+                .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us));
+            if let Some(b) = best {
+                let under = group
+                    .iter()
+                    .filter(|r| r.implementation == "clforge" && r.frac_roofline < 0.7);
+                let under: Vec<&str> = under.map(|r| r.schedule.as_str()).collect();
+                let _ = writeln!(
+                    s,
+                    "  target (issue 4): 1000 steps of 2M elements <= 50 ms with the best schedule: {} {:.2} ms ({}; \
+                     its own roofline {:.2} ms); >= 70 % of own roofline: {}",
+                    b.schedule,
+                    b.ms_per_1000_steps,
+                    if b.ms_per_1000_steps <= 50.0 { "met" } else { "not met" },
+                    b.roofline_ms_per_1000_steps,
+                    if under.is_empty() {
+                        "every schedule".to_owned()
+                    } else {
+                        format!("not {}", under.join(", "))
+                    }
+                );
+            }
+        }
+    }
+    s
 }

@@ -1,0 +1,759 @@
+//! The `elements` suite (issue 4, item 5): one explicit step of seed 000's elastic-wave model
+//! (bilinear plane-stress quads on a structured grid, lumped masses) for every element-force
+//! schedule of the runtime's [`Stepper`], against seed 000's appendix kernels (algorithms 1-4
+//! with the node integration of appendix 10.1) ported in `baselines/seed000.cl` and launched
+//! through `Device::program` / `Program::launch` with the seed's work sizes.
+//!
+//! Every schedule and every seed kernel is first checked against the [`HostStepper`] on a
+//! small mesh (the run stops if one is wrong). Then, per size, each is timed over `reps.timed`
+//! steps after `reps.warmup` warm-up steps: one step is the sum of its kernels' profiled
+//! device times (colours + integration, or the one fused gather launch). A batch of steps
+//! enqueued back to back (one finish) gives the wall time per step, launch gaps included.
+//!
+//! # Minimum bytes per step (the "own roofline" of each schedule)
+//!
+//! Counted as if every array were read and written exactly once per step (perfect reuse of
+//! nodes shared by elements); `u`, `v`, `F`, `M⁻¹`, `C` are `float2` per node (8 B):
+//! - **gather** (fused): read `u`, `v`, `M⁻¹`, `C`, write `u`, `v` = 6 × 8 = **48 B/node**. With
+//!   `M⁻¹` and `C` constant (all elements alike, no fixed nodes) it would be 4 × 8 = 32 B/node, the
+//!   figure of the issue's target; the generated kernel reads both arrays, so 48 is its floor.
+//! - **scatter schedules** (element pass, then the integration pass): element pass reads `u` and
+//!   reads + writes `F` (24 B/node); integration reads `M⁻¹`, `C`, `u`, `v`, `F` and writes
+//!   `u`, `v`, `F` (64 B/node): **88 B/node** for computed and blocked indices, plus the node
+//!   index array (4 × 4 = 16 B/element) for coloured, unstructured and seed algorithm 1, plus one
+//!   16-byte control word per 512-element block for blocked-mat and seed algorithm 4.
+//!
+//! `K_e` (256 B) sits in constant memory or is staged per work-group and is not counted. The
+//! fraction of the copy bandwidth measured in the same run (the roofline's copy kernel or
+//! `clEnqueueCopyBuffer`, whichever is faster) is `% roofline`: min bytes / median time / copy.
+
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context, Result};
+use clforge::element;
+use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::fem::schedule::{Blocking, Schedule};
+use clforge::runtime::fem::stepper::{wave_speed, HostStepper, Model, Stepper, StepperConfig};
+use clforge::runtime::fem::Element;
+use clforge::runtime::{Arg, Buffer, Device, DeviceKind, Event, Program, Shape};
+use serde::Serialize;
+
+use crate::cases::Check;
+use crate::measure::{Progress, Stats};
+use crate::report::Report;
+use crate::roofline;
+use crate::suite::{new_report, Options};
+
+/// The hand port of seed 000's appendix kernels (see its header).
+pub const SEED_SOURCE: &str = include_str!("../baselines/seed000.cl");
+
+/// Material of the benchmark plate: unit values (the timing does not depend on them; the
+/// element matrices and the stability bound do).
+#[derive(Clone, Copy, Debug)]
+pub struct Plate {
+    pub e: f64,
+    pub nu: f64,
+    pub rho: f64,
+    pub thickness: f64,
+}
+
+const PLATE: Plate = Plate {
+    e: 1.0,
+    nu: 0.3,
+    rho: 1.0,
+    thickness: 1.0,
+};
+
+/// Seed 000's element (section 3.1): the bilinear plane-stress quadrilateral, 4 nodes × 2 DOF.
+#[element(dim = 2, nodes = 4, dofs = 2, operator = plane_stress, quadrature = 2)]
+mod quad4 {
+    use super::Plate;
+
+    /// Counter-clockwise from the lower left corner (the seed's node order).
+    pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+
+    pub fn shape(r: f64, s: f64) -> [f64; 4] {
+        [
+            0.25 * (1.0 - r) * (1.0 - s),
+            0.25 * (1.0 + r) * (1.0 - s),
+            0.25 * (1.0 + r) * (1.0 + s),
+            0.25 * (1.0 - r) * (1.0 + s),
+        ]
+    }
+
+    pub fn material(m: &Plate) -> [[f64; 3]; 3] {
+        let c = m.e / (1.0 - m.nu * m.nu);
+        [
+            [c, c * m.nu, 0.0],
+            [c * m.nu, c, 0.0],
+            [0.0, 0.0, c * (1.0 - m.nu) / 2.0],
+        ]
+    }
+
+    pub fn density(m: &Plate) -> f64 {
+        m.rho
+    }
+
+    pub fn thickness(m: &Plate) -> f64 {
+        m.thickness
+    }
+}
+
+/// Unit square elements: `c = 1`, stability bound `h / 2c = 0.5`.
+const DT: f64 = 0.05;
+const ALPHA: f64 = 0.05;
+/// The small mesh of the checks: whole blocks and work-groups of every seed kernel.
+const CHECK_ELEMENTS: [usize; 2] = [64, 64];
+const CHECK_STEPS: usize = 10;
+/// Largest relative error (max |diff| / max |value| of u and v) a check accepts.
+const CHECK_TOL: f64 = 1e-4;
+
+/// Element grids: 64K, 256K, 1M, 2M (and 4M, 8M) elements on GPUs; smaller on CPUs.
+pub fn default_sizes(dev: &Device, quick: bool) -> Vec<Shape> {
+    let gpu = dev.info().kind == DeviceKind::Gpu;
+    let s = Shape::d2;
+    match (gpu, quick) {
+        (true, false) => vec![
+            s(256, 256),
+            s(512, 512),
+            s(1024, 1024),
+            s(2048, 1024),
+            s(2048, 2048),
+            s(4096, 2048),
+        ],
+        (true, true) => vec![s(256, 256), s(2048, 1024)],
+        (false, false) => vec![s(256, 256), s(512, 512), s(1024, 1024)],
+        (false, true) => vec![s(128, 128)],
+    }
+}
+
+/// One timed schedule or seed kernel at one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct ElementRow {
+    /// `quad4 plane stress f32`.
+    pub case: String,
+    /// Element grid `nx x ny`.
+    pub elements: String,
+    pub element_count: usize,
+    pub node_count: usize,
+    /// `clforge` (a runtime schedule) or `seed000` (the hand-ported appendix kernel).
+    pub implementation: &'static str,
+    /// Schedule (`gather`, `blocked`, ...) or seed algorithm (`algorithm 3`).
+    pub schedule: String,
+    /// Kernels of one step.
+    pub kernels: String,
+    /// Work sizes and tunables.
+    pub config: String,
+    /// Kernel launches per step.
+    pub launches_per_step: usize,
+    /// Fewest bytes one step must move (see the module docs), and per node.
+    pub min_bytes_per_step: f64,
+    pub bytes_per_node: f64,
+    /// How `min_bytes_per_step` is counted.
+    pub min_bytes: &'static str,
+    /// Device time per step: sum of the step's profiled kernel times.
+    pub time: Stats,
+    pub steps_per_s: f64,
+    /// `1000 × median`: device time of 1000 steps.
+    pub ms_per_1000_steps: f64,
+    /// Wall time of `batch_steps` steps enqueued back to back (launch gaps included), per 1000.
+    pub wall_ms_per_1000_steps: f64,
+    pub batch_steps: usize,
+    /// `min_bytes_per_step / median`.
+    pub gb_s: f64,
+    /// Min bytes at the copy bandwidth of this run, per 1000 steps.
+    pub roofline_ms_per_1000_steps: f64,
+    /// `gb_s / copy bandwidth` = roofline time / measured time.
+    pub frac_roofline: f64,
+    /// Median of the fastest seed 000 kernel at this size over this median (above 1: faster).
+    pub vs_seed: Option<f64>,
+}
+
+/// How the minimum bytes of a schedule are counted: (bytes per node, bytes per element, text).
+fn min_bytes(kind: Kind) -> (f64, f64, &'static str) {
+    const INDEX: &str = "element pass: read u, read+write F (24 B/node) + node indices (16 B/element); \
+                         integration: read M^-1, C, u, v, F, write u, v, F (64 B/node)";
+    const COMPUTED: &str = "element pass: read u, read+write F (24 B/node); integration: read M^-1, C, u, v, F, \
+                            write u, v, F (64 B/node)";
+    const BLOCK: &str = "element pass: read u, read+write F (24 B/node) + a 16 B control word per 512-element \
+                         block; integration: read M^-1, C, u, v, F, write u, v, F (64 B/node)";
+    match kind {
+        Kind::Schedule(Schedule::Gather) => (
+            48.0,
+            0.0,
+            "fused: read u, v, M^-1, C, write u, v (48 B/node; 32 B/node if M^-1 and C were constants)",
+        ),
+        Kind::Schedule(Schedule::Coloured | Schedule::Unstructured) | Kind::Seed(1) => (88.0, 16.0, INDEX),
+        Kind::Schedule(Schedule::BlockedMaterial(_)) | Kind::Seed(4) => (88.0, 16.0 / 512.0, BLOCK),
+        _ => (88.0, 0.0, COMPUTED),
+    }
+}
+
+/// A runtime schedule or a seed algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Schedule(Schedule),
+    Seed(u8),
+}
+
+fn schedule_name(s: Schedule) -> String {
+    match s {
+        Schedule::BlockedMaterial(_) => "blocked-mat".to_owned(),
+        _ => s.suffix().to_owned(),
+    }
+}
+
+fn schedule_config(s: Schedule, elements: [usize; 2]) -> String {
+    match s {
+        Schedule::Coloured | Schedule::Computed => "4 colours, driver work-groups".to_owned(),
+        Schedule::Blocked(b) | Schedule::BlockedMaterial(b) => {
+            format!("L_X {} L_Y {} WI_SIZE {} (default), 4 colours", b.l_x, b.l_y, b.wi_size)
+        }
+        Schedule::Gather => format!("one launch over {}x{} nodes", elements[0] + 1, elements[1] + 1),
+        Schedule::Unstructured => "greedy colours, node indices loaded".to_owned(),
+    }
+}
+
+/// Schedules timed, in table order.
+fn schedules() -> Vec<Schedule> {
+    let b = Blocking::default();
+    vec![
+        Schedule::Coloured,
+        Schedule::Computed,
+        Schedule::Blocked(b),
+        Schedule::BlockedMaterial(b),
+        Schedule::Gather,
+        Schedule::Unstructured,
+    ]
+}
+
+/// The structured model of `nx × ny` unit elements (or its unstructured twin).
+fn model(elements: [usize; 2], unstructured: bool) -> Result<Model> {
+    let coords = quad4::NODES.map(|p| p.map(|r| 0.5 * (r + 1.0)));
+    let k = Quad4::stiffness(&coords, &PLATE)?;
+    let m = Quad4::mass_lumped(&coords, &PLATE)?;
+    let spec = Quad4::spec();
+    let sm = StructuredMesh::for_element(&spec, [elements[0], elements[1], 1], [1.0; 3])?;
+    let mesh = if unstructured {
+        Mesh::Unstructured(UnstructuredMesh::from_structured(&sm, spec.node_offsets)?)
+    } else {
+        Mesh::Structured(sm)
+    };
+    let k: Vec<f32> = k.data().iter().map(|&v| v as f32).collect();
+    Ok(Model::new(spec, mesh, k, m.iter().sum())?)
+}
+
+fn config(schedule: Schedule) -> StepperConfig {
+    StepperConfig {
+        schedule,
+        dt: DT,
+        alpha: ALPHA,
+        c_max: wave_speed(PLATE.e, PLATE.rho),
+    }
+}
+
+/// Deterministic pseudo-random values in `[-scale, scale)`.
+fn noise(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        })
+        .collect()
+}
+
+/// `max |a - b| / max |b|`.
+fn rel_error(a: &[f32], b: &[f32]) -> f64 {
+    let scale = b.iter().fold(1e-30f64, |m, v| m.max(f64::from(v.abs())));
+    let diff = a.iter().zip(b).fold(0f64, |m, (x, y)| m.max(f64::from((x - y).abs())));
+    if a.len() != b.len() || diff.is_nan() {
+        return f64::INFINITY;
+    }
+    diff / scale
+}
+
+/// Seed 000's four programs (one per algorithm: the appendix kernels share names).
+pub struct Seed000 {
+    programs: Vec<Program>,
+}
+
+impl Seed000 {
+    pub fn build(dev: &Device) -> Result<Seed000> {
+        let programs = (1..=4)
+            .map(|a| {
+                dev.program(
+                    &format!("seed000.cl (algorithm {a})"),
+                    SEED_SOURCE,
+                    &format!("-D ALGORITHM={a}"),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Seed000 { programs })
+    }
+
+    /// Whether the seed's fixed work sizes tile `nx × ny` elements: algorithms 1-2 need 8 × 8
+    /// work-groups over (nx/2, ny/2), algorithm 3 blocks of 32 × 16 elements, algorithm 4
+    /// blocks of 16 × 32, all in pairs (colours).
+    pub fn fits(alg: u8, [nx, ny]: [usize; 2]) -> bool {
+        let (bx, by) = match alg {
+            1 | 2 => (8, 8),
+            3 => (32, 16),
+            _ => (16, 32),
+        };
+        nx.is_multiple_of(2 * bx) && ny.is_multiple_of(2 * by)
+    }
+
+    pub fn kernels(alg: u8) -> &'static str {
+        match alg {
+            1 => "apply_element_forces (alg. 1) + integrate",
+            2 => "apply_element_forces_cnidx + integrate",
+            3 => "apply_element_forces (alg. 3) + integrate",
+            _ => "apply_element_forces (alg. 4) + integrate",
+        }
+    }
+
+    pub fn config(alg: u8) -> &'static str {
+        match alg {
+            1 | 2 => "8x8 work-groups, 4 colours",
+            3 => "L_x 32 L_y 2 WI_SIZE 8, 4 colours",
+            _ => "L_x 16 L_y 4 WI_SIZE 8, 4 colours, no cracks",
+        }
+    }
+}
+
+/// The seed kernels' buffers for one mesh: `float2` per node as in the appendix.
+struct SeedCase {
+    elements: [usize; 2],
+    nodes: usize,
+    shifts: Buffer<f32>,
+    speeds: Buffer<f32>,
+    forces: Buffer<f32>,
+    masses: Buffer<f32>,
+    dampness: Buffer<f32>,
+    elem_nodes: Buffer<u32>,
+    rows_k: Buffer<f32>,
+    rows_g: Buffer<f32>,
+    control: Buffer<u32>,
+    masks: Buffer<u32>,
+    stresses: Buffer<f32>,
+}
+
+impl SeedCase {
+    /// Uploads `model` (structured, uniform) with state `u`, `v` and `F = C v`.
+    fn new(dev: &Device, model: &Model, elements: [usize; 2], u: &[f32], v: &[f32]) -> Result<SeedCase> {
+        let nd = model.nd();
+        ensure!(nd == 8, "seed 000's kernels are for 4-node, 2-DOF elements");
+        let minv: Vec<f32> = model.mass.iter().map(|&m| 1.0 / m).collect();
+        let damp: Vec<f32> = model.mass.iter().map(|&m| -(ALPHA as f32) * m).collect();
+        let f: Vec<f32> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
+        let conn = model.mesh.connectivity(model.spec.node_offsets);
+        let blocks = (elements[0] / 16) * (elements[1] / 32);
+        Ok(SeedCase {
+            elements,
+            nodes: model.mesh.node_count(),
+            shifts: Buffer::from_slice(dev, u)?,
+            speeds: Buffer::from_slice(dev, v)?,
+            forces: Buffer::from_slice(dev, &f)?,
+            masses: Buffer::from_slice(dev, &minv)?,
+            dampness: Buffer::from_slice(dev, &damp)?,
+            elem_nodes: Buffer::from_slice(dev, &conn)?,
+            rows_k: Buffer::from_slice(dev, &model.stiffness[0])?,
+            rows_g: Buffer::from_slice(dev, &[0.0f32; 24])?,
+            control: Buffer::from_slice(dev, &vec![0u32; 4 * blocks.max(1)])?,
+            masks: Buffer::from_slice(dev, &[0u32; 16])?,
+            stresses: Buffer::new(dev, 1)?,
+        })
+    }
+
+    /// Enqueues one step of algorithm `alg`: 4 colour launches, then `integrate`.
+    fn step(&self, seed: &Seed000, alg: u8) -> Result<Vec<Event>> {
+        let program = &seed.programs[usize::from(alg - 1)];
+        let [nx, ny] = self.elements;
+        let mut events = Vec::with_capacity(5);
+        // Colours 0..3 of figure 6: (even, even), (odd, even), (odd, odd), (even, odd).
+        for (sx, sy) in [(0u32, 0u32), (1, 0), (1, 1), (0, 1)] {
+            let ev = match alg {
+                1 | 2 => {
+                    let args = [
+                        Arg::i32(0),
+                        Arg::u32(sx),
+                        Arg::u32(sy),
+                        Arg::buffer(&self.rows_k),
+                        Arg::buffer(&self.rows_g),
+                        Arg::buffer(&self.elem_nodes),
+                        Arg::buffer(&self.shifts),
+                        Arg::buffer(&self.forces),
+                        Arg::buffer(&self.stresses),
+                    ];
+                    let name = if alg == 1 {
+                        "apply_element_forces"
+                    } else {
+                        "apply_element_forces_cnidx"
+                    };
+                    program.launch(name, &[nx / 2, ny / 2], Some(&[8, 8]), &args)?
+                }
+                3 => {
+                    let args = [
+                        Arg::i32(0),
+                        Arg::u32(sx),
+                        Arg::u32(sy),
+                        Arg::buffer(&self.rows_k),
+                        Arg::buffer(&self.rows_g),
+                        Arg::buffer(&self.shifts),
+                        Arg::buffer(&self.forces),
+                        Arg::buffer(&self.stresses),
+                    ];
+                    program.launch("apply_element_forces", &[nx / 2, ny / 16], Some(&[32, 2]), &args)?
+                }
+                _ => {
+                    let args = [
+                        Arg::i32(0),
+                        Arg::u32(sx),
+                        Arg::u32(sy),
+                        Arg::buffer(&self.control),
+                        Arg::buffer(&self.masks),
+                        Arg::buffer(&self.rows_k),
+                        Arg::buffer(&self.rows_g),
+                        Arg::buffer(&self.shifts),
+                        Arg::buffer(&self.forces),
+                        Arg::buffer(&self.stresses),
+                    ];
+                    program.launch("apply_element_forces", &[nx / 2, ny / 16], Some(&[16, 4]), &args)?
+                }
+            };
+            events.push(ev);
+        }
+        let args = [
+            Arg::f32(DT as f32),
+            Arg::buffer(&self.masses),
+            Arg::buffer(&self.dampness),
+            Arg::buffer(&self.forces),
+            Arg::buffer(&self.speeds),
+            Arg::buffer(&self.shifts),
+        ];
+        events.push(program.launch("integrate", &[self.nodes], None, &args)?);
+        Ok(events)
+    }
+}
+
+fn sum_ns(events: &[Event]) -> Result<u64> {
+    let mut sum = 0;
+    for e in events {
+        sum += e.duration_ns()?;
+    }
+    Ok(sum)
+}
+
+/// Checks every schedule and seed algorithm against the host stepper on the small mesh.
+fn check_all(dev: &Device, seed: &Seed000, progress: &mut Progress) -> Result<Vec<Check>> {
+    let structured = model(CHECK_ELEMENTS, false)?;
+    let unstructured = model(CHECK_ELEMENTS, true)?;
+    let n = structured.dof_count();
+    let (u0, v0) = (noise(n, 1, 1.0), noise(n, 2, 1.0));
+    let mut host = HostStepper::new(&structured, &config(Schedule::Gather))?;
+    host.set_state(&u0, &v0)?;
+    host.step(CHECK_STEPS);
+    let shape = format!(
+        "{}x{} elements, {CHECK_STEPS} steps",
+        CHECK_ELEMENTS[0], CHECK_ELEMENTS[1]
+    );
+    let mut checks = Vec::new();
+    let mut push = |kernel: String, config: String, u: Vec<f32>, v: Vec<f32>| -> Result<()> {
+        let err = rel_error(&u, &host.u).max(rel_error(&v, &host.v));
+        if err.is_nan() || err > CHECK_TOL {
+            bail!(
+                "{kernel} ({config}) differs from the host reference on {shape}: relative error {err:.2e} > \
+                 {CHECK_TOL:.0e}; refusing to benchmark a wrong kernel"
+            );
+        }
+        checks.push(Check {
+            kernel,
+            config,
+            shape: shape.clone(),
+            max_rel_err: err,
+            exact: u == host.u && v == host.v,
+        });
+        Ok(())
+    };
+    for s in schedules() {
+        progress.step(&format!("check {} against the host stepper", schedule_name(s)));
+        let m = if s == Schedule::Unstructured {
+            &unstructured
+        } else {
+            &structured
+        };
+        let mut st = Stepper::new(dev, m, &config(s)).with_context(|| format!("building {s:?}"))?;
+        st.set_state(&u0, &v0)?;
+        st.step(CHECK_STEPS)?;
+        push(
+            format!("quad4_{}", s.suffix()),
+            schedule_config(s, CHECK_ELEMENTS),
+            st.displacement()?,
+            st.velocity()?,
+        )?;
+    }
+    for alg in 1..=4u8 {
+        progress.step(&format!("check seed 000 algorithm {alg} against the host stepper"));
+        let case = SeedCase::new(dev, &structured, CHECK_ELEMENTS, &u0, &v0)?;
+        for _ in 0..CHECK_STEPS {
+            case.step(seed, alg)?;
+        }
+        push(
+            format!("seed000 algorithm {alg}"),
+            Seed000::config(alg).to_owned(),
+            case.shifts.to_vec()?,
+            case.speeds.to_vec()?,
+        )?;
+    }
+    Ok(checks)
+}
+
+/// Whether the run at `elements` fits the device (about 100 B per element at most).
+fn fits(dev: &Device, elements: [usize; 2]) -> Option<String> {
+    let info = dev.info();
+    let ne = (elements[0] * elements[1]) as u64;
+    let nodes = ((elements[0] + 1) * (elements[1] + 1)) as u64;
+    let largest = (16 * ne).max(8 * nodes);
+    let cap = if info.kind == DeviceKind::Cpu {
+        info.max_alloc_bytes.min(1 << 30)
+    } else {
+        info.max_alloc_bytes
+    };
+    if 2 * nodes >= i32::MAX as u64 {
+        Some("more DOFs than 32-bit indices reach".to_owned())
+    } else if largest > cap {
+        Some("a buffer exceeds the allocation limit".to_owned())
+    } else if 100 * ne > info.global_mem_bytes / 10 * 8 {
+        Some("exceeds 80% of device memory".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Steps of the wall-clock batch.
+fn batch_steps(dev: &Device, quick: bool) -> usize {
+    match (dev.info().kind == DeviceKind::Gpu, quick) {
+        (true, false) => 200,
+        (true, true) => 50,
+        (false, _) => 10,
+    }
+}
+
+/// Runs the suite.
+pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
+    let start = Instant::now();
+    let per_size = schedules().len() + 4 + 1;
+    let mut progress = Progress::new((5 + 1 + schedules().len() + 4 + sizes.len() * per_size) as u64);
+    let roof = roofline::measure(dev, opts.quick, opts.reps, |m| progress.step(m))?;
+    let copy = roof.copy_gb_s();
+    let mut report = new_report(dev, opts, "elements", roof, copy);
+    progress.step("building seed 000's kernels");
+    let seed = Seed000::build(dev).context("building the seed 000 baseline (bench/baselines/seed000.cl)")?;
+    report.checks = check_all(dev, &seed, &mut progress)?;
+
+    let reps = opts.reps;
+    let batch = batch_steps(dev, opts.quick);
+    for shape in sizes {
+        let [nx, ny, _] = shape.dims();
+        if shape.rank() != 2 {
+            report
+                .skipped
+                .push(format!("{shape}: the elements suite takes 2-D element grids"));
+            continue;
+        }
+        let elements = [nx, ny];
+        let label = format!("{nx}x{ny}");
+        progress.step(&format!("{label} elements: model"));
+        if let Some(why) = fits(dev, elements) {
+            progress.note(&format!("skipping {label}: {why}"));
+            report.skipped.push(format!("{label} elements: {why}"));
+            continue;
+        }
+        let structured = model(elements, false)?;
+        let ne = structured.mesh.element_count();
+        let nodes = structured.mesh.node_count();
+        let n = structured.dof_count();
+        let (u0, v0) = (noise(n, 3, 1e-3), noise(n, 4, 1e-3));
+        let mut rows = Vec::new();
+        let row = |kind: Kind,
+                   schedule: String,
+                   kernels: String,
+                   config: String,
+                   launches: usize,
+                   time: Stats,
+                   wall_ms: f64| {
+            let (per_node, per_elem, how) = min_bytes(kind);
+            let bytes = per_node * nodes as f64 + per_elem * ne as f64;
+            let med_s = time.median_us * 1e-6;
+            let gb_s = if med_s > 0.0 { bytes / med_s / 1e9 } else { 0.0 };
+            ElementRow {
+                case: "quad4 plane stress f32".to_owned(),
+                elements: label.clone(),
+                element_count: ne,
+                node_count: nodes,
+                implementation: if matches!(kind, Kind::Seed(_)) {
+                    "seed000"
+                } else {
+                    "clforge"
+                },
+                schedule,
+                kernels,
+                config,
+                launches_per_step: launches,
+                min_bytes_per_step: bytes,
+                bytes_per_node: bytes / nodes as f64,
+                min_bytes: how,
+                steps_per_s: if med_s > 0.0 { 1.0 / med_s } else { 0.0 },
+                ms_per_1000_steps: time.median_us,
+                wall_ms_per_1000_steps: wall_ms,
+                batch_steps: batch,
+                gb_s,
+                roofline_ms_per_1000_steps: if copy > 0.0 { bytes / copy * 1e-3 } else { 0.0 },
+                frac_roofline: if copy > 0.0 { gb_s / copy } else { 0.0 },
+                vs_seed: None,
+                time,
+            }
+        };
+
+        for alg in 1..=4u8 {
+            progress.step(&format!("{label} elements: seed 000 algorithm {alg}"));
+            if !Seed000::fits(alg, elements) {
+                report.skipped.push(format!(
+                    "seed 000 algorithm {alg} at {label}: not whole work-groups/blocks"
+                ));
+                continue;
+            }
+            let case = SeedCase::new(dev, &structured, elements, &u0, &v0)?;
+            for _ in 0..reps.warmup {
+                for e in case.step(&seed, alg)? {
+                    e.wait()?;
+                }
+            }
+            let mut ns = Vec::with_capacity(reps.timed);
+            for _ in 0..reps.timed {
+                ns.push(sum_ns(&case.step(&seed, alg)?)?);
+            }
+            let t0 = Instant::now();
+            for _ in 0..batch {
+                case.step(&seed, alg)?;
+            }
+            dev.finish()?;
+            let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0;
+            rows.push(row(
+                Kind::Seed(alg),
+                format!("algorithm {alg}"),
+                Seed000::kernels(alg).to_owned(),
+                Seed000::config(alg).to_owned(),
+                5,
+                Stats::from_ns(&ns),
+                wall_ms,
+            ));
+        }
+
+        let mut unstructured = None;
+        for s in schedules() {
+            progress.step(&format!("{label} elements: {}", schedule_name(s)));
+            let m = if s == Schedule::Unstructured {
+                unstructured.get_or_insert(model(elements, true)?)
+            } else {
+                &structured
+            };
+            let mut st = Stepper::new(dev, m, &config(s)).with_context(|| format!("{label}: building {s:?}"))?;
+            st.set_state(&u0, &v0)?;
+            for _ in 0..reps.warmup {
+                st.step(1)?;
+                st.finish()?;
+            }
+            let mut ns = Vec::with_capacity(reps.timed);
+            for _ in 0..reps.timed {
+                st.step(1)?;
+                ns.push(st.last_step_ns()?);
+            }
+            let launches = launches_of(s, m);
+            let t0 = Instant::now();
+            st.step(batch)?;
+            st.finish()?;
+            let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0;
+            rows.push(row(
+                Kind::Schedule(s),
+                schedule_name(s),
+                format!(
+                    "quad4_{}{}",
+                    s.suffix(),
+                    if s == Schedule::Gather {
+                        ""
+                    } else {
+                        " + quad4_integrate"
+                    }
+                ),
+                schedule_config(s, elements),
+                launches,
+                Stats::from_ns(&ns),
+                wall_ms,
+            ));
+            drop(st);
+        }
+        let best_seed = rows
+            .iter()
+            .filter(|r| r.implementation == "seed000")
+            .map(|r| r.time.median_us)
+            .reduce(f64::min);
+        if let Some(best) = best_seed {
+            for r in rows.iter_mut().filter(|r| r.time.median_us > 0.0) {
+                r.vs_seed = Some(best / r.time.median_us);
+            }
+        }
+        report.elements.extend(rows);
+    }
+    progress.finish();
+    report.wall_s = start.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Launches per step of a schedule on `model`'s mesh (no loads).
+fn launches_of(s: Schedule, model: &Model) -> usize {
+    match (s, &model.mesh) {
+        (Schedule::Gather, _) => 1,
+        (Schedule::Unstructured, Mesh::Unstructured(m)) => m.greedy_colours().map_or(0, |(_, c)| c) + 1,
+        _ => 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_work_sizes_tile_the_default_sizes() {
+        for s in [
+            [256, 256],
+            [512, 512],
+            [1024, 1024],
+            [2048, 1024],
+            [4096, 2048],
+            [128, 128],
+            CHECK_ELEMENTS,
+        ] {
+            for alg in 1..=4 {
+                assert!(Seed000::fits(alg, s), "algorithm {alg} at {s:?}");
+            }
+        }
+        assert!(!Seed000::fits(3, [96, 64]));
+    }
+
+    #[test]
+    fn min_bytes_of_the_gather_and_the_scatter() {
+        assert_eq!(min_bytes(Kind::Schedule(Schedule::Gather)).0, 48.0);
+        assert_eq!(min_bytes(Kind::Schedule(Schedule::Computed)), min_bytes(Kind::Seed(2)));
+        assert_eq!(min_bytes(Kind::Seed(1)).1, 16.0);
+    }
+
+    #[test]
+    fn noise_is_in_range() {
+        let v = noise(1000, 5, 2.0);
+        assert!(v.iter().all(|x| (-2.0..2.0).contains(x)) && v.iter().any(|&x| x < 0.0) && v.iter().any(|&x| x > 0.0));
+    }
+}
