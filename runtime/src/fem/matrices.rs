@@ -284,7 +284,9 @@ fn thickness<E: Element>(m: &E::Material) -> Result<f64> {
 /// #     fn material(k: &f64) -> Matrix { Matrix::from_rows(&[[*k]]) }
 /// #     fn density(_: &f64) -> f64 { 1.0 }
 /// #     fn thickness(_: &f64) -> f64 { 1.0 }
-/// #     fn spec() -> ElementSpec { unimplemented!() }
+/// #     fn spec() -> ElementSpec {
+/// #         ElementSpec { name: "bar", dim: 1, nodes: 2, dofs: 1, order: 1, node_offsets: &[[0, 0, 0], [1, 0, 0]], strains: 1, source: "" }
+/// #     }
 /// # }
 /// // A two-node conduction bar of length 2 and conductivity 3: K = 3/2 [[1, -1], [-1, 1]].
 /// let k = matrices::stiffness::<Bar, _>(&[[0.0], [2.0]], &3.0).unwrap();
