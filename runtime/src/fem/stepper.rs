@@ -728,65 +728,36 @@ impl Stepper {
             for p in &self.passes {
                 let [sx, sy, sz] = p.shift;
                 let local = p.local.as_deref();
-                match self.schedule {
-                    Schedule::Coloured => {
-                        let args = [
-                            Arg::buffer(&self.k),
-                            Arg::buffer(&self.elem_nodes),
-                            Arg::buffer(&self.u),
-                            Arg::buffer(&self.f),
-                            Arg::i32(nx),
-                            Arg::i32(ny),
-                            Arg::i32(nz),
-                            Arg::i32(sx),
-                            Arg::i32(sy),
-                            Arg::i32(sz),
-                        ];
-                        events.push(self.program.launch(&name, &p.global, local, &args)?);
-                    }
-                    Schedule::Unstructured => {
-                        let args = [
-                            Arg::buffer(&self.k),
-                            Arg::buffer(&self.elem_nodes_sorted),
-                            Arg::buffer(&self.u),
-                            Arg::buffer(&self.f),
-                            Arg::i32(p.range.0 as i32),
-                            Arg::i32(p.range.1 as i32),
-                        ];
-                        events.push(self.program.launch(&name, &p.global, local, &args)?);
-                    }
+                // Every element-force kernel ends with (u, F) and, on structured grids, the
+                // grid size and the colour's shift; only the leading buffers differ.
+                let uf = [Arg::buffer(&self.u), Arg::buffer(&self.f)];
+                let grid = [nx, ny, nz, sx, sy, sz].map(Arg::i32);
+                let args: Vec<Arg<'_>> = match self.schedule {
+                    Schedule::Coloured => [Arg::buffer(&self.k), Arg::buffer(&self.elem_nodes)]
+                        .into_iter()
+                        .chain(uf)
+                        .chain(grid)
+                        .collect(),
+                    Schedule::Unstructured => [Arg::buffer(&self.k), Arg::buffer(&self.elem_nodes_sorted)]
+                        .into_iter()
+                        .chain(uf)
+                        .chain([Arg::i32(p.range.0 as i32), Arg::i32(p.range.1 as i32)])
+                        .collect(),
                     Schedule::Computed | Schedule::Blocked(_) => {
-                        let args = [
-                            Arg::buffer(&self.k),
-                            Arg::buffer(&self.u),
-                            Arg::buffer(&self.f),
-                            Arg::i32(nx),
-                            Arg::i32(ny),
-                            Arg::i32(nz),
-                            Arg::i32(sx),
-                            Arg::i32(sy),
-                            Arg::i32(sz),
-                        ];
-                        events.push(self.program.launch(&name, &p.global, local, &args)?);
+                        [Arg::buffer(&self.k)].into_iter().chain(uf).chain(grid).collect()
                     }
-                    Schedule::BlockedMaterial(_) => {
-                        let args = [
-                            Arg::buffer(&self.control),
-                            Arg::buffer(&self.masks),
-                            Arg::buffer(&self.k_all),
-                            Arg::buffer(&self.u),
-                            Arg::buffer(&self.f),
-                            Arg::i32(nx),
-                            Arg::i32(ny),
-                            Arg::i32(nz),
-                            Arg::i32(sx),
-                            Arg::i32(sy),
-                            Arg::i32(sz),
-                        ];
-                        events.push(self.program.launch(&name, &p.global, local, &args)?);
-                    }
-                    Schedule::Gather => {}
-                }
+                    Schedule::BlockedMaterial(_) => [
+                        Arg::buffer(&self.control),
+                        Arg::buffer(&self.masks),
+                        Arg::buffer(&self.k_all),
+                    ]
+                    .into_iter()
+                    .chain(uf)
+                    .chain(grid)
+                    .collect(),
+                    Schedule::Gather => continue,
+                };
+                events.push(self.program.launch(&name, &p.global, local, &args)?);
             }
             let args = [
                 Arg::buffer(&self.minv),
