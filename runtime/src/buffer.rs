@@ -3,19 +3,12 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use ocl::core;
-
+use crate::cl::{self, Event, Sealed};
 use crate::device::Device;
-use crate::error::{cl, is_oom, Error, Result};
-use crate::program::Event;
-
-mod sealed {
-    /// Keeps the `ocl` bound out of the public API and [`Scalar`](super::Scalar) closed.
-    pub trait Sealed: ocl::OclPrm {}
-}
+use crate::error::{Error, Result};
 
 /// An element type that can live in a [`Buffer`]; `CL_NAME` is its OpenCL C name.
-pub trait Scalar: sealed::Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
+pub trait Scalar: Sealed + Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The OpenCL C spelling of this type.
     const CL_NAME: &'static str;
     /// The value as an OpenCL C literal that reads back bit for bit (`1.5f`, `3u`).
@@ -26,7 +19,7 @@ pub trait Scalar: sealed::Sealed + Copy + Default + Send + Sync + fmt::Debug + '
 
 macro_rules! scalars {
     ($($t:ty => $name:literal, $lit:expr);* $(;)?) => {$(
-        impl sealed::Sealed for $t {}
+        impl Sealed for $t {}
         impl Scalar for $t {
             const CL_NAME: &'static str = $name;
             fn cl_literal(&self) -> String {
@@ -61,17 +54,6 @@ fn float_literal(v: f64, finite: bool, bits: u64, suffix: &str, reinterpret: &st
     format!("({text}{suffix})")
 }
 
-/// Maps an allocation failure to [`Error::OutOfMemory`], anything else to [`Error::Cl`].
-fn alloc_err(op: &'static str, what: impl Fn() -> String, bytes: usize) -> impl FnOnce(core::Error) -> Error {
-    move |e| {
-        if is_oom(&e) {
-            Error::OutOfMemory { what: what(), bytes }
-        } else {
-            cl(op)(e)
-        }
-    }
-}
-
 /// Checks `len` elements of `T` against the device's limits and returns the byte size.
 fn checked_bytes<T>(dev: &Device, len: usize, what: &str) -> Result<usize> {
     if len == 0 {
@@ -91,7 +73,7 @@ fn checked_bytes<T>(dev: &Device, len: usize, what: &str) -> Result<usize> {
 
 /// A device array of `len` elements of `T`, owned by one [`Device`].
 pub struct Buffer<T: Scalar> {
-    mem: core::Mem,
+    mem: cl::Mem,
     len: usize,
     device: Device,
     _elem: PhantomData<T>,
@@ -103,18 +85,8 @@ impl<T: Scalar> Buffer<T> {
     }
 
     fn create(dev: &Device, len: usize, data: Option<&[T]>) -> Result<Self> {
-        let what = Self::what(len);
-        let bytes = checked_bytes::<T>(dev, len, &what)?;
-        let flags = match data {
-            Some(_) => core::MEM_READ_WRITE | core::MEM_COPY_HOST_PTR,
-            None => core::MEM_READ_WRITE,
-        };
-        // SAFETY: the flags match `data`: the host pointer is only read during the call.
-        let mem = unsafe { core::create_buffer(dev.context(), flags, len, data) }.map_err(alloc_err(
-            "clCreateBuffer",
-            || Self::what(len),
-            bytes,
-        ))?;
+        checked_bytes::<T>(dev, len, &Self::what(len))?;
+        let mem = cl::Mem::new(dev.queue(), len, data, || Self::what(len))?;
         Ok(Buffer {
             mem,
             len,
@@ -127,23 +99,9 @@ impl<T: Scalar> Buffer<T> {
     /// allocation failures surface here as [`Error::OutOfMemory`].
     pub fn new(dev: &Device, len: usize) -> Result<Self> {
         let buf = Self::create(dev, len, None)?;
-        let mut ev = core::Event::null();
-        core::enqueue_fill_buffer(
-            dev.queue(),
-            &buf.mem,
-            T::default(),
-            0,
-            len,
-            None::<()>,
-            Some(&mut ev),
-            None,
-        )
-        .map_err(alloc_err(
-            "clEnqueueFillBuffer",
-            || Self::what(len),
-            len * size_of::<T>(),
-        ))?;
-        Event::from_core(ev).wait()?;
+        buf.mem
+            .fill(dev.queue(), T::default(), len, || Self::what(len))?
+            .wait()?;
         Ok(buf)
     }
 
@@ -177,18 +135,14 @@ impl<T: Scalar> Buffer<T> {
     /// Copies `data` into the buffer, blocking until done.
     pub fn write(&mut self, data: &[T]) -> Result<()> {
         self.check_len(data.len(), "write to")?;
-        // SAFETY: blocking write: `data` is not used after the call returns.
-        unsafe { core::enqueue_write_buffer(self.device.queue(), &self.mem, true, 0, data, None::<()>, None::<()>) }
-            .map_err(cl("clEnqueueWriteBuffer"))
+        self.mem.write(self.device.queue(), data)
     }
 
     /// Copies the buffer into `out`, blocking until done (and so until every
     /// command queued before it has finished).
     pub fn read(&self, out: &mut [T]) -> Result<()> {
         self.check_len(out.len(), "read from")?;
-        // SAFETY: blocking read: `out` is fully written before the call returns.
-        unsafe { core::enqueue_read_buffer(self.device.queue(), &self.mem, true, 0, out, None::<()>, None::<()>) }
-            .map_err(cl("clEnqueueReadBuffer"))
+        self.mem.read(self.device.queue(), out)
     }
 
     /// Reads the buffer into a new vector.
@@ -207,19 +161,7 @@ impl<T: Scalar> Buffer<T> {
                 "copy_from between buffers of different devices".into(),
             ));
         }
-        let mut ev = core::Event::null();
-        core::enqueue_copy_buffer::<T, _, _, _>(
-            self.device.queue(),
-            &src.mem,
-            &self.mem,
-            0,
-            0,
-            self.len,
-            None::<()>,
-            Some(&mut ev),
-        )
-        .map_err(cl("clEnqueueCopyBuffer"))?;
-        Ok(Event::from_core(ev))
+        self.mem.copy_from::<T>(self.device.queue(), &src.mem, self.len)
     }
 
     /// The device owning this buffer.
@@ -227,7 +169,7 @@ impl<T: Scalar> Buffer<T> {
         &self.device
     }
 
-    pub(crate) fn mem(&self) -> &core::Mem {
+    pub(crate) fn mem(&self) -> &cl::Mem {
         &self.mem
     }
 }
@@ -242,7 +184,7 @@ impl<T: Scalar> fmt::Debug for Buffer<T> {
 /// [`Device::constant_bytes`]. Cheap to clone; clones share the buffer.
 #[derive(Clone)]
 pub struct ConstBuffer {
-    mem: core::Mem,
+    mem: cl::Mem,
     len: usize,
     device_index: usize,
 }
@@ -250,13 +192,7 @@ pub struct ConstBuffer {
 impl ConstBuffer {
     pub(crate) fn new(dev: &Device, bytes: &[u8]) -> Result<Self> {
         let len = checked_bytes::<u8>(dev, bytes.len(), "constant buffer")?;
-        let flags = core::MEM_READ_ONLY | core::MEM_COPY_HOST_PTR;
-        // SAFETY: COPY_HOST_PTR: `bytes` is only read during the call.
-        let mem = unsafe { core::create_buffer(dev.context(), flags, len, Some(bytes)) }.map_err(alloc_err(
-            "clCreateBuffer",
-            || "constant buffer".into(),
-            len,
-        ))?;
+        let mem = cl::Mem::read_only(dev.queue(), bytes, || "constant buffer".into())?;
         Ok(ConstBuffer {
             mem,
             len,
@@ -274,7 +210,7 @@ impl ConstBuffer {
         self.len == 0
     }
 
-    pub(crate) fn mem(&self) -> &core::Mem {
+    pub(crate) fn mem(&self) -> &cl::Mem {
         &self.mem
     }
 
@@ -284,7 +220,7 @@ impl ConstBuffer {
 
     #[cfg(test)]
     pub(crate) fn same_as(&self, other: &ConstBuffer) -> bool {
-        self.mem.as_ptr() == other.mem.as_ptr()
+        self.mem.same_as(&other.mem)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The runtime's error type.
 
-use ocl::core;
+use crate::grid::shape::Shape;
 
 /// Everything that can go wrong while finding a device, building a program or
 /// moving data and launching kernels.
@@ -70,9 +70,9 @@ pub enum Error {
         /// The argument name in the stencil function.
         field: String,
         /// The output grid's shape.
-        expected: crate::Shape,
+        expected: Shape,
         /// The argument's shape.
-        found: crate::Shape,
+        found: Shape,
     },
 
     /// A caller-supplied parameter is invalid.
@@ -106,36 +106,6 @@ pub enum Error {
 
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
-
-/// Short text for an `ocl` error: the status code if there is one, else its message.
-pub(crate) fn describe(err: &core::Error) -> String {
-    match err.api_status() {
-        Some(status) => format!("{status:?} ({})", status as i32),
-        None => err.to_string().trim().to_owned(),
-    }
-}
-
-/// Maps an `ocl` error from the OpenCL call `op` into [`Error::Cl`].
-pub(crate) fn cl(op: &'static str) -> impl FnOnce(core::Error) -> Error {
-    move |err| Error::Cl {
-        op,
-        message: describe(&err),
-    }
-}
-
-/// Whether an `ocl` error means the device ran out of memory.
-pub(crate) fn is_oom(err: &core::Error) -> bool {
-    use core::Status as S;
-    matches!(
-        err.api_status(),
-        Some(
-            S::CL_MEM_OBJECT_ALLOCATION_FAILURE
-                | S::CL_OUT_OF_RESOURCES
-                | S::CL_OUT_OF_HOST_MEMORY
-                | S::CL_INVALID_BUFFER_SIZE
-        )
-    )
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,8 @@
 
 use crate::buffer::Scalar;
 use crate::error::{Error, Result};
-use std::fmt;
+
+pub use crate::grid::{check_shape, Shape};
 
 /// How points near the edge of the grid are treated (the stencil attribute's `boundary`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -14,78 +15,6 @@ pub enum Boundary {
     Periodic,
     /// Reads are clamped to the nearest point inside; every point is updated.
     Clamp,
-}
-
-/// The extent of a 1-, 2- or 3-D grid; x varies fastest in memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Shape {
-    dims: [usize; 3],
-    rank: usize,
-}
-
-impl Shape {
-    /// A 1-D shape.
-    pub fn d1(nx: usize) -> Shape {
-        Shape {
-            dims: [nx, 1, 1],
-            rank: 1,
-        }
-    }
-    /// A 2-D shape.
-    pub fn d2(nx: usize, ny: usize) -> Shape {
-        Shape {
-            dims: [nx, ny, 1],
-            rank: 2,
-        }
-    }
-    /// A 3-D shape.
-    pub fn d3(nx: usize, ny: usize, nz: usize) -> Shape {
-        Shape {
-            dims: [nx, ny, nz],
-            rank: 3,
-        }
-    }
-    /// Extents along x, y, z (1 beyond the rank).
-    pub fn dims(&self) -> [usize; 3] {
-        self.dims
-    }
-    /// Number of dimensions.
-    pub fn rank(&self) -> usize {
-        self.rank
-    }
-    /// Number of points.
-    pub fn len(&self) -> usize {
-        self.dims.iter().product()
-    }
-    /// Whether the grid has no points.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Linear index of a point.
-    pub fn index(&self, p: [usize; 3]) -> usize {
-        p[0] + self.dims[0] * (p[1] + self.dims[1] * p[2])
-    }
-}
-
-impl fmt::Display for Shape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = &self.dims[..self.rank];
-        let parts: Vec<String> = d.iter().map(|n| n.to_string()).collect();
-        write!(f, "{}", parts.join("x"))
-    }
-}
-
-/// Returns [`Error::ShapeMismatch`] unless `found == expected`.
-pub fn check_shape(field: &str, expected: Shape, found: Shape) -> Result<()> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            field: field.to_string(),
-            expected,
-            found,
-        })
-    }
 }
 
 /// A grid in host memory.
@@ -116,7 +45,7 @@ impl<T: Scalar> HostGrid<T> {
     }
     /// A grid whose value at each point is `f([x, y, z])`.
     pub fn from_fn(shape: Shape, mut f: impl FnMut([usize; 3]) -> T) -> HostGrid<T> {
-        let [nx, ny, nz] = shape.dims;
+        let [nx, ny, nz] = shape.dims();
         let mut data = Vec::with_capacity(shape.len());
         for z in 0..nz {
             for y in 0..ny {
@@ -141,7 +70,7 @@ impl<T: Scalar> HostGrid<T> {
     }
     /// The value at a point, or `None` outside the grid.
     pub fn get(&self, p: [usize; 3]) -> Option<T> {
-        let inside = (0..3).all(|a| p[a] < self.shape.dims[a]);
+        let inside = (0..3).all(|a| p[a] < self.shape.dims()[a]);
         if inside {
             self.data.get(self.shape.index(p)).copied()
         } else {
@@ -150,7 +79,7 @@ impl<T: Scalar> HostGrid<T> {
     }
     /// Sets the value at a point; points outside the grid are ignored.
     pub fn set(&mut self, p: [usize; 3], v: T) {
-        let inside = (0..3).all(|a| p[a] < self.shape.dims[a]);
+        let inside = (0..3).all(|a| p[a] < self.shape.dims()[a]);
         let i = self.shape.index(p);
         if let (true, Some(slot)) = (inside, self.data.get_mut(i)) {
             *slot = v;
@@ -172,7 +101,7 @@ pub struct UpdateRegion {
 impl UpdateRegion {
     /// The region of `shape` a stencil with this halo and boundary updates.
     pub fn new(shape: Shape, halo: [usize; 3], boundary: Boundary) -> UpdateRegion {
-        let d = shape.dims;
+        let d = shape.dims();
         match boundary {
             Boundary::Fixed => {
                 let lo = halo;
@@ -217,7 +146,7 @@ macro_rules! cursor {
             /// The value at the neighbour `(dx, ...)` of the cursor's point.
             pub fn at(&self, $($d: isize),+) -> T {
                 let mut q = self.p;
-                $(q[$axis] = resolve(self.p[$axis] as isize + $d, self.grid.shape.dims[$axis], self.boundary);)+
+                $(q[$axis] = resolve(self.p[$axis] as isize + $d, self.grid.shape.dims()[$axis], self.boundary);)+
                 self.grid.data.get(self.grid.shape.index(q)).copied().unwrap_or_default()
             }
         }

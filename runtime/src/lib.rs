@@ -10,9 +10,13 @@
 #![warn(missing_docs)]
 
 pub mod buffer;
+mod cache;
+mod cl;
 pub mod device;
 pub mod error;
+mod grid;
 pub mod program;
+mod sync;
 
 pub use buffer::{Buffer, ConstBuffer, Scalar};
 pub use device::{Device, DeviceInfo, DeviceKind};

@@ -1,15 +1,17 @@
-//! Built programs, kernel launches and their events.
+//! Built programs and kernel launches.
 
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use ocl::core::{self, ArgVal};
-
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
-use crate::device::{lock, Device};
-use crate::error::{cl, describe, Error, Result};
+use crate::cl::{self, ArgValue, Kernel, Target};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::sync::lock;
+
+pub use crate::cl::Event;
 
 /// An OpenCL program built for one [`Device`]. Cheap to clone; clones share
 /// the program and its kernel objects.
@@ -20,18 +22,13 @@ pub struct Program {
 
 struct ProgramInner {
     name: String,
-    program: core::Program,
-    queue: core::CommandQueue,
+    program: cl::Program,
+    queue: cl::Queue,
     device_index: usize,
     max_work_group_size: usize,
     /// One kernel object per name. Arguments are per kernel object, so they
     /// are set and the kernel enqueued under that kernel's lock.
     kernels: Mutex<HashMap<String, Arc<Mutex<Kernel>>>>,
-}
-
-struct Kernel {
-    kernel: core::Kernel,
-    num_args: u32,
 }
 
 /// A kernel of a [`Program`] looked up once by name, for launch plans.
@@ -48,22 +45,12 @@ impl fmt::Debug for KernelRef {
 
 /// One kernel argument; build it with the constructors.
 #[derive(Clone, Copy, Debug)]
-pub struct Arg<'a>(ArgKind<'a>);
-
-#[derive(Clone, Copy, Debug)]
-enum ArgKind<'a> {
-    Mem { mem: &'a core::Mem, device: usize },
-    I32(i32),
-    U32(u32),
-    F32(f32),
-    F64(f64),
-    Local(usize),
-}
+pub struct Arg<'a>(ArgValue<'a>);
 
 impl<'a> Arg<'a> {
     /// A `__global T*` argument.
     pub fn buffer<T: Scalar>(b: &'a Buffer<T>) -> Arg<'a> {
-        Arg(ArgKind::Mem {
+        Arg(ArgValue::Mem {
             mem: b.mem(),
             device: b.device().info().index,
         })
@@ -71,7 +58,7 @@ impl<'a> Arg<'a> {
 
     /// A `__constant` parameter-block argument.
     pub fn constant(b: &'a ConstBuffer) -> Arg<'a> {
-        Arg(ArgKind::Mem {
+        Arg(ArgValue::Mem {
             mem: b.mem(),
             device: b.device_index(),
         })
@@ -79,27 +66,27 @@ impl<'a> Arg<'a> {
 
     /// An `int` argument.
     pub fn i32(v: i32) -> Arg<'a> {
-        Arg(ArgKind::I32(v))
+        Arg(ArgValue::I32(v))
     }
 
     /// A `uint` argument.
     pub fn u32(v: u32) -> Arg<'a> {
-        Arg(ArgKind::U32(v))
+        Arg(ArgValue::U32(v))
     }
 
     /// A `float` argument.
     pub fn f32(v: f32) -> Arg<'a> {
-        Arg(ArgKind::F32(v))
+        Arg(ArgValue::F32(v))
     }
 
     /// A `double` argument.
     pub fn f64(v: f64) -> Arg<'a> {
-        Arg(ArgKind::F64(v))
+        Arg(ArgValue::F64(v))
     }
 
     /// A `__local` scratch argument of `bytes` bytes.
     pub fn local(bytes: usize) -> Arg<'a> {
-        Arg(ArgKind::Local(bytes))
+        Arg(ArgValue::Local(bytes))
     }
 }
 
@@ -179,40 +166,17 @@ impl Program {
         let nul = |what: &str| Error::InvalidConfig(format!("{what} of program `{name}` contains a NUL byte"));
         let src = CString::new(source).map_err(|_| nul("source"))?;
         let opts = CString::new(options.as_str()).map_err(|_| nul("options"))?;
-        let program =
-            core::create_program_with_source(dev.context(), &[src]).map_err(cl("clCreateProgramWithSource"))?;
-
-        let built = core::build_program(&program, Some(&[dev.id()]), &opts, None, None);
-        let status = core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildStatus);
-        let succeeded = matches!(
-            status,
-            Ok(core::ProgramBuildInfoResult::BuildStatus(
-                core::ProgramBuildStatus::Success
-            ))
-        );
-        if built.is_err() || !succeeded {
-            let mut log = match core::get_program_build_info(&program, dev.id(), core::ProgramBuildInfo::BuildLog) {
-                Ok(core::ProgramBuildInfoResult::BuildLog(log)) => log.trim_end_matches('\0').trim_end().to_owned(),
-                _ => String::new(),
-            };
-            // A build log is not always written (e.g. for rejected options):
-            // then report what clBuildProgram returned.
-            if let Err(e) = &built {
-                if e.api_status().is_some() || log.trim().is_empty() {
-                    log = format!("{log}\nclBuildProgram failed: {}", describe(e))
-                        .trim_start()
-                        .to_owned();
-                }
-            } else if log.trim().is_empty() {
-                log = format!("build status {status:?} without a build log");
+        let program = match cl::Program::build(dev.queue(), src, &opts)? {
+            Ok(program) => program,
+            Err(log) => {
+                return Err(Error::Build {
+                    program: name.to_owned(),
+                    options,
+                    rust_location: rust_location(&log),
+                    log,
+                })
             }
-            return Err(Error::Build {
-                program: name.to_owned(),
-                options,
-                rust_location: rust_location(&log),
-                log,
-            });
-        }
+        };
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 name: name.to_owned(),
@@ -230,39 +194,12 @@ impl Program {
         &self.inner.name
     }
 
-    fn kernel_names(&self) -> String {
-        match core::get_program_info(&self.inner.program, core::ProgramInfo::KernelNames) {
-            Ok(core::ProgramInfoResult::KernelNames(names)) => {
-                names.trim_end_matches('\0').split(';').collect::<Vec<_>>().join(", ")
-            }
-            _ => "(unknown)".to_owned(),
-        }
-    }
-
     fn kernel(&self, name: &str) -> Result<Arc<Mutex<Kernel>>> {
         let mut kernels = lock(&self.inner.kernels);
         if let Some(k) = kernels.get(name) {
             return Ok(k.clone());
         }
-        let kernel = core::create_kernel(&self.inner.program, name).map_err(|e| match e.api_status() {
-            Some(core::Status::CL_INVALID_KERNEL_NAME) => Error::InvalidConfig(format!(
-                "program `{}` has no kernel `{name}`; available kernels: {}",
-                self.inner.name,
-                self.kernel_names()
-            )),
-            _ => cl("clCreateKernel")(e),
-        })?;
-        let num_args = match core::get_kernel_info(&kernel, core::KernelInfo::NumArgs) {
-            Ok(core::KernelInfoResult::NumArgs(n)) => n,
-            Ok(other) => {
-                return Err(Error::Cl {
-                    op: "clGetKernelInfo",
-                    message: format!("unexpected {other:?}"),
-                })
-            }
-            Err(e) => return Err(cl("clGetKernelInfo")(e)),
-        };
-        let slot = Arc::new(Mutex::new(Kernel { kernel, num_args }));
+        let slot = Arc::new(Mutex::new(self.inner.program.kernel(&self.inner.name, name)?));
         kernels.insert(name.to_owned(), slot.clone());
         Ok(slot)
     }
@@ -274,9 +211,9 @@ impl Program {
     pub fn launch(&self, kernel: &str, global: &[usize], local: Option<&[usize]>, args: &[Arg<'_>]) -> Result<Event> {
         let sizes = self.work_sizes(global, local)?;
         let slot = self.kernel(kernel)?;
-        let mut ev = core::Event::null();
+        let mut ev = Event::null();
         self.enqueue(&slot, kernel, global.len(), sizes, args, Some(&mut ev))?;
-        Ok(Event::from_core(ev))
+        Ok(ev)
     }
 
     /// The kernel object named `kernel`, for launching it repeatedly without looking it up
@@ -301,9 +238,9 @@ impl Program {
     ) -> Result<Option<Event>> {
         let sizes = self.work_sizes(global, local)?;
         if event {
-            let mut ev = core::Event::null();
+            let mut ev = Event::null();
             self.enqueue(&k.slot, name, global.len(), sizes, args, Some(&mut ev))?;
-            Ok(Some(Event::from_core(ev)))
+            Ok(Some(ev))
         } else {
             self.enqueue(&k.slot, name, global.len(), sizes, args, None)?;
             Ok(None)
@@ -333,62 +270,19 @@ impl Program {
         dims: usize,
         (gws, lws): ([usize; 3], Option<[usize; 3]>),
         args: &[Arg<'_>],
-        event: Option<&mut core::Event>,
+        event: Option<&mut Event>,
     ) -> Result<()> {
-        let k = lock(slot);
-        if args.len() != k.num_args as usize {
-            return Err(Error::LengthMismatch {
-                what: format!("arguments of kernel `{kernel}`"),
-                expected: k.num_args as usize,
-                found: args.len(),
-            });
-        }
-        for (i, arg) in args.iter().enumerate() {
-            let val = match &arg.0 {
-                ArgKind::Mem { mem, device } => {
-                    if *device != self.inner.device_index {
-                        return Err(Error::InvalidConfig(format!(
-                            "argument {i} of kernel `{kernel}` is on device {device}, but program `{}` \
-                             was built for device {}",
-                            self.inner.name, self.inner.device_index
-                        )));
-                    }
-                    ArgVal::mem(mem)
-                }
-                ArgKind::I32(v) => ArgVal::scalar(v),
-                ArgKind::U32(v) => ArgVal::scalar(v),
-                ArgKind::F32(v) => ArgVal::scalar(v),
-                ArgKind::F64(v) => ArgVal::scalar(v),
-                ArgKind::Local(bytes) => ArgVal::local::<u8>(bytes),
-            };
-            core::set_kernel_arg(&k.kernel, i as u32, val).map_err(|e| Error::Cl {
-                op: "clSetKernelArg",
-                message: format!("argument {i} of kernel `{kernel}`: {}", describe(&e)),
-            })?;
-        }
-        // SAFETY: every argument is set (count checked above) to a live memory
-        // object or a value; OpenCL retains the memory objects until the kernel
-        // has run, and the work sizes were validated.
-        unsafe {
-            core::enqueue_kernel(
-                &self.inner.queue,
-                &k.kernel,
-                dims as u32,
-                None,
-                &gws,
-                lws,
-                None::<()>,
-                event,
-            )
-        }
-        .map_err(|e| Error::Cl {
-            op: "clEnqueueNDRangeKernel",
-            message: format!("kernel `{kernel}` of program `{}`: {}", self.inner.name, describe(&e)),
-        })
+        let target = Target {
+            queue: &self.inner.queue,
+            device: self.inner.device_index,
+            program: &self.inner.name,
+            kernel,
+        };
+        lock(slot).enqueue(&target, dims, (gws, lws), args.iter().map(|a| a.0), event)
     }
 
     #[cfg(test)]
-    fn same_as(&self, other: &Program) -> bool {
+    pub(crate) fn same_as(&self, other: &Program) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 }
@@ -398,35 +292,6 @@ impl fmt::Debug for Program {
         f.debug_struct("Program")
             .field("name", &self.inner.name)
             .finish_non_exhaustive()
-    }
-}
-
-/// A queued command (kernel launch or copy); wait for it or read its timing.
-#[derive(Clone, Debug)]
-pub struct Event {
-    inner: core::Event,
-}
-
-impl Event {
-    pub(crate) fn from_core(inner: core::Event) -> Self {
-        Event { inner }
-    }
-
-    /// Blocks until the command has finished.
-    pub fn wait(&self) -> Result<()> {
-        core::wait_for_event(&self.inner).map_err(cl("clWaitForEvents"))
-    }
-
-    /// Device execution time of the command in nanoseconds (profiling
-    /// `END - START`); waits for the command first.
-    pub fn duration_ns(&self) -> Result<u64> {
-        use core::{ProfilingInfo as P, ProfilingInfoResult as R};
-        self.wait()?;
-        let time = |what: P| match core::get_event_profiling_info(&self.inner, what) {
-            Ok(R::Queued(t) | R::Submit(t) | R::Start(t) | R::End(t)) => Ok(t),
-            Err(e) => Err(cl("clGetEventProfilingInfo")(e)),
-        };
-        Ok(time(P::End)?.saturating_sub(time(P::Start)?))
     }
 }
 
@@ -463,17 +328,6 @@ mod tests {
         let dev = Device::default().unwrap();
         let ev = saxpy_run(&dev, 100_000, 2.5);
         assert!(ev.duration_ns().unwrap() > 0);
-    }
-
-    #[test]
-    fn program_cache_returns_same_program() {
-        let dev = Device::default().unwrap();
-        let a = dev.program("saxpy", SAXPY, "").unwrap();
-        let b = dev.program("other name", SAXPY, "").unwrap();
-        let c = dev.program("saxpy", SAXPY, "-cl-fast-relaxed-math").unwrap();
-        assert!(a.same_as(&b));
-        assert!(!a.same_as(&c));
-        assert_eq!(a.name(), b.name());
     }
 
     #[test]

@@ -1,0 +1,38 @@
+//! Events of queued commands: waiting for them and their profiling times.
+
+use ocl::core;
+
+use super::failed;
+use crate::error::Result;
+
+/// A queued command (kernel launch or copy); wait for it or read its timing.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub(super) inner: core::Event,
+}
+
+impl Event {
+    /// An empty event for an enqueue call to fill in.
+    pub(crate) fn null() -> Self {
+        Event {
+            inner: core::Event::null(),
+        }
+    }
+
+    /// Blocks until the command has finished.
+    pub fn wait(&self) -> Result<()> {
+        core::wait_for_event(&self.inner).map_err(failed("clWaitForEvents"))
+    }
+
+    /// Device execution time of the command in nanoseconds (profiling
+    /// `END - START`); waits for the command first.
+    pub fn duration_ns(&self) -> Result<u64> {
+        use core::{ProfilingInfo as P, ProfilingInfoResult as R};
+        self.wait()?;
+        let time = |what: P| match core::get_event_profiling_info(&self.inner, what) {
+            Ok(R::Queued(t) | R::Submit(t) | R::Start(t) | R::End(t)) => Ok(t),
+            Err(e) => Err(failed("clGetEventProfilingInfo")(e)),
+        };
+        Ok(time(P::End)?.saturating_sub(time(P::Start)?))
+    }
+}
