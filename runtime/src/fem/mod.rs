@@ -1,11 +1,16 @@
 //! Finite elements: element types declared with `#[clforge::element]`, their host matrices,
 //! meshes and the explicit central-difference stepping of seed 000 on the device.
 
+mod blocks;
 pub mod element;
+pub mod load;
 pub mod matrices;
 pub mod matrix;
 pub mod mesh;
+pub mod problem;
+pub mod reference;
 pub mod schedule;
+pub mod stability;
 pub mod stepper;
 
 pub use element::{Element, ElementSpec, Operator};

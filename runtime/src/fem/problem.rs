@@ -1,0 +1,182 @@
+//! The problem description [`Model`]: element type, mesh, materials, masses and fixed DOFs,
+//! with its validation and energy; and [`StepperConfig`], how a run steps it.
+
+use crate::error::{Error, Result};
+use crate::fem::element::ElementSpec;
+use crate::fem::mesh::{ElementMap, Mesh};
+use crate::fem::schedule::Schedule;
+
+/// Everything about a model that does not depend on where it runs.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// The element type.
+    pub spec: ElementSpec,
+    /// The mesh.
+    pub mesh: Mesh,
+    /// `K_e` of each material, `nd × nd` row-major (`nd = nodes · dofs`).
+    pub stiffness: Vec<Vec<f32>>,
+    /// `G_e` of each material, `strains × nd` row-major; empty if stresses are not needed.
+    pub stress: Vec<Vec<f32>>,
+    /// Material and crack state per element.
+    pub elements: ElementMap,
+    /// Lumped mass per DOF.
+    pub mass: Vec<f32>,
+    /// Fixed DOFs (zero velocity: their inverse mass is 0).
+    pub fixed: Vec<bool>,
+}
+
+impl Model {
+    /// One material with stiffness `k` (`nd × nd` row-major) and lumped element mass
+    /// `element_mass` shared equally by the element's nodes.
+    pub fn new(spec: ElementSpec, mesh: Mesh, k: Vec<f32>, element_mass: f64) -> Result<Model> {
+        let nd = spec.nodes * spec.dofs;
+        if k.len() != nd * nd {
+            return Err(Error::LengthMismatch {
+                what: "entries of K_e".into(),
+                expected: nd * nd,
+                found: k.len(),
+            });
+        }
+        let conn = mesh.connectivity(spec.node_offsets);
+        if conn.len() != mesh.element_count() * spec.nodes {
+            return Err(Error::LengthMismatch {
+                what: "nodes per element of the mesh".into(),
+                expected: spec.nodes,
+                found: conn.len() / mesh.element_count().max(1),
+            });
+        }
+        let mut mass = vec![0f64; mesh.node_count() * spec.dofs];
+        for &n in &conn {
+            for d in 0..spec.dofs {
+                mass[n as usize * spec.dofs + d] += element_mass / spec.nodes as f64;
+            }
+        }
+        let dofs = mass.len();
+        Ok(Model {
+            spec,
+            elements: ElementMap::uniform(mesh.element_count()),
+            mesh,
+            stiffness: vec![k],
+            stress: vec![],
+            mass: mass.into_iter().map(|m| m as f32).collect(),
+            fixed: vec![false; dofs],
+        })
+    }
+
+    /// `nodes · dofs`.
+    pub fn nd(&self) -> usize {
+        self.spec.nodes * self.spec.dofs
+    }
+
+    /// Number of global DOFs.
+    pub fn dof_count(&self) -> usize {
+        self.mesh.node_count() * self.spec.dofs
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        let nd = self.nd();
+        let ne = self.mesh.element_count();
+        let n = self.dof_count();
+        let check = |what: &str, expected: usize, found: usize| {
+            if expected == found {
+                Ok(())
+            } else {
+                Err(Error::LengthMismatch {
+                    what: what.into(),
+                    expected,
+                    found,
+                })
+            }
+        };
+        check("lumped masses (one per DOF)", n, self.mass.len())?;
+        check("fixed flags (one per DOF)", n, self.fixed.len())?;
+        check("element materials", ne, self.elements.material.len())?;
+        check("element crack flags", ne, self.elements.dead.len())?;
+        if self.stiffness.is_empty() || self.stiffness.len() > 254 {
+            return Err(Error::InvalidConfig(format!(
+                "{} materials given; 1 to 254 allowed",
+                self.stiffness.len()
+            )));
+        }
+        for k in &self.stiffness {
+            check("entries of K_e", nd * nd, k.len())?;
+        }
+        for g in &self.stress {
+            check("entries of G_e", self.spec.strains * nd, g.len())?;
+        }
+        if let Some(&m) = self
+            .elements
+            .material
+            .iter()
+            .find(|&&m| m as usize >= self.stiffness.len())
+        {
+            return Err(Error::InvalidConfig(format!(
+                "an element uses material {m}, but only {} stiffness matrices are given",
+                self.stiffness.len()
+            )));
+        }
+        if let Some(i) = (0..n).find(|&i| !self.fixed[i] && (self.mass[i].is_nan() || self.mass[i] <= 0.0)) {
+            return Err(Error::InvalidConfig(format!(
+                "DOF {i} is free but has mass {}; give it a positive mass",
+                self.mass[i]
+            )));
+        }
+        Ok(())
+    }
+
+    /// Inverse mass and damping coefficient (`-α·m`) per DOF; both 0 on fixed DOFs.
+    pub(crate) fn integration(&self, alpha: f32) -> (Vec<f32>, Vec<f32>) {
+        let minv = self
+            .mass
+            .iter()
+            .zip(&self.fixed)
+            .map(|(&m, &f)| if f { 0.0 } else { 1.0 / m })
+            .collect();
+        let damp = self
+            .mass
+            .iter()
+            .zip(&self.fixed)
+            .map(|(&m, &f)| if f { 0.0 } else { -alpha * m })
+            .collect();
+        (minv, damp)
+    }
+
+    /// `½ vᵀ M v + ½ uᵀ K u` (in f64; dead elements store no energy).
+    pub fn energy(&self, u: &[f32], v: &[f32]) -> f64 {
+        let kinetic: f64 = v
+            .iter()
+            .zip(&self.mass)
+            .map(|(&v, &m)| 0.5 * f64::from(m) * f64::from(v).powi(2))
+            .sum();
+        let conn = self.mesh.connectivity(self.spec.node_offsets);
+        let (nd, d) = (self.nd(), self.spec.dofs);
+        let mut strain = 0.0;
+        for e in 0..self.mesh.element_count() {
+            if self.elements.dead[e] {
+                continue;
+            }
+            let k = &self.stiffness[self.elements.material[e] as usize];
+            let ue: Vec<f64> = (0..nd)
+                .map(|i| f64::from(u[conn[e * self.spec.nodes + i / d] as usize * d + i % d]))
+                .collect();
+            for r in 0..nd {
+                let ku: f64 = (0..nd).map(|c| f64::from(k[r * nd + c]) * ue[c]).sum();
+                strain += 0.5 * ue[r] * ku;
+            }
+        }
+        kinetic + strain
+    }
+}
+
+/// Time step, damping and stability data of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepperConfig {
+    /// How element forces are scattered.
+    pub schedule: Schedule,
+    /// Time step in s; must satisfy [`stability_bound`](crate::fem::stability::stability_bound).
+    pub dt: f64,
+    /// Mass-proportional damping `C = α·M`.
+    pub alpha: f64,
+    /// The fastest longitudinal wave speed `sqrt(E/ρ)` over the materials.
+    pub c_max: f64,
+}

@@ -1,0 +1,174 @@
+//! The host reference of the explicit step, [`HostStepper`], and the mirror of the kernels'
+//! arithmetic (`sum_v8`, row products over padded rows) that makes it agree with them.
+
+use crate::error::{Error, Result};
+use crate::fem::load::{check_load, Load};
+use crate::fem::problem::{Model, StepperConfig};
+use crate::fem::stability::check_time_step;
+
+/// 8-lane pairwise sum of the seed's `sum_v8`.
+fn sum_v8(p: &[f32; 8]) -> f32 {
+    ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+}
+
+/// Row `r` of `M·U` the way the kernels compute it: `float8` chunks summed by `sum_v8`, then
+/// the chunks added left to right. `m` has rows of `ndp` (padded) entries.
+fn row_product(m: &[f32], ndp: usize, r: usize, ue: &[f32]) -> f32 {
+    let mut acc = 0.0f32;
+    for c in 0..ndp / 8 {
+        let p: [f32; 8] = std::array::from_fn(|l| m[r * ndp + c * 8 + l] * ue[c * 8 + l]);
+        acc = if c == 0 { sum_v8(&p) } else { acc + sum_v8(&p) };
+    }
+    acc
+}
+
+/// Rows of `rows × nd` padded to `ndp` entries.
+pub(crate) fn padded(m: &[f32], rows: usize, nd: usize, ndp: usize) -> Vec<f32> {
+    let mut out = vec![0.0; rows * ndp];
+    for r in 0..rows {
+        out[r * ndp..r * ndp + nd].copy_from_slice(&m[r * nd..(r + 1) * nd]);
+    }
+    out
+}
+
+/// The reference: the same step on the host, element by element in element order.
+#[derive(Clone, Debug)]
+pub struct HostStepper {
+    model: Model,
+    dt: f32,
+    conn: Vec<u32>,
+    k: Vec<Vec<f32>>,
+    g: Vec<Vec<f32>>,
+    minv: Vec<f32>,
+    damp: Vec<f32>,
+    /// Displacements per DOF.
+    pub u: Vec<f32>,
+    /// Velocities per DOF (at half steps).
+    pub v: Vec<f32>,
+    f: Vec<f32>,
+    loads: Vec<Load>,
+    steps: u64,
+}
+
+impl HostStepper {
+    /// A host stepper at rest.
+    pub fn new(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
+        model.validate()?;
+        check_time_step(config.dt, model.mesh.min_spacing(), config.c_max)?;
+        let nd = model.nd();
+        let ndp = nd.div_ceil(8) * 8;
+        let (minv, damp) = model.integration(config.alpha as f32);
+        let n = model.dof_count();
+        Ok(HostStepper {
+            conn: model.mesh.connectivity(model.spec.node_offsets),
+            k: model.stiffness.iter().map(|k| padded(k, nd, nd, ndp)).collect(),
+            g: model
+                .stress
+                .iter()
+                .map(|g| padded(g, model.spec.strains, nd, ndp))
+                .collect(),
+            model: model.clone(),
+            dt: config.dt as f32,
+            minv,
+            damp,
+            u: vec![0.0; n],
+            v: vec![0.0; n],
+            f: vec![0.0; n],
+            loads: vec![],
+            steps: 0,
+        })
+    }
+
+    /// Sets displacements and velocities (and the damping force `F = C·v`).
+    pub fn set_state(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+        let n = self.model.dof_count();
+        for (what, x) in [("displacements", u), ("velocities", v)] {
+            if x.len() != n {
+                return Err(Error::LengthMismatch {
+                    what: what.into(),
+                    expected: n,
+                    found: x.len(),
+                });
+            }
+        }
+        self.u = u.to_vec();
+        self.v = v.to_vec();
+        self.f = self.damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
+        Ok(())
+    }
+
+    /// Adds an external force.
+    pub fn add_load(&mut self, load: Load) -> Result<()> {
+        check_load(&load, self.model.dof_count())?;
+        self.loads.push(load);
+        Ok(())
+    }
+
+    fn element_u(&self, e: usize, ndp: usize) -> Vec<f32> {
+        let (n, d) = (self.model.spec.nodes, self.model.spec.dofs);
+        let mut ue = vec![0.0; ndp];
+        for (a, &node) in self.conn[e * n..(e + 1) * n].iter().enumerate() {
+            for k in 0..d {
+                ue[a * d + k] = self.u[node as usize * d + k];
+            }
+        }
+        ue
+    }
+
+    /// Runs `n` steps.
+    pub fn step(&mut self, n: usize) {
+        let (nodes, d) = (self.model.spec.nodes, self.model.spec.dofs);
+        let nd = nodes * d;
+        let ndp = nd.div_ceil(8) * 8;
+        for _ in 0..n {
+            let t = self.steps as f64 * f64::from(self.dt);
+            for load in &self.loads {
+                let s = load.time.value(t) as f32;
+                for (&i, &w) in load.dofs.iter().zip(&load.weights) {
+                    self.f[i as usize] += w * s;
+                }
+            }
+            for e in 0..self.model.mesh.element_count() {
+                if self.model.elements.dead[e] {
+                    continue;
+                }
+                let k = &self.k[self.model.elements.material[e] as usize];
+                let ue = self.element_u(e, ndp);
+                for r in 0..nd {
+                    let node = self.conn[e * nodes + r / d] as usize;
+                    self.f[node * d + r % d] -= row_product(k, ndp, r, &ue);
+                }
+            }
+            for i in 0..self.u.len() {
+                let vv = self.v[i] + self.f[i] * self.minv[i] * self.dt;
+                self.u[i] += vv * self.dt;
+                self.v[i] = vv;
+                self.f[i] = self.damp[i] * vv;
+            }
+            self.steps += 1;
+        }
+    }
+
+    /// `σ = G_e·U_e` per element (`strains` values each; 0 for dead elements).
+    pub fn stress(&self) -> Result<Vec<f32>> {
+        let s = self.model.spec.strains;
+        if self.g.is_empty() {
+            return Err(Error::InvalidConfig(
+                "no G_e matrices were given: set `Model::stress`".into(),
+            ));
+        }
+        let ndp = self.model.nd().div_ceil(8) * 8;
+        let mut out = vec![0.0; self.model.mesh.element_count() * s];
+        for e in 0..self.model.mesh.element_count() {
+            if self.model.elements.dead[e] {
+                continue;
+            }
+            let g = &self.g[self.model.elements.material[e] as usize];
+            let ue = self.element_u(e, ndp);
+            for r in 0..s {
+                out[e * s + r] = row_product(g, ndp, r, &ue);
+            }
+        }
+        Ok(out)
+    }
+}
