@@ -268,7 +268,7 @@ impl Program {
         slot: &Mutex<Kernel>,
         kernel: &str,
         dims: usize,
-        (gws, lws): ([usize; 3], Option<[usize; 3]>),
+        sizes: ([usize; 3], Option<[usize; 3]>),
         args: &[Arg<'_>],
         event: Option<&mut Event>,
     ) -> Result<()> {
@@ -278,7 +278,7 @@ impl Program {
             program: &self.inner.name,
             kernel,
         };
-        lock(slot).enqueue(&target, dims, (gws, lws), args.iter().map(|a| a.0), event)
+        lock(slot).enqueue(&target, dims, sizes, args.iter().map(|a| a.0), event)
     }
 
     #[cfg(test)]
