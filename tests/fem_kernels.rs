@@ -3,8 +3,9 @@
 //! physics holds (energy conservation, P-wave speed, cracked elements carry no force).
 
 mod common;
+mod elements;
 
-use clforge::runtime::fem::element::ElementSpec;
+use clforge::runtime::fem::element::{Element, ElementSpec};
 use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
 use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
@@ -12,100 +13,18 @@ use common::{device, rng};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-const QUAD4: ElementSpec = ElementSpec {
-    name: "quad4",
-    dim: 2,
-    nodes: 4,
-    dofs: 2,
-    order: 1,
-    node_offsets: &[[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]],
-    strains: 3,
-    source: clforge_macros::__element_source!(
-        name = quad4,
-        dim = 2,
-        nodes = 4,
-        dofs = 2,
-        order = 1,
-        strains = 3,
-        offsets = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]
-    ),
-};
+// The element kernels under test come from the DSL fixtures, through the one front door.
+fn quad4() -> ElementSpec {
+    elements::quad4::Quad4::spec()
+}
 
-const HEX8: ElementSpec = ElementSpec {
-    name: "hex8",
-    dim: 3,
-    nodes: 8,
-    dofs: 3,
-    order: 1,
-    node_offsets: &[
-        [0, 0, 0],
-        [1, 0, 0],
-        [1, 1, 0],
-        [0, 1, 0],
-        [0, 0, 1],
-        [1, 0, 1],
-        [1, 1, 1],
-        [0, 1, 1],
-    ],
-    strains: 6,
-    source: clforge_macros::__element_source!(
-        name = hex8,
-        dim = 3,
-        nodes = 8,
-        dofs = 3,
-        order = 1,
-        strains = 6,
-        offsets = [
-            [0, 0, 0],
-            [1, 0, 0],
-            [1, 1, 0],
-            [0, 1, 0],
-            [0, 0, 1],
-            [1, 0, 1],
-            [1, 1, 1],
-            [0, 1, 1]
-        ]
-    ),
-};
+fn hex8() -> ElementSpec {
+    elements::hex8::Hex8::spec()
+}
 
-const QUAD9: ElementSpec = ElementSpec {
-    name: "quad9",
-    dim: 2,
-    nodes: 9,
-    dofs: 2,
-    order: 2,
-    node_offsets: &[
-        [0, 0, 0],
-        [2, 0, 0],
-        [2, 2, 0],
-        [0, 2, 0],
-        [1, 0, 0],
-        [2, 1, 0],
-        [1, 2, 0],
-        [0, 1, 0],
-        [1, 1, 0],
-    ],
-    strains: 3,
-    source: clforge_macros::__element_source!(
-        name = quad9,
-        dim = 2,
-        nodes = 9,
-        dofs = 2,
-        order = 2,
-        strains = 3,
-        offsets = [
-            [0, 0, 0],
-            [2, 0, 0],
-            [2, 2, 0],
-            [0, 2, 0],
-            [1, 0, 0],
-            [2, 1, 0],
-            [1, 2, 0],
-            [0, 1, 0],
-            [1, 1, 0]
-        ]
-    ),
-};
+fn quad9() -> ElementSpec {
+    elements::quad9::Quad9::spec()
+}
 
 /// Plane-stress `K_e` (8×8) and centre-point `G_e` (3×8) of an `a × b` bilinear rectangle of unit
 /// thickness, nodes counter-clockwise from the lower left; 2×2 Gauss is exact here.
@@ -227,7 +146,7 @@ fn quad4_schedules_match_host() {
         ([1, 1, 1], small),
         ([20, 9, 1], Blocking::default()),
     ] {
-        let mut model = Model::new(QUAD4, structured(QUAD4, elements), k.clone(), 1.0).unwrap();
+        let mut model = Model::new(quad4(), structured(quad4(), elements), k.clone(), 1.0).unwrap();
         model.stress = vec![g.clone()];
         let results = parity(&model, &Schedule::structured(blocking), 20, 7);
         for r in &results[1..] {
@@ -239,23 +158,23 @@ fn quad4_schedules_match_host() {
 #[test]
 fn quad4_unstructured_matches_structured() {
     let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
-    let sm = StructuredMesh::for_element(&QUAD4, [9, 7, 1], [1.0; 3]).unwrap();
+    let sm = StructuredMesh::for_element(&quad4(), [9, 7, 1], [1.0; 3]).unwrap();
     // Same nodes, elements in random order: greedy colouring sees an unordered mesh.
     let mut order: Vec<usize> = (0..sm.element_count()).collect();
     order.shuffle(&mut rng(3));
     let conn: Vec<u32> = order
         .iter()
-        .flat_map(|&e| sm.element_nodes(QUAD4.node_offsets, e))
+        .flat_map(|&e| sm.element_nodes(quad4().node_offsets, e))
         .map(|n| n as u32)
         .collect();
     let coords = (0..sm.node_count()).map(|n| sm.node_position(n)).collect();
     let um = UnstructuredMesh::new(coords, 4, conn).unwrap();
     let (_, colours) = um.greedy_colours().unwrap();
     assert!((4..=8).contains(&colours), "{colours} colours");
-    let mut model = Model::new(QUAD4, Mesh::Unstructured(um), k.clone(), 1.0).unwrap();
+    let mut model = Model::new(quad4(), Mesh::Unstructured(um), k.clone(), 1.0).unwrap();
     model.stress = vec![g];
     let unstructured = parity(&model, &[Schedule::Unstructured], 20, 11);
-    let model = Model::new(QUAD4, Mesh::Structured(sm), k, 1.0).unwrap();
+    let model = Model::new(quad4(), Mesh::Structured(sm), k, 1.0).unwrap();
     let structured = parity(&model, &[Schedule::Coloured, Schedule::Computed], 20, 11);
     assert!(rel_error(&unstructured[0], &structured[0]) <= 1e-5);
 }
@@ -263,7 +182,7 @@ fn quad4_unstructured_matches_structured() {
 #[test]
 fn hex8_schedules_match_host() {
     let k = random_matrix(24, 5);
-    let model = Model::new(HEX8, structured(HEX8, [5, 4, 3]), k, 1.0).unwrap();
+    let model = Model::new(hex8(), structured(hex8(), [5, 4, 3]), k, 1.0).unwrap();
     let mut g_model = model.clone();
     g_model.stress = vec![random_matrix(24, 6)[..6 * 24].to_vec()];
     let results = parity(
@@ -284,7 +203,7 @@ fn hex8_schedules_match_host() {
 #[test]
 fn quad9_schedules_match_host() {
     let k = random_matrix(18, 8);
-    let model = Model::new(QUAD9, structured(QUAD9, [5, 7, 1]), k, 1.0).unwrap();
+    let model = Model::new(quad9(), structured(quad9(), [5, 7, 1]), k, 1.0).unwrap();
     parity(
         &model,
         &Schedule::structured(Blocking {
@@ -305,8 +224,8 @@ fn block_materials_and_cracks_match_host() {
         l_y: 2,
         wi_size: 3,
     };
-    let sm = StructuredMesh::for_element(&QUAD4, [13, 11, 1], [1.0; 3]).unwrap();
-    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k.clone(), 1.0).unwrap();
+    let sm = StructuredMesh::for_element(&quad4(), [13, 11, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(quad4(), Mesh::Structured(sm.clone()), k.clone(), 1.0).unwrap();
     model.stiffness.push(k.iter().map(|v| 2.0 * v).collect());
     for e in 0..sm.element_count() {
         let [ex, ey, _] = sm.element_coords(e);
@@ -321,8 +240,8 @@ fn block_materials_and_cracks_match_host() {
 #[test]
 fn cracked_elements_carry_no_force() {
     let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
-    let sm = StructuredMesh::for_element(&QUAD4, [12, 12, 1], [1.0; 3]).unwrap();
-    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, 1.0).unwrap();
+    let sm = StructuredMesh::for_element(&quad4(), [12, 12, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(quad4(), Mesh::Structured(sm.clone()), k, 1.0).unwrap();
     model.stress = vec![g];
     // Displace only nodes strictly inside a cracked 4×4 region: every element touching them is dead.
     let mut u = vec![0.0f32; model.dof_count()];
@@ -362,8 +281,8 @@ fn cracked_elements_carry_no_force() {
 #[test]
 fn energy_is_conserved_without_damping() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
-    let sm = StructuredMesh::for_element(&QUAD4, [16, 16, 1], [1.0; 3]).unwrap();
-    let model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, 1.0).unwrap();
+    let sm = StructuredMesh::for_element(&quad4(), [16, 16, 1], [1.0; 3]).unwrap();
+    let model = Model::new(quad4(), Mesh::Structured(sm.clone()), k, 1.0).unwrap();
     let mut u = vec![0.0f32; model.dof_count()];
     for n in 0..sm.node_count() {
         let [x, y, _] = sm.node_position(n);
@@ -402,8 +321,8 @@ fn energy_is_conserved_without_damping() {
 fn pulse_travels_at_plane_stress_p_wave_speed() {
     let (young, nu, rho) = (1.0, 0.3, 1.0);
     let (k, _) = quad4_plane_stress(1.0, 1.0, young, nu);
-    let sm = StructuredMesh::for_element(&QUAD4, [300, 1, 1], [1.0; 3]).unwrap();
-    let mut model = Model::new(QUAD4, Mesh::Structured(sm.clone()), k, rho).unwrap();
+    let sm = StructuredMesh::for_element(&quad4(), [300, 1, 1], [1.0; 3]).unwrap();
+    let mut model = Model::new(quad4(), Mesh::Structured(sm.clone()), k, rho).unwrap();
     // No lateral motion: uniaxial strain, whose speed is sqrt(E / (ρ (1 - ν²))) in plane stress.
     for n in 0..sm.node_count() {
         model.fixed[2 * n + 1] = true;
@@ -455,7 +374,7 @@ fn pulse_travels_at_plane_stress_p_wave_speed() {
 #[test]
 fn unstable_time_step_is_a_typed_error() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
-    let model = Model::new(QUAD4, structured(QUAD4, [4, 4, 1]), k, 1.0).unwrap();
+    let model = Model::new(quad4(), structured(quad4(), [4, 4, 1]), k, 1.0).unwrap();
     let cfg = StepperConfig {
         schedule: Schedule::Computed,
         dt: 0.6,

@@ -23,6 +23,7 @@ pub use device::{Device, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
 pub use program::{Arg, Event, Program};
 pub mod host;
+pub mod source;
 pub mod stencil;
 pub mod tune;
 
@@ -30,6 +31,6 @@ pub use host::{
     check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion,
 };
 pub use stencil::{
-    DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant,
+    DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant, VariantSpec,
 };
 pub mod fem;

@@ -130,10 +130,21 @@ pub struct Tile {
     pub rows: usize,
 }
 
+/// One generated variant of a stencil, as the macro decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VariantSpec {
+    /// The kernel's OpenCL name.
+    pub kernel: &'static str,
+    /// Why the variant is not generated for this stencil, if it is not.
+    pub unavailable: Option<&'static str>,
+    /// Bytes of `__local` memory per point of the work-group's tile (0: none).
+    pub local_bytes_per_point: usize,
+}
+
 /// What the runtime knows about one generated stencil (from the macro).
 #[derive(Clone, Copy, Debug)]
 pub struct StencilSpec {
-    /// The Rust function's name; kernels are `<name>_plain`, `_tiled`, `_vec<lanes>`.
+    /// The Rust function's name.
     pub name: &'static str,
     /// Number of dimensions.
     pub rank: usize,
@@ -143,14 +154,21 @@ pub struct StencilSpec {
     pub boundary: Boundary,
     /// Points per work-item of the vector variant.
     pub lanes: usize,
-    /// Whether the `<name>_steps` kernel (temporal blocking) was generated.
-    pub steps: bool,
+    /// The variants in [`Variant`] order: plain, tiled, vector, steps.
+    pub variants: [VariantSpec; 4],
     /// Tile used when the launch config names none.
     pub default_tile: Tile,
     /// `file.rs:line` of the Rust function.
     pub origin: &'static str,
     /// The generated OpenCL C.
     pub source: &'static str,
+}
+
+impl StencilSpec {
+    /// The macro's facts about one variant.
+    pub fn variant(&self, v: Variant) -> &VariantSpec {
+        &self.variants[v as usize]
+    }
 }
 
 /// How to launch: the variant and its tunables.
@@ -281,9 +299,12 @@ impl StencilPlan {
             Variant::Plain | Variant::Vector => {
                 let wg = config.work_group.unwrap_or(default_wg);
                 let (name, nx) = if config.variant == Variant::Plain {
-                    (format!("{}_plain", spec.name), dims[0])
+                    (spec.variant(Variant::Plain).kernel.to_string(), dims[0])
                 } else {
-                    (format!("{}_vec{}", spec.name, spec.lanes), dims[0].div_ceil(spec.lanes))
+                    (
+                        spec.variant(Variant::Vector).kernel.to_string(),
+                        dims[0].div_ceil(spec.lanes),
+                    )
                 };
                 let g = [round_up(nx, wg[0]), round_up(dims[1], wg[1]), round_up(dims[2], wg[2])];
                 (name, g, wg, String::new())
@@ -297,13 +318,15 @@ impl StencilPlan {
                 }
                 let g = [round_up(dims[0], t.x), dims[1].div_ceil(t.y) * t.rows, dims[2]];
                 let options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
-                (format!("{}_tiled", spec.name), g, [t.x, t.rows, 1], options)
+                let staged = (t.x + 2 * spec.halo[0]) * (t.y + 2 * spec.halo[1]) * (2 * spec.halo[2] + 1);
+                check_local(device, &spec, Variant::Tiled, staged)?;
+                let kernel = spec.variant(Variant::Tiled).kernel.to_string();
+                (kernel, g, [t.x, t.rows, 1], options)
             }
             Variant::Steps => {
-                if !spec.steps {
+                if let Some(why) = spec.variant(Variant::Steps).unavailable {
                     return Err(Error::InvalidConfig(format!(
-                        "stencil `{}` has no steps variant: temporal blocking needs a 2-D stencil with \
-                         `boundary = fixed` and a grid argument of the output's type (the state)",
+                        "stencil `{}` has no steps variant: {why}",
                         spec.name
                     )));
                 }
@@ -319,7 +342,14 @@ impl StencilPlan {
                     "-D TILE_X={} -D TILE_Y={} -D WG_Y={} -D STEPS={steps}",
                     t.x, t.y, t.rows
                 );
-                (format!("{}_steps", spec.name), g, [t.x, t.rows, 1], options)
+                let region = (t.x + 2 * steps * spec.halo[0]) * (t.y + 2 * steps * spec.halo[1]);
+                check_local(device, &spec, Variant::Steps, region)?;
+                (
+                    spec.variant(Variant::Steps).kernel.to_string(),
+                    g,
+                    [t.x, t.rows, 1],
+                    options,
+                )
             }
         };
         let program = device.program(spec.origin, spec.source, &options)?;
@@ -434,6 +464,26 @@ impl StencilPlan {
     }
 }
 
+/// Refuses a launch whose `__local` memory (`points` of the variant's tile) exceeds the device's:
+/// some OpenCL implementations abort the process instead of failing the launch.
+fn check_local(device: &Device, spec: &StencilSpec, variant: Variant, points: usize) -> Result<()> {
+    let need = points.saturating_mul(spec.variant(variant).local_bytes_per_point) as u64;
+    let have = device.info().local_mem_bytes;
+    if need > have {
+        return Err(Error::InvalidConfig(format!(
+            "the {variant:?} variant of stencil `{}` needs {need} bytes of local memory for this tile \
+             but the device has {have}: choose a smaller tile{}",
+            spec.name,
+            if variant == Variant::Steps {
+                " or fewer steps"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// One argument of a generated stencil launch (built by the generated code).
 #[derive(Debug)]
 pub struct StencilArg<'a>(ArgKind<'a>);
@@ -481,36 +531,6 @@ impl<'a> StencilArg<'a> {
     }
 }
 
-/// Marker lines of the rendered template that are resolved here.
-const LINE_RESET: &str = "#line RESET";
-
-/// Completes a rendered stencil: `parts` are the text around the params and constants
-/// markers; params declarations and `#define NAME value` lines from Rust values go
-/// between; `#line RESET` becomes a `#line` to the generated file itself, so that
-/// only the user's expressions map to the Rust source.
-pub fn assemble(name: &str, parts: &[&str; 3], decls: &[String], consts: &[(&str, String)]) -> String {
-    let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum::<usize>() + 256);
-    text.push_str(parts[0]);
-    for d in decls {
-        text.push_str(d);
-    }
-    text.push_str(parts[1]);
-    for (name, value) in consts {
-        text.push_str(&format!("#define {name} {value}\n"));
-    }
-    text.push_str(parts[2]);
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start() == LINE_RESET {
-            out.push_str(&format!("#line {} \"{name}.cl\"\n", i + 2));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,7 +571,28 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             halo: [0; 3],
             boundary: Boundary::Clamp,
             lanes: 8,
-            steps: false,
+            variants: [
+                VariantSpec {
+                    kernel: "scale_plain",
+                    unavailable: None,
+                    local_bytes_per_point: 0,
+                },
+                VariantSpec {
+                    kernel: "scale_tiled",
+                    unavailable: None,
+                    local_bytes_per_point: 4,
+                },
+                VariantSpec {
+                    kernel: "scale_vec8",
+                    unavailable: None,
+                    local_bytes_per_point: 0,
+                },
+                VariantSpec {
+                    kernel: "scale_steps",
+                    unavailable: Some("the test stencil is 1-D"),
+                    local_bytes_per_point: 8,
+                },
+            ],
             default_tile: Tile { x: 64, y: 1, rows: 1 },
             origin: "stencil.rs",
             source: SOURCE,

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use clforge_runtime::tune::{candidates, Tuner};
-//! use clforge_runtime::{Buffer, Device, DeviceGrid, LaunchConfig, Shape, StencilArg, StencilSpec, Boundary, Tile};
+//! use clforge_runtime::{Buffer, Device, VariantSpec, DeviceGrid, LaunchConfig, Shape, StencilArg, StencilSpec, Boundary, Tile};
 //!
 //! // A hand-written "stencil" (the macro generates these kernels for real ones).
 //! const SOURCE: &str = "
@@ -19,8 +19,10 @@
 //!     int x = get_global_id(0), y = get_global_id(1);
 //!     if (x < nx && y < ny) out[x + nx * y] = 2.0f * u[x + nx * y];
 //! }";
+//! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point };
 //! let spec = StencilSpec {
-//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, steps: false,
+//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8,
+//!     variants: [variant("twice_plain", 0), variant("twice_tiled", 4), variant("twice_vec8", 0), variant("twice_steps", 8)],
 //!     default_tile: Tile { x: 32, y: 32, rows: 4 }, origin: "doc.rs:1", source: SOURCE,
 //! };
 //! let dev = Device::default().unwrap();
@@ -400,28 +402,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Bytes of `__local` memory per staged tile point of the stencil's tiled kernel, read from
-/// the `__local <type> name[...]` declarations in its source (8 per array of unknown type).
-fn local_bytes_per_point(spec: &StencilSpec) -> usize {
-    let tiled = format!("{}_tiled", spec.name);
-    let Some(start) = spec.source.find(&tiled) else {
-        return 8;
-    };
-    let body = &spec.source[start..];
-    let body = &body[..body.find("\n}").unwrap_or(body.len())];
-    let bytes: usize = body
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("__local "))
-        .map(|decl| match decl.split_whitespace().next().unwrap_or("") {
-            "char" | "uchar" => 1,
-            "short" | "ushort" | "half" => 2,
-            "int" | "uint" | "float" => 4,
-            _ => 8,
-        })
-        .sum();
-    bytes.max(1)
-}
-
 /// The configurations a tuning pass tries for `spec` on grids of `shape` on a device
 /// described by `info`: the default launch first, then plain and vector launches with a
 /// few work-group shapes and tiled launches with seed 002's tiles and a few others.
@@ -464,7 +444,7 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
     // A work-group dimension wider than the grid's next power of two only idles work-items.
     let fits_grid = |wg: [usize; 3], items: [usize; 3]| (0..3).all(|d| wg[d] <= items[d].next_power_of_two());
     let max_wg = info.max_work_group_size;
-    let local_per_point = local_bytes_per_point(spec);
+    let local_per_point = spec.variant(Variant::Tiled).local_bytes_per_point;
     let [hx, hy, hz] = spec.halo;
     let tile_fits = |t: &Tile| {
         let staged = (t.x + 2 * hx) * (t.y + 2 * hy) * (2 * hz + 1) * local_per_point;
@@ -558,7 +538,17 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             halo: [1, 0, 0],
             boundary: Boundary::Fixed,
             lanes: 8,
-            steps: false,
+            variants: [
+                ("pair_plain", 0),
+                ("pair_tiled", 4),
+                ("pair_vec8", 0),
+                ("pair_steps", 8),
+            ]
+            .map(|(kernel, local_bytes_per_point)| crate::VariantSpec {
+                kernel,
+                unavailable: None,
+                local_bytes_per_point,
+            }),
             default_tile: Tile { x: 32, y: 32, rows: 4 },
             origin: "tune.rs",
             source: SOURCE,
@@ -749,7 +739,6 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             narrow.iter().all(|c| c.work_group.is_none_or(|wg| wg[0] <= 32)),
             "{narrow:?}"
         );
-        assert_eq!(local_bytes_per_point(&spec()), 4);
     }
 
     #[test]

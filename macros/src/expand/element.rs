@@ -1,23 +1,20 @@
 //! Rust output of `#[clforge::element]`: the user's module kept as written plus `dshape`, and
 //! beside it the element type (`mod quad4` -> `Quad4`) implementing the runtime's `Element`.
 
-use crate::lower::element::LoweredElement;
-use crate::model::element::Element;
+use super::type_name;
+use crate::ir::{Body, Program};
+use crate::model::element::{Element, Poly};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-/// The element type's name: `quad4` -> `Quad4`, `quad4_heat` -> `Quad4Heat`.
-pub fn element_type_name(name: &str) -> String {
-    super::kernel_type_name(name)
-}
-
-pub fn expand_element(
-    module: &syn::ItemMod,
-    e: &Element,
-    lowered: &LoweredElement,
-    source: &str,
-) -> syn::Result<TokenStream> {
+pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> syn::Result<TokenStream> {
+    let Body::Element(body) = &p.body else {
+        return Err(crate::diag::internal(
+            module.ident.span(),
+            "element expansion of another kind",
+        ));
+    };
     let rt = quote!(::clforge::runtime);
     let fem = quote!(#rt::fem);
     let m = &e.name;
@@ -28,35 +25,29 @@ pub fn expand_element(
         .as_ref()
         .map(|(_, items)| items.as_slice())
         .unwrap_or_default();
-    let ty = syn::Ident::new(&element_type_name(&m.to_string()), m.span());
+    let ty = syn::Ident::new(&type_name(&m.to_string()), m.span());
     let coords = &e.coords;
     let (dim, nodes, dofs, quadrature) = (e.dim, e.nodes, e.dofs, e.quadrature);
-    let order = lowered.view.order;
-    let strains = lowered.view.strains;
+    let order = body.order;
+    let strains = body.strains;
     let operator = format_ident!("{}", e.operator.variant());
     let name = m.to_string();
     let material_ty = &e.material_ty;
     let shape_vis = &e.shape_vis;
 
-    let mut rows = Vec::new();
-    for row in &lowered.dshape {
-        let exprs = row
-            .iter()
-            .map(|s| syn::parse_str::<syn::Expr>(s))
-            .collect::<syn::Result<Vec<_>>>()
-            .map_err(|err| {
-                syn::Error::new(
-                    m.span(),
-                    format!("clforge internal error (please report): dshape: {err}"),
-                )
-            })?;
-        rows.push(quote!([#(#exprs),*]));
-    }
+    let rows: Vec<TokenStream> = body
+        .dshape
+        .iter()
+        .map(|row| {
+            let exprs = row.iter().map(|q| poly_tokens(q, coords));
+            quote!([#(#exprs),*])
+        })
+        .collect();
     let local_nodes = e.local_nodes.iter().map(|p| {
         let [a, b, c] = *p;
         quote!([#a, #b, #c])
     });
-    let offsets = lowered.view.node_offsets.iter().map(|o| {
+    let offsets = body.node_offsets.iter().map(|o| {
         let [a, b, c] = *o;
         quote!([#a, #b, #c])
     });
@@ -170,4 +161,73 @@ pub fn expand_element(
             }
         }
     })
+}
+
+/// A polynomial as a Rust expression in the coordinates: terms by ascending degree, each
+/// `c * r * s` (`r.powi(k)` above the square), built as tokens.
+pub fn poly_tokens(p: &Poly, coords: &[syn::Ident]) -> TokenStream {
+    let mut terms: Vec<(&[u32; 3], f64)> = p.0.iter().map(|(e, c)| (e, *c)).collect();
+    terms.sort_by_key(|(e, _)| (e.iter().sum::<u32>(), std::cmp::Reverse(**e)));
+    let mut out = TokenStream::new();
+    for (i, (e, c)) in terms.into_iter().enumerate() {
+        let mut factors: Vec<TokenStream> = Vec::new();
+        for (axis, &k) in e.iter().enumerate() {
+            let Some(name) = coords.get(axis) else { continue };
+            match k {
+                0 => {}
+                1 => factors.push(quote!(#name)),
+                2 => factors.extend([quote!(#name), quote!(#name)]),
+                k => factors.push(quote!(#name.powi(#k as i32))),
+            }
+        }
+        let mag = proc_macro2::Literal::f64_unsuffixed(c.abs());
+        if factors.is_empty() || c.abs() != 1.0 {
+            factors.insert(0, quote!(#mag));
+        }
+        let mut term = TokenStream::new();
+        for (j, f) in factors.into_iter().enumerate() {
+            if j > 0 {
+                term.extend(quote!(*));
+            }
+            term.extend(f);
+        }
+        out.extend(match (i == 0, c < 0.0) {
+            (true, false) => term,
+            (true, true) => quote!(-#term),
+            (false, false) => quote!(+ #term),
+            (false, true) => quote!(- #term),
+        });
+    }
+    if out.is_empty() {
+        quote!(0.0)
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<syn::Ident> {
+        vec![syn::parse_quote!(r), syn::parse_quote!(s)]
+    }
+
+    fn text(p: &Poly) -> String {
+        poly_tokens(p, &names()).to_string()
+    }
+
+    #[test]
+    fn derivatives_print_as_rust_tokens() {
+        // N = (1 - r)(1 - s) / 4
+        let n = Poly::constant(1.0)
+            .sub(&Poly::var(0))
+            .mul(&Poly::constant(1.0).sub(&Poly::var(1)))
+            .scale(0.25);
+        assert_eq!(text(&n), "0.25 - 0.25 * r - 0.25 * s + 0.25 * r * s");
+        assert_eq!(text(&n.derivative(0)), "- 0.25 + 0.25 * s");
+        assert_eq!(text(&Poly::var(0).powi(3).derivative(0)), "3.0 * r * r");
+        assert_eq!(text(&Poly::var(1).powi(4)), "s . powi (4u32 as i32)");
+        assert_eq!(text(&Poly::constant(2.0).derivative(1)), "0.0");
+    }
 }

@@ -1,49 +1,298 @@
-//! Element model -> what the host code and the templates need: symbolic derivatives of the
-//! shape functions (exact, on polynomials), checks that the shape functions interpolate at
-//! their nodes, and the nodes' places on a structured node grid.
+//! Element model -> IR program: symbolic derivatives of the shape functions (exact, on
+//! polynomials), checks that the shape functions interpolate at their nodes, the nodes' places
+//! on a structured node grid, and the kernels of every schedule with their signatures.
 
-use crate::model::element::{Element, Poly};
-use crate::render_element::ElementView;
-
-/// A lowered element: the derivative polynomials as Rust expression text, and the template view.
-pub struct LoweredElement {
-    /// `dshape[axis][node]` as Rust source (`-0.25 + 0.25 * s`).
-    pub dshape: Vec<Vec<String>>,
-    pub view: ElementView,
-}
+use super::stencil::{define, tunable};
+use crate::ir::element::ElementBody;
+use crate::ir::{Access, Binding, Body, Completion, Elem, Kernel, Origin, Param, Program, Ty};
+use crate::model::element::Element;
+use crate::model::Scalar;
+use clforge_abi::element as abi;
 
 const TOL: f64 = 1e-9;
 
-pub fn lower_element(e: &Element) -> syn::Result<LoweredElement> {
+pub fn lower(e: &Element) -> syn::Result<Program> {
     check_interpolation(e)?;
     let (order, node_offsets) = grid_offsets(e)?;
     let dshape = (0..e.dim)
-        .map(|axis| {
-            e.shape
-                .iter()
-                .map(|n| rust_poly(&n.poly.derivative(axis), &e.coords))
-                .collect()
-        })
+        .map(|axis| e.shape.iter().map(|n| n.poly.derivative(axis)).collect())
         .collect();
-    let view = ElementView {
-        name: e.name.to_string(),
-        doc: e.doc.clone(),
-        file: e.file.clone(),
-        line: e.line,
+    let lanes = clforge_abi::LANES;
+    let nd = e.nodes * e.dofs;
+    let body = ElementBody {
         dim: e.dim,
         nodes: e.nodes,
         dofs: e.dofs,
         order,
         node_offsets,
         strains: e.operator.strains(e.dim),
+        dshape,
+        lanes,
+        chunks: nd.div_ceil(lanes),
     };
-    Ok(LoweredElement { dshape, view })
+    let origin = Origin {
+        name: e.name.to_string(),
+        file: e.file.clone(),
+        line: e.line,
+        doc: e.doc.clone(),
+    };
+    Ok(program(origin, body))
+}
+
+/// The program of an element structure: kernels, tunables and contracts.
+pub fn program(origin: Origin, body: ElementBody) -> Program {
+    let nd = body.nd();
+    let kernels = kernels(&origin, &body);
+    let tunables = vec![
+        tunable("L_X", abi::L_X, "blocked schedules: work-items along x per block"),
+        tunable("L_Y", abi::L_Y, "blocked schedules: work-items along y per block"),
+        tunable(
+            "WI_SIZE",
+            abi::WI_SIZE,
+            "blocked schedules: elements each work-item walks up its column",
+        ),
+    ];
+    let contracts = vec![
+        define("DIM", body.dim, "spatial dimension"),
+        define("NODES", body.nodes, "nodes per element"),
+        define("DOFS", body.dofs, "degrees of freedom per node"),
+        define("ND", nd, "degrees of freedom per element"),
+        define("NV", body.chunks, "real8 chunks per row of K_e"),
+        define("STRAINS", body.strains, "rows of G_e"),
+        define("ORDER", body.order, "node-grid steps per element edge"),
+        define("DEAD_MATERIAL", abi::DEAD_MATERIAL, "material index of a dead element"),
+        define(
+            "MASK_WORDS",
+            format!("((L_X * L_Y * WI_SIZE + {0} - 1) / {0})", abi::MASK_BITS),
+            "words of a block's crack mask",
+        ),
+        define(
+            "CRACK_BIT(lx, ly, w)",
+            format!("({})", abi::CRACK_BIT_C),
+            "crack-mask bit of an element of a block",
+        ),
+    ];
+    Program {
+        origin,
+        family: "element".into(),
+        kernels,
+        tunables,
+        contracts,
+        fp64: false,
+        completion: Completion::default(),
+        body: Body::Element(body),
+    }
+}
+
+/// Every kernel of the element family and its ABI. The generated launchers (`expand`) and the
+/// templates' signatures are printed from these lists.
+fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
+    let real = |name: &str, access| {
+        Param::new(
+            name,
+            Ty::Global {
+                elem: Elem::Real,
+                lanes: 1,
+            },
+            access,
+            Binding::Named,
+        )
+    };
+    let rows = |name: &str| {
+        Param::new(
+            name,
+            Ty::Constant {
+                elem: Elem::Real,
+                lanes: b.lanes,
+            },
+            Access::Read,
+            Binding::Named,
+        )
+    };
+    let global = |name: &str, s: Scalar| {
+        Param::new(
+            name,
+            Ty::Global {
+                elem: Elem::Scalar(s),
+                lanes: 1,
+            },
+            Access::Read,
+            Binding::Named,
+        )
+    };
+    let int = |name: &str| Param::new(name, Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named);
+    let value = |name: &str| Param::new(name, Ty::Value(Elem::Real), Access::Read, Binding::Named);
+    let grid = || ["nx", "ny", "nz"].map(int);
+    let colour = || ["sx", "sy", "sz"].map(int);
+    let u = || real("u", Access::Read);
+    let f = || real("f", Access::ReadWrite);
+    let cat = |parts: &[&[Param]]| parts.concat();
+    let k = |variant: &str, params: Vec<Param>| Kernel::new(origin, variant, params);
+
+    let mut blocked = k("blocked", cat(&[&[rows("K"), u(), f()], &grid(), &colour()]));
+    let mut blocked_mat = k(
+        "blocked_mat",
+        cat(&[
+            &[
+                Param::new(
+                    "control",
+                    Ty::Global {
+                        elem: Elem::Int4,
+                        lanes: 1,
+                    },
+                    Access::Read,
+                    Binding::Named,
+                ),
+                global("masks", Scalar::U32),
+                Param::new(
+                    "Kg",
+                    Ty::Global {
+                        elem: Elem::Real,
+                        lanes: b.lanes,
+                    },
+                    Access::Read,
+                    Binding::Named,
+                ),
+                u(),
+                f(),
+            ],
+            &grid(),
+            &colour(),
+        ]),
+    );
+    for kn in [&mut blocked, &mut blocked_mat] {
+        kn.work_group = Some(["L_X".into(), "L_Y".into(), "1".into()]);
+        kn.unavailable = blocking_unavailable(b);
+    }
+    vec![
+        k(
+            "coloured",
+            cat(&[
+                &[rows("K"), global("elem_nodes", Scalar::I32), u(), f()],
+                &grid(),
+                &colour(),
+            ]),
+        ),
+        k(
+            "unstructured",
+            cat(&[
+                &[rows("K"), global("elem_nodes", Scalar::I32), u(), f()],
+                &[int("first"), int("count")],
+            ]),
+        ),
+        k("computed", cat(&[&[rows("K"), u(), f()], &grid(), &colour()])),
+        blocked,
+        blocked_mat,
+        k(
+            "gather",
+            cat(&[
+                &[
+                    rows("K"),
+                    real("minv", Access::Read),
+                    real("damp", Access::Read),
+                    real("u_in", Access::Read),
+                    real("u_out", Access::Write),
+                    real("v", Access::ReadWrite),
+                    value("dt"),
+                ],
+                &grid(),
+            ]),
+        ),
+        k(
+            "stress",
+            cat(&[
+                &[
+                    Param::new(
+                        "G",
+                        Ty::Global {
+                            elem: Elem::Real,
+                            lanes: b.lanes,
+                        },
+                        Access::Read,
+                        Binding::Named,
+                    ),
+                    global("emat", Scalar::U8),
+                    u(),
+                    real("stress", Access::Write),
+                ],
+                &grid(),
+            ]),
+        ),
+        k(
+            "stress_unstructured",
+            vec![
+                Param::new(
+                    "G",
+                    Ty::Global {
+                        elem: Elem::Real,
+                        lanes: b.lanes,
+                    },
+                    Access::Read,
+                    Binding::Named,
+                ),
+                global("emat", Scalar::U8),
+                global("elem_nodes", Scalar::I32),
+                u(),
+                real("stress", Access::Write),
+                int("ne"),
+            ],
+        ),
+        k(
+            "integrate",
+            vec![
+                real("minv", Access::Read),
+                real("damp", Access::Read),
+                real("u", Access::ReadWrite),
+                real("v", Access::ReadWrite),
+                real("f", Access::ReadWrite),
+                value("dt"),
+                int("n"),
+            ],
+        ),
+        k(
+            "load",
+            vec![
+                global("idx", Scalar::I32),
+                real("w", Access::Read),
+                value("s"),
+                real("f", Access::ReadWrite),
+                int("n"),
+            ],
+        ),
+        k(
+            "kick",
+            vec![
+                global("idx", Scalar::I32),
+                real("w", Access::Read),
+                value("s"),
+                real("minv", Access::Read),
+                real("u", Access::ReadWrite),
+                real("v", Access::ReadWrite),
+                value("dt"),
+                int("n"),
+            ],
+        ),
+    ]
+}
+
+/// Register shifting along y (seed algorithm 3) passes the top nodes of one element to the
+/// next element up the column as its bottom nodes: every top node needs a bottom partner.
+fn blocking_unavailable(b: &ElementBody) -> Option<String> {
+    let offs = &b.node_offsets;
+    let p = b.order;
+    let tops: Vec<&[usize; 3]> = offs.iter().filter(|o| o[1] == p).collect();
+    let bottoms = offs.iter().filter(|o| o[1] == 0).count();
+    let paired = tops.iter().all(|t| offs.contains(&[t[0], 0, t[2]]));
+    (!(paired && tops.len() == bottoms)).then(|| {
+        "the element's top nodes do not mirror its bottom nodes, so the blocked schedules cannot shift them up a column"
+            .to_string()
+    })
 }
 
 /// `N_i(node_j) = δ_ij`: without it nodal values are not the field's values at the nodes, so a
 /// wrong sign or a swapped node is caught here rather than as a wrong stiffness.
 fn check_interpolation(e: &Element) -> syn::Result<()> {
-    let mut errors = crate::parse::Errors::default();
+    let mut errors = crate::diag::Errors::default();
     for (i, n) in e.shape.iter().enumerate() {
         for (j, node) in e.local_nodes.iter().enumerate() {
             let want = if i == j { 1.0 } else { 0.0 };
@@ -93,81 +342,4 @@ fn grid_offsets(e: &Element) -> syn::Result<(usize, Vec<[usize; 3]>)> {
         offsets.push(o);
     }
     Ok((order, offsets))
-}
-
-/// A float literal Rust reads back as the same `f64`.
-fn literal(v: f64) -> String {
-    let s = format!("{v:?}");
-    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
-        s
-    } else {
-        format!("{s}.0")
-    }
-}
-
-/// A polynomial as a Rust expression in the coordinates' names: terms by ascending degree.
-pub fn rust_poly(p: &Poly, coords: &[syn::Ident]) -> String {
-    let mut terms: Vec<(&[u32; 3], f64)> = p.0.iter().map(|(e, c)| (e, *c)).collect();
-    terms.sort_by_key(|(e, _)| (e.iter().sum::<u32>(), std::cmp::Reverse(**e)));
-    let mut out = String::new();
-    for (e, c) in terms {
-        let mut factors: Vec<String> = Vec::new();
-        for (axis, &k) in e.iter().enumerate() {
-            let Some(name) = coords.get(axis) else { continue };
-            match k {
-                0 => {}
-                1 => factors.push(name.to_string()),
-                2 => factors.extend([name.to_string(), name.to_string()]),
-                k => factors.push(format!("{name}.powi({k})")),
-            }
-        }
-        let mag = c.abs();
-        let body = match (factors.is_empty(), mag == 1.0) {
-            (true, _) => literal(mag),
-            (false, true) => factors.join(" * "),
-            (false, false) => format!("{} * {}", literal(mag), factors.join(" * ")),
-        };
-        match (out.is_empty(), c < 0.0) {
-            (true, false) => out.push_str(&body),
-            (true, true) => {
-                out.push('-');
-                out.push_str(&body)
-            }
-            (false, false) => {
-                out.push_str(" + ");
-                out.push_str(&body)
-            }
-            (false, true) => {
-                out.push_str(" - ");
-                out.push_str(&body)
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push_str("0.0");
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names() -> Vec<syn::Ident> {
-        vec![syn::parse_quote!(r), syn::parse_quote!(s)]
-    }
-
-    #[test]
-    fn derivatives_print_as_rust() {
-        // N = (1 - r)(1 - s) / 4
-        let n = Poly::constant(1.0)
-            .sub(&Poly::var(0))
-            .mul(&Poly::constant(1.0).sub(&Poly::var(1)))
-            .scale(0.25);
-        assert_eq!(rust_poly(&n, &names()), "0.25 - 0.25 * r - 0.25 * s + 0.25 * r * s");
-        assert_eq!(rust_poly(&n.derivative(0), &names()), "-0.25 + 0.25 * s");
-        assert_eq!(rust_poly(&Poly::var(0).powi(3).derivative(0), &names()), "3.0 * r * r");
-        assert_eq!(rust_poly(&Poly::var(1).powi(4), &names()), "s.powi(4)");
-        assert_eq!(rust_poly(&Poly::constant(2.0).derivative(1), &names()), "0.0");
-    }
 }

@@ -1,32 +1,15 @@
-//! Rust syntax -> model, one module per kind. Errors are `syn::Error`s spanning the
-//! smallest wrong token; several are collected and reported together.
+//! STAGE Rust syntax -> model, one module per kind (`stencil.rs`, `element.rs`) plus the
+//! shared pieces: `attr.rs` (attribute arguments), `body.rs` (the body language), `params.rs`
+//! (`#[derive(Params)]`). Errors are `syn::Error`s spanning the smallest wrong token; several
+//! are collected and reported together (`crate::diag::Errors`).
 
-pub mod args;
+pub use crate::diag::Errors;
+
+pub mod attr;
+pub mod body;
 pub mod element;
-pub mod expr;
 pub mod params;
 pub mod stencil;
-
-/// Collects errors so that a user sees all of them in one build (serde's `Ctxt`).
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, e: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(e),
-            None => self.0 = Some(e),
-        }
-    }
-
-    pub fn spanned(&mut self, tokens: impl quote::ToTokens, msg: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, msg));
-    }
-
-    pub fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
-    }
-}
 
 /// 1-based line of a span in the user's file (0 outside a compiler session without locations).
 pub fn line_of(span: proc_macro2::Span) -> usize {

@@ -1,11 +1,7 @@
 //! `#[derive(Params)]`: a struct of scalars passed to kernels in constant memory.
 
+use crate::model::params::ParamsStruct;
 use crate::model::Scalar;
-
-pub struct ParamsStruct {
-    pub ident: syn::Ident,
-    pub fields: Vec<(syn::Ident, syn::Type, Scalar)>,
-}
 
 pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
     if !input.generics.params.is_empty() {
@@ -23,7 +19,7 @@ pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
     let syn::Fields::Named(named) = &data.fields else {
         return Err(syn::Error::new_spanned(&data.fields, "`Params` needs named fields"));
     };
-    let mut errors = super::Errors::default();
+    let mut errors = crate::diag::Errors::default();
     let mut fields = Vec::new();
     for f in &named.named {
         let scalar = match &f.ty {

@@ -1,6 +1,6 @@
 //! `#[stencil] fn ...` -> `model::Stencil`.
 
-use super::expr::{BodyParser, Scope};
+use super::body::{BodyParser, Scope};
 use super::{line_of, Errors};
 use crate::model::{Arg, Boundary, Field, Scalar, Stencil};
 use syn::spanned::Spanned;

@@ -1,7 +1,12 @@
-//! The typed, validated declaration of a stencil: what the user wrote, with spans kept
-//! for errors and Rust source lines kept for `#line` directives.
+//! VALUE what the user declared, typed and validated, with spans kept for errors and Rust
+//! source lines kept for `#line` directives. This file holds the shared vocabulary (scalars,
+//! arguments, boundaries) and the body language; one file per kind beside it.
 
 pub mod element;
+pub mod params;
+pub mod stencil;
+
+pub use stencil::Stencil;
 
 use proc_macro2::Span;
 use syn::Ident;
@@ -55,6 +60,15 @@ impl Scalar {
 
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    /// Bytes of one value in OpenCL (`bool` is stored as `int`).
+    pub fn bytes(self) -> usize {
+        match self {
+            Scalar::F64 => 8,
+            Scalar::U8 => 1,
+            _ => 4,
+        }
     }
 
     /// Size in bits of one lane; vector masks must match it in `select`.
@@ -301,19 +315,4 @@ pub struct Let {
 pub struct Block {
     pub lets: Vec<Let>,
     pub tail: Box<Expr>,
-}
-
-/// A stencil: a point update reading fixed neighbour offsets of grid fields.
-#[derive(Clone, Debug)]
-pub struct Stencil {
-    pub name: Ident,
-    pub doc: Vec<String>,
-    pub args: Vec<Arg>,
-    pub out: Scalar,
-    pub rank: usize,
-    pub boundary: Boundary,
-    pub body: Block,
-    /// The user's file as rustc names it, for `#line`.
-    pub file: String,
-    pub line: usize,
 }

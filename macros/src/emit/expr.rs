@@ -1,10 +1,11 @@
 //! IR expressions -> OpenCL C text: a precedence printer (minimal parentheses) in two
 //! modes, scalar (one point) and vector (`LANES` consecutive points along x as `float8`).
+//! Grid reads are addressed per variant by [`Access`].
 
-use crate::ir::{Expr, Kernel, Kind};
-use crate::model::{Arg, BinOp, Boundary, MathFn, Scalar, UnOp};
-
-pub const LANES: usize = 8;
+use crate::ir::stencil::StencilBody;
+use crate::ir::{Expr, Op as Kind};
+use crate::lower::variants::LANES;
+use crate::model::{BinOp, Boundary, MathFn, Scalar, UnOp};
 
 /// How grid reads are addressed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,7 +27,7 @@ pub enum Access {
 }
 
 pub struct Emitter<'a> {
-    pub k: &'a Kernel,
+    pub k: &'a StencilBody,
     pub access: Access,
 }
 
@@ -134,9 +135,41 @@ impl Emitter<'_> {
         self.print(e).0
     }
 
+    /// An expression as a statement's right-hand side, broken into lines when long: a scalar
+    /// `if`/`match` chain reads as one branch per line (`c1 ? a` / `: c2 ? b` / `: d`).
+    pub fn broken(&self, e: &Expr, width: usize) -> Vec<String> {
+        let whole = self.expr(e);
+        if whole.len() <= width || (self.vector() && e.varying) {
+            return vec![whole];
+        }
+        let mut pieces = Vec::new();
+        let mut cur = e;
+        while let Kind::Select(c, a, b) = &cur.op {
+            if self.vector() && cur.varying {
+                break;
+            }
+            let (ct, cp) = self.print(c);
+            let a = self.widen(a, cur.ty, false);
+            pieces.push(format!(
+                "{} ? {}",
+                paren(ct, cp, P_TERNARY + 1),
+                paren(a.0, a.1, P_TERNARY + 1)
+            ));
+            cur = b;
+        }
+        if pieces.is_empty() {
+            return vec![whole];
+        }
+        let (last, p) = self.widen(cur, e.ty, false);
+        pieces.push(paren(last, p, P_TERNARY));
+        let mut lines = vec![pieces[0].clone()];
+        lines.extend(pieces[1..].iter().map(|p| format!("    : {p}")));
+        lines
+    }
+
     /// Bits of a vector mask: comparisons of `float8` give `int8`, of `uchar8` give `char8`.
     fn mask_bits(&self, e: &Expr) -> u32 {
-        match &e.kind {
+        match &e.op {
             Kind::Binary(op, l, _) if op.is_comparison() => l.ty.bits(),
             Kind::Binary(op, l, r) if op.is_logical() => {
                 let (a, b) = (self.mask_bits(l), self.mask_bits(r));
@@ -184,7 +217,7 @@ impl Emitter<'_> {
             return (format!("({}{LANES})({text})", ty.cl()), P_ATOM);
         }
         // Integer literals and constants are `int` in OpenCL: give them the lane type.
-        let untyped = matches!(e.kind, Kind::Lit(_) | Kind::Const(_)) && !ty.is_float() && ty != Scalar::I32;
+        let untyped = matches!(e.op, Kind::Lit(_) | Kind::Const(_)) && !ty.is_float() && ty != Scalar::I32;
         if untyped {
             (format!("({}){}", ty.cl(), paren(text, p, P_UNARY)), P_UNARY)
         } else {
@@ -209,8 +242,10 @@ impl Emitter<'_> {
             format!("AT({})", axes.join(", "))
         };
         match self.access {
-            Access::Tiled if self.k.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
-            Access::Steps if self.k.state == Some(arg) => format!("s_cur[{}]", linear("t", offset, "SW", "SWH")),
+            Access::Tiled if self.k.access.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
+            Access::Steps if self.k.access.iterated == Some(arg) => {
+                format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
+            }
             Access::Vector | Access::VectorInterior => {
                 // The vector path never wraps along x, so x-only offsets stay linear.
                 let x_only = offset[1] == 0 && offset[2] == 0;
@@ -234,7 +269,7 @@ impl Emitter<'_> {
 
     fn print(&self, e: &Expr) -> (String, u8) {
         let vec_expr = self.vector() && e.varying;
-        match &e.kind {
+        match &e.op {
             Kind::Lit(s) => (s.clone(), if s.starts_with('-') { P_UNARY } else { P_ATOM }),
             Kind::Read { arg, offset } => (self.read(*arg, *offset), P_ATOM),
             Kind::Member { arg, member } => (format!("{}->{member}", self.k.arg_names[*arg]), P_ATOM),
@@ -374,65 +409,4 @@ impl Emitter<'_> {
         }
         (call, P_ATOM)
     }
-}
-
-/// Lines of a point update: `#line`, one `const` per `let`, and the store of the result.
-pub fn emit_body(k: &Kernel, access: Access, store: &dyn Fn(&str) -> String) -> Vec<String> {
-    let em = Emitter { k, access };
-    let mut lines = Vec::new();
-    for l in &k.lets {
-        lines.push(format!("#line {} \"{}\"", l.line, k.file));
-        lines.push(format!(
-            "const {} {} = {}; /* {} */",
-            em.ty(l.value.ty, l.value.varying),
-            l.name,
-            em.expr(&l.value),
-            l.text
-        ));
-    }
-    lines.push(format!("#line {} \"{}\"", k.result_line, k.file));
-    let mut result = em.expr(&k.result);
-    if matches!(access, Access::Vector | Access::VectorInterior) && !k.result.varying {
-        result = format!("({}{LANES})({result})", k.out.cl());
-    }
-    lines.push(store(&result));
-    lines
-}
-
-/// Wrapped or clamped neighbour coordinates for periodic/clamp boundaries (`x_p1`, ...).
-pub fn emit_coords(k: &Kernel, axes: std::ops::Range<usize>) -> Vec<String> {
-    let mut lines = Vec::new();
-    if k.boundary == Boundary::Fixed {
-        return lines;
-    }
-    for a in axes {
-        let (v, n) = (["x", "y", "z"][a], ["nx", "ny", "nz"][a]);
-        for &d in &k.axis_offsets[a] {
-            let name = coord_name(a, d);
-            let shifted = linear(v, [d, 0, 0], "", "");
-            let value = match k.boundary {
-                Boundary::Periodic => format!("WRAP({shifted}, {n})"),
-                _ if d > 0 => format!("min({shifted}, {n} - 1)"),
-                _ => format!("max({shifted}, 0)"),
-            };
-            lines.push(format!("const int {name} = {value};"));
-        }
-    }
-    lines
-}
-
-/// Kernel parameters after `out`: grids, params structs (constant memory), scalars.
-pub fn emit_params(k: &Kernel) -> Vec<String> {
-    k.args
-        .iter()
-        .zip(&k.arg_names)
-        .map(|(a, name)| match a {
-            Arg::Field(f) => format!("__global const {}* restrict {name}", f.elem.cl()),
-            Arg::Params { ty, .. } => {
-                let tn = ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-                format!("__constant const {tn}* restrict {name}")
-            }
-            Arg::Scalar { ty, .. } => format!("const {} {name}", ty.cl()),
-        })
-        .collect()
 }

@@ -1,0 +1,79 @@
+//! The contracts between clforge's generated OpenCL, the macros that print it and the runtime
+//! that launches it, each stated once. The macros emit these values as `#define`s (or bake them
+//! into the kernel IR); the runtime encodes its buffers with the same constants and functions.
+//! A contract that exists once cannot drift.
+
+#![no_std]
+#![warn(missing_docs)]
+
+/// Lanes of the vector types the kernels compute with (`float8`, `double8`): the vector variant
+/// of a stencil updates this many consecutive points, element rows are packed in chunks of it.
+pub const LANES: usize = 8;
+
+/// Highest number of Gauss-Legendre points per direction the host quadrature provides.
+pub const MAX_QUADRATURE: usize = 6;
+
+/// The stencil's default tile per rank: (points along x, points along y, work-group rows).
+/// Seed 002 used 32x32 tiles walked by 32x4 work-groups.
+pub const fn default_tile(rank: usize) -> (usize, usize, usize) {
+    match rank {
+        1 => (256, 1, 1),
+        2 => (32, 32, 4),
+        _ => (32, 8, 4),
+    }
+}
+
+/// Element contracts: per-element material indices, blocked schedules and crack masks.
+pub mod element {
+    /// Material index of a dead (cracked or removed) element in the per-element material array:
+    /// it contributes no force and no stress.
+    pub const DEAD_MATERIAL: u8 = 255;
+
+    /// Default work-group width of the blocked schedules (elements along x per block).
+    pub const L_X: usize = 16;
+    /// Default work-group height of the blocked schedules (columns along y per block).
+    pub const L_Y: usize = 4;
+    /// Default elements each work-item of a blocked schedule walks up its column.
+    pub const WI_SIZE: usize = 8;
+
+    /// Bits per word of a block's crack mask.
+    pub const MASK_BITS: usize = 32;
+
+    /// Words of one block's crack mask: one bit per element of an `l_x` x (`l_y` x `wi_size`) block.
+    pub const fn mask_words(l_x: usize, l_y: usize, wi_size: usize) -> usize {
+        (l_x * l_y * wi_size).div_ceil(MASK_BITS)
+    }
+
+    /// Bit of the crack mask for the element walked at step `w` by work-item (`lx`, `ly`):
+    /// `lx * (l_y * wi_size) + ly * wi_size + w`. The kernels print the same formula from
+    /// [`CRACK_BIT_C`].
+    pub const fn crack_bit(lx: usize, ly: usize, w: usize, l_y: usize, wi_size: usize) -> usize {
+        lx * (l_y * wi_size) + ly * wi_size + w
+    }
+
+    /// [`crack_bit`] as OpenCL C over the kernel's `lx`, `ly`, `w` and the tunables `L_Y`, `WI_SIZE`.
+    pub const CRACK_BIT_C: &str = "lx * (L_Y * WI_SIZE) + ly * WI_SIZE + w";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::element::*;
+
+    #[test]
+    fn crack_bits_cover_a_block_once() {
+        let (lx, ly, wi) = (L_X, L_Y, WI_SIZE);
+        let mut seen = [false; L_X * L_Y * WI_SIZE];
+        for x in 0..lx {
+            for y in 0..ly {
+                for w in 0..wi {
+                    let b = crack_bit(x, y, w, ly, wi);
+                    assert!(!seen[b], "bit {b} twice");
+                    seen[b] = true;
+                }
+            }
+        }
+        assert!(seen.iter().all(|s| *s));
+        assert_eq!(mask_words(lx, ly, wi) * MASK_BITS, seen.len());
+        assert_eq!(mask_words(3, 1, 1), 1);
+    }
+}

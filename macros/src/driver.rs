@@ -1,0 +1,27 @@
+//! The pipeline, one call per stage, for every kind. On any error the user's item is still
+//! emitted (beside the `compile_error!`) so that the IDE keeps working.
+
+use crate::kind::Kind;
+use crate::{diag, expand};
+use proc_macro2::TokenStream;
+
+pub fn run<K: Kind>(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let parsed: K::Item = match syn::parse2(item.clone()) {
+        Ok(i) => i,
+        Err(_) => return expand::error_with_item(item.clone(), K::wrong_item(&item)),
+    };
+    pipeline::<K>(attr, &parsed).unwrap_or_else(|e| expand::error_with_item(item, e))
+}
+
+fn pipeline<K: Kind>(attr: TokenStream, item: &K::Item) -> syn::Result<TokenStream> {
+    // [attribute tokens] -> K::Args
+    let args: K::Args = syn::parse2(attr)?;
+    // [syn] -> [model]
+    let model = K::parse(&args, item)?;
+    // [model] -> [ir::Program]
+    let program = K::lower(&model)?;
+    // [ir::Program] -> OpenCL text
+    let text = K::render(&program).map_err(|e| diag::internal(K::span(item), e))?;
+    // [model, ir::Program, text] -> Rust
+    K::expand(item, &model, &program, &text)
+}

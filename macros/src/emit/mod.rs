@@ -1,0 +1,41 @@
+//! STAGE IR -> OpenCL C text, no Tera: the precedence printer (`expr.rs`), kernel signatures
+//! (`signature.rs`), and each kind's statement lines (`stencil.rs`, `element.rs`).
+
+pub mod element;
+pub mod expr;
+pub mod signature;
+pub mod stencil;
+
+/// Keeps `#line` directives to where they are needed: the preprocessor numbers the lines
+/// after a directive itself, so a statement needs one only when the line it would be given is
+/// not its Rust line (a new statement from the next Rust line needs none).
+#[derive(Default)]
+pub struct LineMarks {
+    /// The Rust line the preprocessor gives the next C line.
+    presumed: Option<usize>,
+}
+
+impl LineMarks {
+    /// The `#line` directive for a statement of `c_lines` C lines from `line` of `file`, if
+    /// the preprocessor would number it otherwise.
+    pub fn mark(&mut self, line: usize, file: &str, c_lines: usize) -> Option<String> {
+        let directive = (self.presumed != Some(line)).then(|| format!("#line {line} \"{file}\""));
+        self.presumed = Some(line + c_lines);
+        directive
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineMarks;
+
+    #[test]
+    fn line_directives_only_where_numbering_breaks() {
+        let mut m = LineMarks::default();
+        assert_eq!(m.mark(20, "a.rs", 1).as_deref(), Some("#line 20 \"a.rs\""));
+        assert_eq!(m.mark(21, "a.rs", 3), None);
+        assert_eq!(m.mark(24, "a.rs", 1), None);
+        assert_eq!(m.mark(24, "a.rs", 1).as_deref(), Some("#line 24 \"a.rs\""));
+        assert_eq!(m.mark(3, "a.rs", 1).as_deref(), Some("#line 3 \"a.rs\""));
+    }
+}

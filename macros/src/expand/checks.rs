@@ -1,0 +1,39 @@
+//! The generated OpenCL assumes types for params members and constants the attribute cannot
+//! see; Rust checks each assumption at the user's token (`let _: f32 = k.a;`).
+
+use super::scalar_ty;
+use crate::ir::Completion;
+use crate::model::Arg;
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+pub fn assumed_types(args: &[Arg], c: &Completion) -> TokenStream {
+    let mut checks = Vec::new();
+    let mut check_params = Vec::new();
+    for a in args {
+        if let Arg::Params { name, ty } = a {
+            check_params.push(quote!(#name: &#ty));
+        }
+    }
+    for m in &c.members {
+        let t = scalar_ty(m.ty);
+        let member = &m.member;
+        // `k` as written in the signature would stretch the error from there to `n`.
+        let mut base = args[m.arg].name().clone();
+        base.set_span(member.span());
+        checks.push(quote_spanned!(member.span()=> let _: #t = #base.#member;));
+    }
+    for c in &c.consts {
+        let t = scalar_ty(c.ty);
+        let path = &c.path;
+        checks.push(quote_spanned!(c.span=> let _: #t = #path;));
+    }
+    quote! {
+        const _: () = {
+            #[allow(unused_variables, clippy::all)]
+            fn __clforge_assumed_types(#(#check_params),*) {
+                #(#checks)*
+            }
+        };
+    }
+}

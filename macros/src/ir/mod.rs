@@ -1,0 +1,272 @@
+//! The kernel IR: what will be printed, for every kind. `lower` decides it; `emit` and
+//! `render` print it; `expand` reads it (with the model and the rendered text) to write the
+//! Rust side. No later stage decides anything about a kernel: its name, parameters, whether a
+//! variant exists (and why not), tunables and local memory are all here.
+//!
+//! A [`Program`] is what one annotated item generates: several kernels sharing one OpenCL
+//! source. Each [`Kernel`] states its ABI once, as a [`Param`] list: the template prints the
+//! signature from it, and the generated Rust launcher binds arguments in the same order.
+//!
+//! The kind-specific payload (a stencil's point update, an element's node structure) is
+//! [`Body`]; sweeps and lattices add their variants there. The constructs they need already
+//! have their places: in-place updates with a dependence direction ([`Dependence`]),
+//! atomics ([`Access::Atomic`]), counter-based random streams ([`RandomStream`]), bit-packed
+//! state ([`Ty::Packed`]) and work queues ([`WorkQueue`]).
+
+pub mod element;
+pub mod expr;
+pub mod stencil;
+
+pub use expr::{Expr, Let, Op};
+
+use crate::model::Scalar;
+
+/// Where the generated code came from: for `#line`, the header comment and error messages.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    /// The annotated item's name (`jacobi`, `quad4`).
+    pub name: String,
+    /// The user's file as rustc names it.
+    pub file: String,
+    /// 1-based line of the item.
+    pub line: usize,
+    /// The user's doc comment lines.
+    pub doc: Vec<String>,
+}
+
+/// Everything one annotated item generates.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub origin: Origin,
+    /// The template family that lays the program out (`stencil`, `element`, or a user family).
+    pub family: String,
+    pub kernels: Vec<Kernel>,
+    /// Preprocessor tunables with their defaults (`#ifndef TILE_X`): the runtime may override
+    /// them with build options without re-running the macro.
+    pub tunables: Vec<Tunable>,
+    /// Contracts shared with the runtime, printed as `#define`s (values from `clforge_abi`).
+    pub contracts: Vec<Define>,
+    /// Whether any value is `double` (`cl_khr_fp64`).
+    pub fp64: bool,
+    /// What the source still needs at run time (params struct layouts, constants' values).
+    pub completion: Completion,
+    pub body: Body,
+}
+
+/// The kind-specific part of a program.
+#[derive(Clone, Debug)]
+pub enum Body {
+    Stencil(Box<stencil::StencilBody>),
+    Element(element::ElementBody),
+}
+
+/// One `__kernel` function.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The OpenCL name, `<item>_<variant>` (`jacobi_plain`).
+    pub name: String,
+    /// The variant's key (`plain`, `tiled`, `vec8`, `steps`, `coloured`, ...).
+    pub variant: String,
+    /// Parameters in ABI order.
+    pub params: Vec<Param>,
+    /// `Some(reason)` when the variant is not generated for this item.
+    pub unavailable: Option<String>,
+    /// Bytes of `__local` memory per point of the work-group's tile (0 when none); the runtime
+    /// checks the device's limit with it before launching.
+    pub local_bytes_per_point: usize,
+    /// The work-group shape the kernel requires, as tunable names (`reqd_work_group_size`).
+    pub work_group: Option<[String; 3]>,
+    // The places sweeps and lattices fill in; no kind sets them yet.
+    /// In-place update whose reads of already-updated neighbours fix a schedule (sweeps).
+    #[allow(dead_code)]
+    pub dependence: Option<Dependence>,
+    /// Per-work-item random numbers (lattices).
+    #[allow(dead_code)]
+    pub random: Option<RandomStream>,
+    /// Items taken from a compacted queue instead of the whole index space (lattices).
+    #[allow(dead_code)]
+    pub queue: Option<WorkQueue>,
+}
+
+impl Kernel {
+    pub fn new(origin: &Origin, variant: &str, params: Vec<Param>) -> Kernel {
+        Kernel {
+            name: format!("{}_{variant}", origin.name),
+            variant: variant.to_string(),
+            params,
+            unavailable: None,
+            local_bytes_per_point: 0,
+            work_group: None,
+            dependence: None,
+            random: None,
+            queue: None,
+        }
+    }
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// The OpenCL name (hygienic: never collides with the kernel's own variables).
+    pub name: String,
+    pub ty: Ty,
+    pub access: Access,
+    /// What the generated Rust launcher takes for it.
+    pub binding: Binding,
+    /// No other parameter aliases it (`restrict`).
+    pub restrict: bool,
+}
+
+impl Param {
+    pub fn new(name: &str, ty: Ty, access: Access, binding: Binding) -> Param {
+        Param {
+            name: name.to_string(),
+            ty,
+            access,
+            binding,
+            restrict: false,
+        }
+    }
+
+    /// Declares that no other parameter aliases this one.
+    pub fn restrict(mut self) -> Param {
+        self.restrict = true;
+        self
+    }
+}
+
+/// How a kernel reads or writes a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    /// Read and written by the same work-item (`f[n0] -= ...`).
+    ReadWrite,
+    /// Updated with atomic operations by several work-items (lattice counters, histograms).
+    #[allow(dead_code)]
+    Atomic,
+}
+
+/// OpenCL type of a parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// `__global T*`, `lanes` > 1 for vector types (`real8`).
+    Global { elem: Elem, lanes: usize },
+    /// `__constant T*`.
+    Constant { elem: Elem, lanes: usize },
+    /// `__constant const S*`: a `#[derive(Params)]` struct, declared at run time.
+    Struct(String),
+    /// A value passed by copy.
+    Value(Elem),
+    /// Bit-packed state: `bits` bits per site in `word`-sized words (lattices).
+    #[allow(dead_code)]
+    Packed { word: Scalar, bits: usize },
+}
+
+/// An element type in a signature: a DSL scalar, the element family's `real`, or `int4`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    Scalar(Scalar),
+    /// The element family's floating-point type (`typedef float real`).
+    Real,
+    /// `int4` control words (blocked schedules).
+    Int4,
+}
+
+impl Elem {
+    /// The OpenCL spelling, `lanes` wide.
+    pub fn cl(self, lanes: usize) -> String {
+        let base = match self {
+            Elem::Scalar(s) => s.cl(),
+            Elem::Real => "real",
+            Elem::Int4 => return "int4".into(),
+        };
+        if lanes > 1 {
+            format!("{base}{lanes}")
+        } else {
+            base.to_string()
+        }
+    }
+}
+
+/// What a generated launcher takes for a parameter, and how it binds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// The user's argument number `i` of the annotated function.
+    UserArg(usize),
+    /// The output grid of a stencil.
+    Output,
+    /// A grid dimension (`nx`, `ny`, `nz`) filled in by the plan.
+    Extent(usize),
+    /// A named run-time argument of the kernel's launcher (element schedules: `u`, `colour`).
+    Named,
+}
+
+/// A preprocessor tunable with its default.
+#[derive(Clone, Debug)]
+pub struct Tunable {
+    pub name: String,
+    pub default: usize,
+    pub doc: String,
+}
+
+/// A `#define NAME value` with a comment saying what it means.
+#[derive(Clone, Debug)]
+pub struct Define {
+    pub name: String,
+    pub value: String,
+    pub doc: String,
+}
+
+/// The run-time completion of the source: the attribute cannot see a params struct's fields
+/// or a constant's value, so the generated Rust supplies them when the source is first used.
+#[derive(Clone, Debug, Default)]
+pub struct Completion {
+    /// Params struct types, in order of first use.
+    pub params: Vec<syn::Path>,
+    /// Constants: OpenCL name, Rust path, the type the generated code assumes.
+    pub consts: Vec<ConstUse>,
+    /// Params members used, with the type the generated code assumes (checked in Rust).
+    pub members: Vec<MemberUse>,
+}
+
+/// A named constant the body uses: emitted as `#define` with the Rust value at run time.
+#[derive(Clone, Debug)]
+pub struct ConstUse {
+    pub cl_name: String,
+    pub path: syn::Path,
+    pub ty: Scalar,
+    pub span: proc_macro2::Span,
+}
+
+/// A params member the body uses, with the type the generated code assumes (checked in Rust).
+#[derive(Clone, Debug)]
+pub struct MemberUse {
+    pub arg: usize,
+    pub member: syn::Ident,
+    pub ty: Scalar,
+}
+
+/// A sweep's in-place dependence: the update reads values already written behind it along
+/// `axis`, so points must run in `direction` (wavefronts across the other axes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dependence {
+    pub axis: usize,
+    pub forward: bool,
+}
+
+/// A counter-based random stream (Philox-like): the key is the seed, the counter the work-item
+/// and step, so that every variant draws the same numbers as the host reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RandomStream {
+    pub name: String,
+    pub draws_per_item: usize,
+}
+
+/// A work queue: indices of active items compacted between launches, with a counter the
+/// runtime refreshes (seed 003's stale global counters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkQueue {
+    pub items: String,
+    pub counter: String,
+}

@@ -1,0 +1,38 @@
+//! The stencil's point update, shared by all its variants.
+
+use super::expr::{Expr, Let};
+use crate::model::{Arg, Boundary, Scalar};
+
+/// One point update: the hoisted `let`s and the result, with what the access analysis found.
+#[derive(Clone, Debug)]
+pub struct StencilBody {
+    pub args: Vec<Arg>,
+    /// OpenCL names of the arguments: the Rust names, renamed where they would collide
+    /// with the kernels' own variables (`x`, `c`, `nx`, ...).
+    pub arg_names: Vec<String>,
+    pub out: Scalar,
+    pub rank: usize,
+    pub boundary: Boundary,
+    pub lets: Vec<Let>,
+    pub result: Expr,
+    pub result_line: usize,
+    pub access: Accesses,
+    /// The default tile (x, y, work-group rows) of the tiled and steps variants.
+    pub tile: (usize, usize, usize),
+    /// Points per work-item of the vector variant.
+    pub lanes: usize,
+}
+
+/// What the body reads: from `lower::access`.
+#[derive(Clone, Debug, Default)]
+pub struct Accesses {
+    /// Largest |offset| per axis.
+    pub halo: [usize; 3],
+    /// Per argument: read at a non-zero offset, so staged in local memory by the tiled variant.
+    pub staged: Vec<bool>,
+    /// Distinct non-zero offsets per axis (for wrapped/clamped coordinates).
+    pub axis_offsets: [Vec<i64>; 3],
+    /// The grid the temporally blocked variant keeps in local memory across several steps:
+    /// the grid the output replaces when iterating.
+    pub iterated: Option<usize>,
+}

@@ -1,0 +1,88 @@
+//! How a kind of physics plugs into the pipeline: one implementation per attribute. Adding a
+//! kind means a `parse/<kind>.rs`, `model/<kind>.rs`, `lower/<kind>.rs`, `render/<kind>.rs`,
+//! `templates/<kind>/`, `expand/<kind>.rs` and one `impl Kind` here (docs/ARCHITECTURE.md).
+
+use crate::ir::Program;
+use crate::{expand, lower, model, parse, render};
+use proc_macro2::{Span, TokenStream};
+
+pub trait Kind {
+    /// The Rust item the attribute annotates (`syn::ItemFn`, `syn::ItemMod`).
+    type Item: syn::parse::Parse;
+    /// The attribute's arguments.
+    type Args: syn::parse::Parse;
+    /// What the user declared, validated.
+    type Model;
+
+    /// The error for an attribute placed on the wrong kind of item.
+    fn wrong_item(item: &TokenStream) -> syn::Error;
+    /// Where clforge's own failures for this item are reported.
+    fn span(item: &Self::Item) -> Span;
+    /// [syn] -> [model]
+    fn parse(args: &Self::Args, item: &Self::Item) -> syn::Result<Self::Model>;
+    /// [model] -> [ir::Program]
+    fn lower(model: &Self::Model) -> syn::Result<Program>;
+    /// [ir::Program] -> OpenCL text
+    fn render(program: &Program) -> Result<String, String>;
+    /// [model, ir::Program, text] -> Rust
+    fn expand(item: &Self::Item, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream>;
+}
+
+/// `#[clforge::stencil]` on a point-update function.
+pub struct Stencil;
+
+impl Kind for Stencil {
+    type Item = syn::ItemFn;
+    type Args = parse::attr::StencilArgs;
+    type Model = model::Stencil;
+
+    fn wrong_item(item: &TokenStream) -> syn::Error {
+        syn::Error::new_spanned(
+            item,
+            "`#[clforge::stencil]` goes on a function: `fn jacobi(psi: &Grid<f32>, ...) -> f32`",
+        )
+    }
+    fn span(item: &syn::ItemFn) -> Span {
+        item.sig.ident.span()
+    }
+    fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<model::Stencil> {
+        parse::stencil::from_syn(item, args.boundary)
+    }
+    fn lower(model: &model::Stencil) -> syn::Result<Program> {
+        lower::stencil::lower(model)
+    }
+    fn render(program: &Program) -> Result<String, String> {
+        render::stencil::render(program)
+    }
+    fn expand(item: &syn::ItemFn, _: &model::Stencil, program: &Program, text: &str) -> syn::Result<TokenStream> {
+        expand::stencil::expand(item, program, text)
+    }
+}
+
+/// `#[clforge::element]` on a module declaring an element's shape functions and material.
+pub struct Element;
+
+impl Kind for Element {
+    type Item = syn::ItemMod;
+    type Args = parse::element::ElementArgs;
+    type Model = model::element::Element;
+
+    fn wrong_item(item: &TokenStream) -> syn::Error {
+        syn::Error::new_spanned(item, "`#[clforge::element]` goes on a module: `pub mod quad4 { ... }`")
+    }
+    fn span(item: &syn::ItemMod) -> Span {
+        item.ident.span()
+    }
+    fn parse(args: &Self::Args, item: &syn::ItemMod) -> syn::Result<Self::Model> {
+        parse::element::from_syn(item, args)
+    }
+    fn lower(model: &Self::Model) -> syn::Result<Program> {
+        lower::element::lower(model)
+    }
+    fn render(program: &Program) -> Result<String, String> {
+        render::element::render(program)
+    }
+    fn expand(item: &syn::ItemMod, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
+        expand::element::expand(item, model, program, text)
+    }
+}

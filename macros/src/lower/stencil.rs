@@ -1,0 +1,143 @@
+//! Stencil model -> IR program: the body lowered once, the access analysis, and the four
+//! variants (plain, tiled, vec8, steps) with their signatures, legality and local memory.
+
+use super::body::{arg_names, Lowerer};
+use super::{access, variants};
+use crate::ir::stencil::StencilBody;
+use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
+use crate::model::{Arg, Scalar, Stencil};
+
+pub fn lower(s: &Stencil) -> syn::Result<Program> {
+    let names = arg_names(&s.args);
+    let mut l = Lowerer::new(&s.args, s.out, &names);
+    let result = l.body(&s.body)?;
+    let access = access::analyse(&s.args, s.out, &l.reads);
+    let body = StencilBody {
+        args: s.args.clone(),
+        arg_names: names,
+        out: s.out,
+        rank: s.rank,
+        boundary: s.boundary,
+        lets: l.lets,
+        result,
+        result_line: s.body.tail.line,
+        access,
+        tile: clforge_abi::default_tile(s.rank),
+        lanes: variants::LANES,
+    };
+    let origin = Origin {
+        name: s.name.to_string(),
+        file: s.file.clone(),
+        line: s.line,
+        doc: s.doc.clone(),
+    };
+    let params = signature(&body);
+    let mut plain = Kernel::new(&origin, "plain", params.clone());
+    plain.local_bytes_per_point = 0;
+    let mut tiled = Kernel::new(&origin, "tiled", params.clone());
+    tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
+    tiled.work_group = Some(["TILE_X".into(), "WG_Y".into(), "1".into()]);
+    let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
+    let mut steps = Kernel::new(&origin, "steps", params);
+    steps.unavailable = variants::steps_unavailable(&body);
+    steps.local_bytes_per_point = variants::steps_local_bytes(&body);
+    steps.work_group = tiled.work_group.clone();
+
+    let (tx, ty, wy) = body.tile;
+    let mut tunables = vec![
+        tunable("TILE_X", tx, "points along x of a tile (= work-group width)"),
+        tunable("TILE_Y", ty, "points along y of a tile"),
+        tunable("WG_Y", wy, "work-group rows; each walks TILE_Y / WG_Y rows"),
+    ];
+    if steps.unavailable.is_none() {
+        tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));
+    }
+    let [hx, hy, hz] = body.access.halo;
+    let contracts = vec![
+        define("HX", hx, "halo along x: largest |offset| read"),
+        define("HY", hy, "halo along y"),
+        define("HZ", hz, "halo along z"),
+    ];
+    let fp64 = uses_f64(&body, &l.members, &l.consts);
+    let completion = Completion {
+        params: s
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Params { ty, .. } => Some(ty.clone()),
+                _ => None,
+            })
+            .collect(),
+        consts: l.consts,
+        members: l.members,
+    };
+    Ok(Program {
+        origin,
+        family: "stencil".into(),
+        kernels: vec![plain, tiled, vector, steps],
+        tunables,
+        contracts,
+        fp64,
+        completion,
+        body: Body::Stencil(Box::new(body)),
+    })
+}
+
+/// The ABI of every stencil variant: the output, the user's arguments in order, the extents.
+fn signature(b: &StencilBody) -> Vec<Param> {
+    let mut params = vec![Param::new(
+        "out",
+        Ty::Global {
+            elem: Elem::Scalar(b.out),
+            lanes: 1,
+        },
+        Access::Write,
+        Binding::Output,
+    )
+    .restrict()];
+    for (i, (a, name)) in b.args.iter().zip(&b.arg_names).enumerate() {
+        let ty = match a {
+            Arg::Field(f) => Ty::Global {
+                elem: Elem::Scalar(f.elem),
+                lanes: 1,
+            },
+            Arg::Params { ty, .. } => Ty::Struct(ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default()),
+            Arg::Scalar { ty, .. } => Ty::Value(Elem::Scalar(*ty)),
+        };
+        params.push(Param::new(name, ty, Access::Read, Binding::UserArg(i)).restrict());
+    }
+    for (axis, n) in ["nx", "ny", "nz"].iter().enumerate() {
+        params.push(Param::new(
+            n,
+            Ty::Value(Elem::Scalar(Scalar::I32)),
+            Access::Read,
+            Binding::Extent(axis),
+        ));
+    }
+    params
+}
+
+fn uses_f64(b: &StencilBody, members: &[ir::MemberUse], consts: &[ir::ConstUse]) -> bool {
+    b.out == Scalar::F64
+        || b.args.iter().any(|a| {
+            matches!(a, Arg::Field(f) if f.elem == Scalar::F64) || matches!(a, Arg::Scalar { ty: Scalar::F64, .. })
+        })
+        || members.iter().any(|m| m.ty == Scalar::F64)
+        || consts.iter().any(|c| c.ty == Scalar::F64)
+}
+
+pub fn tunable(name: &str, default: usize, doc: &str) -> Tunable {
+    Tunable {
+        name: name.into(),
+        default,
+        doc: doc.into(),
+    }
+}
+
+pub fn define(name: &str, value: impl ToString, doc: &str) -> Define {
+    Define {
+        name: name.into(),
+        value: value.to_string(),
+        doc: doc.into(),
+    }
+}

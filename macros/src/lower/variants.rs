@@ -1,0 +1,48 @@
+//! Which stencil variants exist for a body, their defaults, their local memory, and why one is
+//! missing. The runtime reads these facts from the spec; it never re-derives them.
+
+use crate::ir::stencil::StencilBody;
+use crate::model::{Arg, Boundary};
+
+/// Points per work-item of the vector variant (`float8`).
+pub const LANES: usize = clforge_abi::LANES;
+
+/// Why temporal blocking is not generated, if it is not: it keeps the iterated grid in local
+/// memory for several steps, so it needs that grid and, so far, a 2-D grid with a fixed
+/// boundary (no wrapped halos).
+pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
+    let mut why = Vec::new();
+    if b.rank != 2 {
+        why.push(format!("the stencil is {}-D (temporal blocking is 2-D only)", b.rank));
+    }
+    if b.boundary != Boundary::Fixed {
+        why.push(format!(
+            "its boundary is `{}` (temporal blocking needs `boundary = fixed`)",
+            b.boundary.name()
+        ));
+    }
+    if b.access.iterated.is_none() {
+        why.push(format!(
+            "no grid argument has the output's type `{}` to iterate",
+            b.out.rust()
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// `__local` bytes per tile point of the tiled variant: every staged grid is held once.
+pub fn tiled_local_bytes(b: &StencilBody) -> usize {
+    b.args
+        .iter()
+        .zip(&b.access.staged)
+        .filter_map(|(a, &s)| match a {
+            Arg::Field(f) if s => Some(f.elem.bytes()),
+            _ => None,
+        })
+        .sum()
+}
+
+/// `__local` bytes per tile point of the steps variant: two buffers of the iterated grid.
+pub fn steps_local_bytes(b: &StencilBody) -> usize {
+    2 * b.out.bytes()
+}

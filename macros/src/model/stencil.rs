@@ -1,0 +1,19 @@
+//! A stencil: a point update reading fixed neighbour offsets of grid fields.
+
+use super::{Arg, Block, Boundary, Scalar};
+use syn::Ident;
+
+/// A stencil: a point update reading fixed neighbour offsets of grid fields.
+#[derive(Clone, Debug)]
+pub struct Stencil {
+    pub name: Ident,
+    pub doc: Vec<String>,
+    pub args: Vec<Arg>,
+    pub out: Scalar,
+    pub rank: usize,
+    pub boundary: Boundary,
+    pub body: Block,
+    /// The user's file as rustc names it, for `#line`.
+    pub file: String,
+    pub line: usize,
+}

@@ -1,0 +1,195 @@
+//! The element family's view: data only, from the IR program and the emitted statements.
+//! Templates in `templates/element/` read these fields; their names are the templates' contract.
+
+use super::render_template;
+use super::stencil::{defines_view, tunables_view, DefineView};
+use crate::emit::element::{lines, ElementLines};
+use crate::emit::signature;
+use crate::ir::{Body, Program};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A kernel's name and its parameter declarations, printed from its IR signature.
+#[derive(Serialize)]
+pub struct KernelView {
+    pub name: String,
+    pub params: Vec<String>,
+    /// Generated at all (the blocked schedules need node pairs to shift).
+    pub available: bool,
+}
+
+/// What the element templates see.
+#[derive(Serialize)]
+pub struct ElementView {
+    /// The module's name, its file and line, its doc comment lines.
+    pub name: String,
+    pub file: String,
+    pub line: usize,
+    pub doc: Vec<String>,
+    pub dim: usize,
+    pub nodes: usize,
+    pub dofs: usize,
+    pub nd: usize,
+    pub nv: usize,
+    pub ndp: usize,
+    /// The floating-point type and its 8-lane vector.
+    pub real: &'static str,
+    pub real8: &'static str,
+    /// `sum_v8` of the seed (appendix 10.2), the 8-lane pairwise sum.
+    pub sum_v8: &'static str,
+    pub tunables: Vec<DefineView>,
+    pub contracts: Vec<DefineView>,
+    /// Kernels by variant (`k.coloured.name`, `k.coloured.params`).
+    pub k: BTreeMap<String, KernelView>,
+    /// Blocked schedules are generated.
+    pub blocked: bool,
+    #[serde(flatten)]
+    pub lines: ElementLines,
+}
+
+pub fn view(p: &Program) -> Result<ElementView, String> {
+    let Body::Element(b) = &p.body else {
+        return Err(format!("`{}` is not an element program", p.origin.name));
+    };
+    let k: BTreeMap<String, KernelView> = p
+        .kernels
+        .iter()
+        .map(|k| {
+            (
+                k.variant.clone(),
+                KernelView {
+                    name: k.name.clone(),
+                    params: signature::params(&k.params),
+                    available: k.unavailable.is_none(),
+                },
+            )
+        })
+        .collect();
+    Ok(ElementView {
+        name: p.origin.name.clone(),
+        file: p.origin.file.clone(),
+        line: p.origin.line,
+        doc: p.origin.doc.clone(),
+        dim: b.dim,
+        nodes: b.nodes,
+        dofs: b.dofs,
+        nd: b.nd(),
+        nv: b.chunks,
+        ndp: b.chunks * b.lanes,
+        real: "float",
+        real8: "float8",
+        sum_v8: "(((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7))",
+        tunables: tunables_view(&p.tunables),
+        contracts: defines_view(&p.contracts),
+        blocked: k.get("blocked").is_some_and(|k| k.available),
+        k,
+        lines: lines(b)?,
+    })
+}
+
+/// Renders the element family: the explicit central-difference step of seed 000 for one
+/// element type (element forces in every schedule, stresses, node integration, loads).
+pub fn render(p: &Program) -> Result<String, String> {
+    let v = view(p)?;
+    render_template(
+        &format!("{}/{}.cl.tera", p.family, p.family),
+        &format!("element `{}`", p.origin.name),
+        &v,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::element::ElementBody;
+    use crate::ir::Origin;
+
+    fn view(name: &str, dim: usize, nodes: usize, dofs: usize, offs: Vec<[usize; 3]>) -> (Origin, ElementBody) {
+        let origin = Origin {
+            name: name.into(),
+            doc: vec![" test element".into()],
+            file: "tests.rs".into(),
+            line: 1,
+        };
+        let body = ElementBody {
+            dim,
+            nodes,
+            dofs,
+            order: 1,
+            node_offsets: offs,
+            strains: if dim == 2 { 3 } else { 6 },
+            dshape: vec![],
+            lanes: 8,
+            chunks: (nodes * dofs).div_ceil(8),
+        };
+        (origin, body)
+    }
+
+    fn render_element((origin, body): (Origin, ElementBody)) -> Result<String, String> {
+        render(&crate::lower::element::program(origin, body))
+    }
+
+    #[test]
+    fn quad4_is_one_float8_per_row() {
+        let src = render_element(view("quad4", 2, 4, 2, vec![[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])).unwrap();
+        for k in [
+            "coloured",
+            "unstructured",
+            "computed",
+            "blocked",
+            "blocked_mat",
+            "gather",
+            "stress",
+            "integrate",
+        ] {
+            assert!(src.contains(&format!("void quad4_{k}(")), "quad4_{k} missing\n{src}");
+        }
+        assert!(src.contains("const real ku_7 = sum_v8(K[7] * U0);"), "{src}");
+        assert!(src.contains("#pragma OPENCL FP_CONTRACT OFF"));
+        assert!(!src.contains("U1"), "8 DOFs fit one float8\n{src}");
+    }
+
+    #[test]
+    fn hex8_is_three_float8_per_row() {
+        let offs = vec![
+            [0, 0, 0],
+            [1, 0, 0],
+            [1, 1, 0],
+            [0, 1, 0],
+            [0, 0, 1],
+            [1, 0, 1],
+            [1, 1, 1],
+            [0, 1, 1],
+        ];
+        let src = render_element(view("hex8", 3, 8, 3, offs)).unwrap();
+        assert!(
+            src.contains("const real ku_23 = sum_v8(K[69] * U0) + sum_v8(K[70] * U1) + sum_v8(K[71] * U2);"),
+            "{src}"
+        );
+        assert!(
+            src.contains("const real8 U2 = (real8)(u_16, u_17, u_18, u_19, u_20, u_21, u_22, u_23);"),
+            "{src}"
+        );
+        assert!(src.contains("void hex8_gather("), "{src}");
+    }
+
+    #[test]
+    fn quad9_pads_the_last_float8() {
+        let mut offs = vec![];
+        for y in 0..3 {
+            for x in 0..3 {
+                offs.push([x, y, 0]);
+            }
+        }
+        let mut v = view("quad9", 2, 9, 2, offs);
+        v.1.order = 2;
+        let src = render_element(v).unwrap();
+        assert!(src.contains("(real8)(u_16, u_17, 0, 0, 0, 0, 0, 0)"), "{src}");
+        assert!(src.contains("% 2 == 0"), "{src}");
+    }
+
+    #[test]
+    fn bad_view_is_an_error() {
+        assert!(render_element(view("bad", 2, 4, 2, vec![])).is_err());
+    }
+}
