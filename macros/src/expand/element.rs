@@ -69,6 +69,14 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         if dofs == 1 { "" } else { "s" },
         e.operator.name()
     );
+    let launchers = super::launch::inherent(&p.kernels);
+    // Every kernel of the family, including a schedule this element cannot run: its method
+    // launches a kernel that does not exist, and the stepper refuses the schedule first.
+    let trait_methods: Vec<TokenStream> = p
+        .kernels
+        .iter()
+        .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()))
+        .collect();
     // Rust checks the macro's reading of the signature at the user's type.
     let material_alias = quote_spanned!(material_ty.span()=> pub(super) type __ClforgeMaterial = #material_ty;);
 
@@ -92,6 +100,8 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
 
         #[allow(dead_code)]
         impl #ty {
+            #launchers
+
             /// The generated OpenCL C of this element's kernels.
             pub const SOURCE: &'static str = #source;
 
@@ -119,6 +129,10 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         // The user's `NODES` is the declaration the kernels were derived from; referencing it
         // keeps it from being reported as dead code in binaries that never read it.
         const _: usize = #m::NODES.len();
+
+        impl #fem::ElementKernels for #ty {
+            #(#trait_methods)*
+        }
 
         impl #fem::Element for #ty {
             type Material = #m::__ClforgeMaterial;
@@ -157,6 +171,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
                     node_offsets: &[#(#offsets),*],
                     strains: #strains,
                     source: Self::SOURCE,
+                    kernels: ::core::option::Option::Some(&#ty),
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! host reference driver.
 
 use super::{checks, rt, scalar_ty, source, type_name};
-use crate::ir::{Body, Program};
+use crate::ir::{Binding, Body, Program};
 use crate::model::{Arg, Boundary};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -47,6 +47,21 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local })
         })
         .collect();
+    // `StencilPlan` binds the output, the user's arguments in order, then the extents: the IR's
+    // signature of every variant must say the same.
+    let expected: Vec<Binding> = std::iter::once(Binding::Output)
+        .chain((0..k.args.len()).map(Binding::UserArg))
+        .chain((0..3).map(Binding::Extent))
+        .collect();
+    if p.kernels
+        .iter()
+        .any(|kn| kn.params.iter().map(|q| &q.binding).ne(expected.iter()))
+    {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "a stencil kernel's signature differs from the plan's argument order",
+        ));
+    }
     let names: Vec<&String> = p.kernels.iter().map(|k| &k.name).collect();
     let [plain, tiled, vector, steps] = names[..] else {
         return Err(crate::diag::internal(

@@ -20,6 +20,9 @@ pub struct ElementSpec {
     pub strains: usize,
     /// The generated OpenCL C (all schedules' kernels).
     pub source: &'static str,
+    /// The kernels' typed launch functions (generated with the source); `None` for an element
+    /// without device kernels (a hand-written `Element` used for host matrices only).
+    pub kernels: Option<&'static dyn super::kernels::ElementKernels>,
 }
 
 /// The differential operator an element discretises: it fixes the DOFs per node, the rows of

@@ -285,7 +285,7 @@ fn thickness<E: Element>(m: &E::Material) -> Result<f64> {
 /// #     fn density(_: &f64) -> f64 { 1.0 }
 /// #     fn thickness(_: &f64) -> f64 { 1.0 }
 /// #     fn spec() -> ElementSpec {
-/// #         ElementSpec { name: "bar", dim: 1, nodes: 2, dofs: 1, order: 1, node_offsets: &[[0, 0, 0], [1, 0, 0]], strains: 1, source: "" }
+/// #         ElementSpec { name: "bar", dim: 1, nodes: 2, dofs: 1, order: 1, node_offsets: &[[0, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
 /// #     }
 /// # }
 /// // A two-node conduction bar of length 2 and conductivity 3: K = 3/2 [[1, -1], [-1, 1]].

@@ -3,6 +3,7 @@
 
 mod blocks;
 pub mod element;
+pub mod kernels;
 pub mod load;
 pub mod matrices;
 pub mod matrix;
@@ -14,4 +15,5 @@ pub mod stability;
 pub mod stepper;
 
 pub use element::{Element, ElementSpec, Operator};
+pub use kernels::{At, ElementKernels};
 pub use matrix::Matrix;

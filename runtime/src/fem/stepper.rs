@@ -8,11 +8,12 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::fem::blocks::block_control;
 use crate::fem::element::ElementSpec;
+use crate::fem::kernels::{At, ElementKernels};
 use crate::fem::load::check_load;
 use crate::fem::mesh::Mesh;
 use crate::fem::reference::padded;
 use crate::fem::schedule::{plan, Pass, Schedule};
-use crate::program::{Arg, Event, Program};
+use crate::program::{Event, Program};
 
 pub use crate::fem::load::{Load, TimeFunction};
 pub use crate::fem::problem::{Model, StepperConfig};
@@ -207,107 +208,106 @@ impl Stepper {
         Ok(())
     }
 
-    fn kernel(&self, what: &str) -> String {
-        format!("{}_{what}", self.spec.name)
+    fn kernels(&self) -> Result<&'static dyn ElementKernels> {
+        self.spec.kernels.ok_or_else(|| {
+            Error::InvalidConfig(format!(
+                "element `{}` has no device kernels (its `ElementSpec` names none): declare it with \
+                 `#[clforge::element]`",
+                self.spec.name
+            ))
+        })
     }
 
     /// Runs `n` steps (queued; reading results waits for them).
     pub fn step(&mut self, n: usize) -> Result<()> {
+        let kernels = self.kernels()?;
         let mut events = Vec::new();
         let [nx, ny, nz] = self.mesh_dims;
         let dt = self.dt;
+        fn at<'a>(program: &'a Program, global: &'a [usize], local: Option<&'a [usize]>) -> At<'a> {
+            At { program, global, local }
+        }
         for _ in 0..n {
-            let s_t = |l: &DeviceLoad| l.time.value(self.steps as f64 * f64::from(dt)) as f32;
+            let t = self.steps as f64 * f64::from(dt);
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
-                let args = [
-                    Arg::buffer(&self.k),
-                    Arg::buffer(&self.minv),
-                    Arg::buffer(&self.damp),
-                    Arg::buffer(&self.u),
-                    Arg::buffer(&self.u_alt),
-                    Arg::buffer(&self.v),
-                    Arg::f32(dt),
-                    Arg::i32(nx),
-                    Arg::i32(ny),
-                    Arg::i32(nz),
-                ];
-                events.push(self.program.launch(&self.kernel("gather"), &pass.global, None, &args)?);
+                events.push(kernels.gather(
+                    at(&self.program, &pass.global, None),
+                    &self.k,
+                    &self.minv,
+                    &self.damp,
+                    &self.u,
+                    &mut self.u_alt,
+                    &mut self.v,
+                    dt,
+                    nx,
+                    ny,
+                    nz,
+                )?);
                 std::mem::swap(&mut self.u, &mut self.u_alt);
                 for l in &self.loads {
-                    let args = [
-                        Arg::buffer(&l.dofs),
-                        Arg::buffer(&l.weights),
-                        Arg::f32(s_t(l)),
-                        Arg::buffer(&self.minv),
-                        Arg::buffer(&self.u),
-                        Arg::buffer(&self.v),
-                        Arg::f32(dt),
-                        Arg::i32(l.n as i32),
-                    ];
-                    events.push(self.program.launch(&self.kernel("kick"), &[l.n], None, &args)?);
+                    let s = l.time.value(t) as f32;
+                    events.push(kernels.kick(
+                        at(&self.program, &[l.n], None),
+                        &l.dofs,
+                        &l.weights,
+                        s,
+                        &self.minv,
+                        &mut self.u,
+                        &mut self.v,
+                        dt,
+                        l.n as i32,
+                    )?);
                 }
                 self.steps += 1;
                 continue;
             }
             for l in &self.loads {
-                let args = [
-                    Arg::buffer(&l.dofs),
-                    Arg::buffer(&l.weights),
-                    Arg::f32(s_t(l)),
-                    Arg::buffer(&self.f),
-                    Arg::i32(l.n as i32),
-                ];
-                events.push(self.program.launch(&self.kernel("load"), &[l.n], None, &args)?);
+                let s = l.time.value(t) as f32;
+                events.push(kernels.load(
+                    at(&self.program, &[l.n], None),
+                    &l.dofs,
+                    &l.weights,
+                    s,
+                    &mut self.f,
+                    l.n as i32,
+                )?);
             }
-            let name = self.kernel(self.schedule.suffix());
             for p in &self.passes {
                 let [sx, sy, sz] = p.shift;
-                let local = p.local.as_deref();
-                // Every element-force kernel ends with (u, F) and, on structured grids, the
-                // grid size and the colour's shift; only the leading buffers differ.
-                let uf = [Arg::buffer(&self.u), Arg::buffer(&self.f)];
-                let grid = [nx, ny, nz, sx, sy, sz].map(Arg::i32);
-                let args: Vec<Arg<'_>> = match self.schedule {
-                    Schedule::Coloured => [Arg::buffer(&self.k), Arg::buffer(&self.elem_nodes)]
-                        .into_iter()
-                        .chain(uf)
-                        .chain(grid)
-                        .collect(),
-                    Schedule::Unstructured => [Arg::buffer(&self.k), Arg::buffer(&self.elem_nodes_sorted)]
-                        .into_iter()
-                        .chain(uf)
-                        .chain([Arg::i32(p.range.0 as i32), Arg::i32(p.range.1 as i32)])
-                        .collect(),
-                    Schedule::Computed | Schedule::Blocked(_) => {
-                        [Arg::buffer(&self.k)].into_iter().chain(uf).chain(grid).collect()
+                let a = at(&self.program, &p.global, p.local.as_deref());
+                let (u, f) = (&self.u, &mut self.f);
+                events.push(match self.schedule {
+                    Schedule::Coloured => {
+                        kernels.coloured(a, &self.k, &self.elem_nodes, u, f, nx, ny, nz, sx, sy, sz)?
                     }
-                    Schedule::BlockedMaterial(_) => [
-                        Arg::buffer(&self.control),
-                        Arg::buffer(&self.masks),
-                        Arg::buffer(&self.k_all),
-                    ]
-                    .into_iter()
-                    .chain(uf)
-                    .chain(grid)
-                    .collect(),
+                    Schedule::Unstructured => kernels.unstructured(
+                        a,
+                        &self.k,
+                        &self.elem_nodes_sorted,
+                        u,
+                        f,
+                        p.range.0 as i32,
+                        p.range.1 as i32,
+                    )?,
+                    Schedule::Computed => kernels.computed(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
+                    Schedule::Blocked(_) => kernels.blocked(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
+                    Schedule::BlockedMaterial(_) => {
+                        kernels.blocked_mat(a, &self.control, &self.masks, &self.k_all, u, f, nx, ny, nz, sx, sy, sz)?
+                    }
                     Schedule::Gather => continue,
-                };
-                events.push(self.program.launch(&name, &p.global, local, &args)?);
+                });
             }
-            let args = [
-                Arg::buffer(&self.minv),
-                Arg::buffer(&self.damp),
-                Arg::buffer(&self.u),
-                Arg::buffer(&self.v),
-                Arg::buffer(&self.f),
-                Arg::f32(dt),
-                Arg::i32(self.n_dofs as i32),
-            ];
-            events.push(
-                self.program
-                    .launch(&self.kernel("integrate"), &[self.n_dofs], None, &args)?,
-            );
+            events.push(kernels.integrate(
+                at(&self.program, &[self.n_dofs], None),
+                &self.minv,
+                &self.damp,
+                &mut self.u,
+                &mut self.v,
+                &mut self.f,
+                dt,
+                self.n_dofs as i32,
+            )?);
             self.steps += 1;
         }
         self.last_events = events;
@@ -342,31 +342,32 @@ impl Stepper {
             .as_ref()
             .ok_or_else(|| Error::InvalidConfig("no G_e matrices were given: set `Model::stress`".into()))?;
         let device = self.u.device().clone();
-        let out = Buffer::<f32>::new(&device, self.n_elements * self.spec.strains)?;
+        let mut out = Buffer::<f32>::new(&device, self.n_elements * self.spec.strains)?;
+        let kernels = self.kernels()?;
         let [nx, ny, nz] = self.mesh_dims;
         if self.schedule == Schedule::Unstructured {
-            let args = [
-                Arg::buffer(g),
-                Arg::buffer(&self.emat),
-                Arg::buffer(&self.elem_nodes),
-                Arg::buffer(&self.u),
-                Arg::buffer(&out),
-                Arg::i32(self.n_elements as i32),
-            ];
-            self.program
-                .launch(&self.kernel("stress_unstructured"), &[self.n_elements], None, &args)?;
+            let at = At {
+                program: &self.program,
+                global: &[self.n_elements],
+                local: None,
+            };
+            kernels.stress_unstructured(
+                at,
+                g,
+                &self.emat,
+                &self.elem_nodes,
+                &self.u,
+                &mut out,
+                self.n_elements as i32,
+            )?;
         } else {
-            let args = [
-                Arg::buffer(g),
-                Arg::buffer(&self.emat),
-                Arg::buffer(&self.u),
-                Arg::buffer(&out),
-                Arg::i32(nx),
-                Arg::i32(ny),
-                Arg::i32(nz),
-            ];
             let global = self.mesh_dims.map(|v| v as usize);
-            self.program.launch(&self.kernel("stress"), &global, None, &args)?;
+            let at = At {
+                program: &self.program,
+                global: &global,
+                local: None,
+            };
+            kernels.stress(at, g, &self.emat, &self.u, &mut out, nx, ny, nz)?;
         }
         out.to_vec()
     }

@@ -1,0 +1,81 @@
+//! Typed launch functions printed from the kernels' IR signatures: one Rust parameter per
+//! kernel parameter, in ABI order, bound to `Arg`s in that same order. This is the only place
+//! the Rust side states an argument order, and it reads it from the IR.
+
+use super::rt;
+use crate::ir::{Access, Elem, Kernel, Param, Ty};
+use crate::model::Scalar;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The Rust element type of a `real`/scalar buffer or value.
+fn rust_elem(e: Elem) -> TokenStream {
+    match e {
+        Elem::Real => quote!(f32),
+        Elem::Int4 => quote!(i32),
+        Elem::Scalar(s) => {
+            let id = format_ident!("{}", s.rust());
+            quote!(#id)
+        }
+    }
+}
+
+/// `(parameter declaration, argument binding)` for one kernel parameter.
+fn param(p: &Param) -> (TokenStream, TokenStream) {
+    let rt = rt();
+    let name = format_ident!("{}", p.name.to_lowercase());
+    match &p.ty {
+        Ty::Global { elem, .. } | Ty::Constant { elem, .. } => {
+            let t = rust_elem(*elem);
+            let decl = if p.access == Access::Read {
+                quote!(#name: &#rt::Buffer<#t>)
+            } else {
+                quote!(#name: &mut #rt::Buffer<#t>)
+            };
+            (decl, quote!(#rt::Arg::buffer(#name)))
+        }
+        Ty::Packed { word, .. } => {
+            let t = rust_elem(Elem::Scalar(*word));
+            (quote!(#name: &mut #rt::Buffer<#t>), quote!(#rt::Arg::buffer(#name)))
+        }
+        Ty::Value(elem) => {
+            let (t, ctor) = match elem {
+                Elem::Real | Elem::Scalar(Scalar::F32) => (quote!(f32), quote!(f32)),
+                Elem::Scalar(Scalar::F64) => (quote!(f64), quote!(f64)),
+                Elem::Scalar(Scalar::U32) => (quote!(u32), quote!(u32)),
+                _ => (quote!(i32), quote!(i32)),
+            };
+            (quote!(#name: #t), quote!(#rt::Arg::#ctor(#name)))
+        }
+        Ty::Struct(s) => {
+            // Params structs are uploaded by the stencil plan; a launcher takes the buffer.
+            let _ = s;
+            (quote!(#name: &#rt::ConstBuffer), quote!(#rt::Arg::constant(#name)))
+        }
+    }
+}
+
+/// `fn <method>(&self, at: At<'_>, <params>) -> Result<Event>` with the body that launches.
+pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream) -> TokenStream {
+    let rt = rt();
+    let (decls, args): (Vec<_>, Vec<_>) = k.params.iter().map(param).unzip();
+    let kname = &k.name;
+    let recv = if receiver { quote!(&self,) } else { quote!() };
+    let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
+    quote! {
+        #[doc = #doc]
+        #[allow(clippy::too_many_arguments)]
+        #vis fn #method(#recv at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
+            at.program.launch(#kname, at.global, at.local, &[#(#args),*])
+        }
+    }
+}
+
+/// Inherent `pub fn launch_<variant>` for every kernel of a program.
+pub fn inherent(kernels: &[Kernel]) -> TokenStream {
+    let fns = kernels.iter().filter(|k| k.unavailable.is_none()).map(|k| {
+        let name = format_ident!("launch_{}", k.variant);
+        method(k, &name, false, quote!(pub))
+    });
+    quote!(#(#fns)*)
+}
