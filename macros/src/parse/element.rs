@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, Token};
 
-/// Highest number of Gauss points per direction (the runtime's `MAX_QUADRATURE`).
-pub const MAX_QUADRATURE: usize = 6;
+/// Highest number of Gauss points per direction the host quadrature provides.
+pub const MAX_QUADRATURE: usize = clforge_abi::MAX_QUADRATURE;
 
 /// A value of the attribute with the span of the token that gave it.
 #[derive(Clone, Copy)]

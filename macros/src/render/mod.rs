@@ -49,8 +49,10 @@ fn tera() -> Result<&'static tera::Tera, String> {
             let entries = std::fs::read_dir(&dir).map_err(|e| format!("{TEMPLATE_DIR_ENV}={dir:?}: {e}"))?;
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if name.ends_with(".cl.tera") {
+                if let Some(family) = name.strip_suffix(".cl.tera") {
                     let text = std::fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+                    // `<family>.cl.tera` in the directory is the family's template.
+                    let name = format!("{family}/{name}");
                     templates.retain(|(n, _)| *n != name);
                     templates.push((name, text));
                 }

@@ -1,5 +1,6 @@
 //! Seed algorithm 4's per-block control words and crack masks.
 
+use clforge_abi::element as abi;
 use crate::error::{Error, Result};
 use crate::fem::mesh::{ElementMap, StructuredMesh};
 use crate::fem::schedule::Blocking;
@@ -35,8 +36,9 @@ pub(crate) fn block_control(b: Blocking, m: &StructuredMesh, map: &ElementMap) -
                             )));
                         }
                         if map.dead[e] {
-                            let bit = lx * b.rows() + row;
-                            mask[bit / 32] |= 1 << (bit % 32);
+                            let (ly, w) = (row / b.wi_size, row % b.wi_size);
+                            let bit = abi::crack_bit(lx, ly, w, b.l_y, b.wi_size);
+                            mask[bit / abi::MASK_BITS] |= 1 << (bit % abi::MASK_BITS);
                             cracked = true;
                         }
                     }

@@ -20,7 +20,7 @@ use super::matrix::Matrix;
 use crate::error::{Error, Result};
 
 /// Highest number of Gauss points per direction the element attribute accepts.
-pub const MAX_QUADRATURE: usize = 6;
+pub const MAX_QUADRATURE: usize = clforge_abi::MAX_QUADRATURE;
 
 /// Gauss-Legendre points and weights on [-1, 1], `n` points (1 ≤ `n` ≤ 6), ascending.
 ///

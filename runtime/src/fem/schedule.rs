@@ -19,10 +19,11 @@ pub struct Blocking {
 impl Default for Blocking {
     /// The seed's algorithm-4 block: 16 × 4 work-items of 8 elements (512 elements).
     fn default() -> Self {
+        use clforge_abi::element::{L_X, L_Y, WI_SIZE};
         Blocking {
-            l_x: 16,
-            l_y: 4,
-            wi_size: 8,
+            l_x: L_X,
+            l_y: L_Y,
+            wi_size: WI_SIZE,
         }
     }
 }
@@ -35,7 +36,7 @@ impl Blocking {
 
     /// 32-bit words of one block's crack mask.
     pub fn mask_words(&self) -> usize {
-        (self.l_x * self.rows()).div_ceil(32)
+        clforge_abi::element::mask_words(self.l_x, self.l_y, self.wi_size)
     }
 
     /// Blocks along x, y, z of a structured mesh (blocks are one element deep in z).

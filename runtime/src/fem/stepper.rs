@@ -123,7 +123,7 @@ impl Stepper {
         let emat: Vec<u8> = (0..ne)
             .map(|e| {
                 if model.elements.dead[e] {
-                    255
+                    clforge_abi::element::DEAD_MATERIAL
                 } else {
                     model.elements.material[e]
                 }
