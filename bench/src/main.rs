@@ -12,16 +12,17 @@
 //! Every time is the device time of profiling events (median, min, max of `--reps`
 //! launches after two warm-up launches). Every generated kernel is checked against the
 //! host reference on a small grid before it is timed. The `elements` suite times one explicit
-//! FEM step per schedule against seed 000's appendix kernels (see `elements.rs`).
+//! FEM step per schedule against seed 000's appendix kernels (see `elements/mod.rs`).
 
-mod cases;
+mod baselines;
 mod elements;
 mod kernels;
 mod measure;
+mod options;
+mod real;
 mod report;
 mod roofline;
-mod seed002;
-mod suite;
+mod stencils;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -30,7 +31,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::runtime::{Device, Shape};
 
-pub use suite::describe;
+use options::Options;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Suite {
@@ -115,7 +116,7 @@ fn main() -> Result<()> {
     }
     .context("choosing the OpenCL device")?;
     let reps = measure::Reps { warmup: 2, timed };
-    let (mut sizes_2d, mut sizes_3d) = suite::Options::defaults(&dev, cli.quick);
+    let (mut sizes_2d, mut sizes_3d) = Options::defaults(&dev, cli.quick);
     if let Some(sizes) = &cli.sizes {
         sizes_2d = sizes.iter().copied().filter(|s| s.rank() == 2).collect();
         sizes_3d = sizes.iter().copied().filter(|s| s.rank() == 3).collect();
@@ -123,7 +124,7 @@ fn main() -> Result<()> {
     if cli.small.rank() != 2 {
         bail!("--small {} must be a 2-D size", cli.small);
     }
-    let opts = suite::Options {
+    let opts = Options {
         quick: cli.quick,
         reps,
         sizes_2d,
@@ -141,7 +142,7 @@ fn main() -> Result<()> {
     );
 
     let report = match cli.suite {
-        Suite::Stencils => suite::run(&dev, &opts, "stencils")?,
+        Suite::Stencils => stencils::run(&dev, &opts, "stencils")?,
         Suite::Elements => {
             let sizes = match &cli.sizes {
                 Some(sizes) => sizes.clone(),
@@ -155,7 +156,7 @@ fn main() -> Result<()> {
             let roofline = roofline::measure(&dev, cli.quick, reps, |m| progress.step(m))?;
             progress.finish();
             let copy = roofline.copy_gb_s();
-            let mut report = suite::new_report(&dev, &opts, "roofline", roofline, copy);
+            let mut report = options::new_report(&dev, &opts, "roofline", roofline, copy);
             report.wall_s = start.elapsed().as_secs_f64();
             report
         }

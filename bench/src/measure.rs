@@ -56,6 +56,15 @@ pub fn time_launches(reps: Reps, mut launch: impl FnMut() -> Result<Event>) -> R
     Ok(Stats::from_ns(&ns))
 }
 
+/// Sum of the events' profiled device times, in nanoseconds.
+pub fn device_sum_ns(events: &[Event]) -> Result<u64> {
+    let mut sum = 0;
+    for e in events {
+        sum += e.duration_ns()?;
+    }
+    Ok(sum)
+}
+
 /// A progress bar on a terminal; plain numbered lines on stderr otherwise (logs, CI, the
 /// GPU machine), so that a long run shows where it is either way.
 pub struct Progress {

@@ -5,10 +5,18 @@ use std::fmt::Write as _;
 use clforge::runtime::DeviceInfo;
 use serde::Serialize;
 
-use crate::cases::Check;
-use crate::elements::ElementRow;
 use crate::measure::{Reps, Stats};
 use crate::roofline::Roofline;
+
+/// Worst point of a comparison with the host reference.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    pub kernel: String,
+    pub config: String,
+    pub shape: String,
+    pub max_rel_err: f64,
+    pub exact: bool,
+}
 
 /// One timed kernel at one size.
 #[derive(Clone, Debug, Serialize)]
@@ -123,6 +131,48 @@ pub struct IterRow {
     /// Host enqueue time per launch through `Program::launch` with prepared arguments
     /// (the same kernel without `StencilPlan`), for the runtime's own overhead.
     pub raw_enqueue_us: Option<f64>,
+}
+
+/// One timed schedule or seed kernel at one size (the `elements` suite).
+#[derive(Clone, Debug, Serialize)]
+pub struct ElementRow {
+    /// `quad4 plane stress f32`.
+    pub case: String,
+    /// Element grid `nx x ny`.
+    pub elements: String,
+    pub element_count: usize,
+    pub node_count: usize,
+    /// `clforge` (a runtime schedule) or `seed000` (the hand-ported appendix kernel).
+    pub implementation: &'static str,
+    /// Schedule (`gather`, `blocked`, ...) or seed algorithm (`algorithm 3`).
+    pub schedule: String,
+    /// Kernels of one step.
+    pub kernels: String,
+    /// Work sizes and tunables.
+    pub config: String,
+    /// Kernel launches per step.
+    pub launches_per_step: usize,
+    /// Fewest bytes one step must move (see the `elements` module docs), and per node.
+    pub min_bytes_per_step: f64,
+    pub bytes_per_node: f64,
+    /// How `min_bytes_per_step` is counted.
+    pub min_bytes: &'static str,
+    /// Device time per step: sum of the step's profiled kernel times.
+    pub time: Stats,
+    pub steps_per_s: f64,
+    /// `1000 × median`: device time of 1000 steps.
+    pub ms_per_1000_steps: f64,
+    /// Wall time of `batch_steps` steps enqueued back to back (launch gaps included), per 1000.
+    pub wall_ms_per_1000_steps: f64,
+    pub batch_steps: usize,
+    /// `min_bytes_per_step / median`.
+    pub gb_s: f64,
+    /// Min bytes at the copy bandwidth of this run, per 1000 steps.
+    pub roofline_ms_per_1000_steps: f64,
+    /// `gb_s / copy bandwidth` = roofline time / measured time.
+    pub frac_roofline: f64,
+    /// Median of the fastest seed 000 kernel at this size over this median (above 1: faster).
+    pub vs_seed: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -326,8 +376,9 @@ impl Report {
     }
 }
 
-/// The `elements` suite's table: per size, every seed kernel and schedule, with the issue's
-/// target (1000 steps of 2M elements in <= 50 ms, >= 70 % of each schedule's own roofline).
+/// The `elements` suite's table: per size, every seed kernel and schedule; at 2M elements also
+/// whether the best schedule runs 1000 steps in <= 50 ms and which schedules reach >= 70 % of
+/// their own roofline.
 fn elements_table(rows: &[ElementRow], copy_gb_s: f64) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -389,7 +440,7 @@ fn elements_table(rows: &[ElementRow], copy_gb_s: f64) -> String {
                 vs
             );
         }
-        // The target is stated at 2M elements (2^21, e.g. 2048x1024).
+        // The target line is stated at 2M elements (2^21, e.g. 2048x1024), within 10 %.
         if first.element_count.abs_diff(2 << 20) <= (2 << 20) / 10 {
             let best = group
                 .iter()

@@ -1,5 +1,5 @@
 //! The baseline: seed 002's CUDA kernels `jacobi_k` and `jacobi_k_noshared`, ported to
-//! OpenCL by hand in `baselines/seed002.cl`, launched through `Device::program` +
+//! OpenCL by hand in `bench/baselines/seed002.cl`, launched through `Device::program` +
 //! `Program::launch` with the seed's tile/block shapes.
 
 use std::fmt;
@@ -8,10 +8,10 @@ use anyhow::{bail, Result};
 use clforge::runtime::{Arg, Buffer, ConstBuffer, Device, Event, Program, Shape, StructBytes};
 use serde::Serialize;
 
-use crate::cases::Real;
+use crate::real::Real;
 
 /// The hand port (see its header for what it keeps and what it fills in).
-pub const SOURCE: &str = include_str!("../baselines/seed002.cl");
+pub const SOURCE: &str = include_str!("../../baselines/seed002.cl");
 
 /// Which of the seed's kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

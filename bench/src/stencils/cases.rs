@@ -7,29 +7,14 @@ use clforge::runtime::{
     ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, Params, PingPong, Scalar, Shape, StencilArg,
     StencilPlan, StencilSpec,
 };
-use serde::Serialize;
 
+use crate::baselines::seed002::{self, SeedKernel, SeedShape};
 use crate::kernels::{Coeffs, Coeffs64, Heat3d, Jacobi, JacobiF64, BODY, FLUID, OUTFLOW};
-use crate::seed002::{self, SeedKernel, SeedShape};
+use crate::options::describe;
+use crate::real::Real;
+use crate::report::Check;
 
 type RtResult<T> = clforge::runtime::Result<T>;
-
-/// A floating-point element type of the benchmarks.
-pub trait Real: Scalar + From<f32> + Into<f64> + PartialEq {
-    const NAME: &'static str;
-    /// Relative tolerance of the kernel checks: a few ulps.
-    const TOL: f64;
-}
-
-impl Real for f32 {
-    const NAME: &'static str = "f32";
-    const TOL: f64 = 4.0 * f32::EPSILON as f64;
-}
-
-impl Real for f64 {
-    const NAME: &'static str = "f64";
-    const TOL: f64 = 4.0 * f64::EPSILON;
-}
 
 /// A deterministic value in [0, 1) for a grid point (splitmix64 of its coordinates).
 fn noise(x: usize, y: usize, z: usize, salt: u64) -> f32 {
@@ -204,16 +189,6 @@ impl<T: Real, K> JacobiCase<T, K> {
     }
 }
 
-/// Worst point of a comparison with the host reference.
-#[derive(Clone, Debug, Serialize)]
-pub struct Check {
-    pub kernel: String,
-    pub config: String,
-    pub shape: String,
-    pub max_rel_err: f64,
-    pub exact: bool,
-}
-
 /// Compares a device result with the reference; fails with the first bad point.
 fn compare<T: Real>(what: &str, got: &HostGrid<T>, want: &HostGrid<T>) -> Result<(f64, bool)> {
     let (mut worst, mut exact) = (0.0f64, true);
@@ -252,7 +227,7 @@ pub fn check_jacobi<T: Real, K>(dev: &Device, kernel: JacobiKernel<T, K>, config
     let mut out = DeviceGrid::from_host(dev, &HostGrid::from_vec(shape, vec![T::from(-7.0); shape.len()])?)?;
     let plan = case.plan(dev, config)?;
     (case.kernel.launch)(&plan, &mut out, case.psi.current(), &case.w, &case.cell, &case.k)?.wait()?;
-    let config = crate::describe(config, &(case.kernel.spec)());
+    let config = describe(config, &(case.kernel.spec)());
     let what = format!("`{}` ({config})", plan.kernel());
     let (max_rel_err, exact) = compare(&what, &out.to_host()?, &want)?;
     Ok(Check {
@@ -322,6 +297,33 @@ impl HeatCase {
     }
 }
 
+/// A benchmark problem stepped by a clforge plan, as [`super::time_and_tune`] times it.
+pub trait StencilCase {
+    fn plan(&self, dev: &Device, config: &LaunchConfig) -> RtResult<StencilPlan>;
+    /// One step: next = kernel(current), then swap.
+    fn step(&mut self, plan: &StencilPlan) -> RtResult<Event>;
+}
+
+impl<T: Real, K> StencilCase for JacobiCase<T, K> {
+    fn plan(&self, dev: &Device, config: &LaunchConfig) -> RtResult<StencilPlan> {
+        JacobiCase::plan(self, dev, config)
+    }
+
+    fn step(&mut self, plan: &StencilPlan) -> RtResult<Event> {
+        JacobiCase::step(self, plan)
+    }
+}
+
+impl StencilCase for HeatCase {
+    fn plan(&self, dev: &Device, config: &LaunchConfig) -> RtResult<StencilPlan> {
+        HeatCase::plan(self, dev, config)
+    }
+
+    fn step(&mut self, plan: &StencilPlan) -> RtResult<Event> {
+        HeatCase::step(self, plan)
+    }
+}
+
 /// Checks one launch configuration of the heat step on a small grid.
 pub fn check_heat(dev: &Device, config: &LaunchConfig) -> Result<Check> {
     let (nx, ny, nz) = CHECK_SHAPE_3D;
@@ -332,7 +334,7 @@ pub fn check_heat(dev: &Device, config: &LaunchConfig) -> Result<Check> {
     Heat3d::apply_host(&mut want, &initial, case.r)?;
     let plan = case.plan(dev, config)?;
     case.step(&plan)?.wait()?;
-    let config = crate::describe(config, &Heat3d::spec());
+    let config = describe(config, &Heat3d::spec());
     let what = format!("`{}` ({config})", plan.kernel());
     let (max_rel_err, exact) = compare(&what, &case.u.current().to_host()?, &want)?;
     Ok(Check {

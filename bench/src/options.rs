@@ -1,0 +1,90 @@
+//! What a run is asked to do (shared by every suite), the empty report it starts from, and
+//! the short text of a launch configuration used in tables, checks and progress lines.
+
+use clforge::runtime::{Device, DeviceKind, LaunchConfig, Shape, StencilSpec, Variant};
+
+use crate::measure::Reps;
+use crate::report::Report;
+use crate::roofline::Roofline;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub quick: bool,
+    pub reps: Reps,
+    /// 2-D sizes (Jacobi).
+    pub sizes_2d: Vec<Shape>,
+    /// 3-D sizes (heat step).
+    pub sizes_3d: Vec<Shape>,
+    pub f64: bool,
+    /// Tune afresh in memory instead of using the cache file.
+    pub retune: bool,
+    /// Iterations of the small-grid study.
+    pub iterations: usize,
+    /// Shape of the small-grid study.
+    pub small: Shape,
+}
+
+impl Options {
+    /// Default sizes: seed 002's 512x256 and large grids on GPUs, smaller ones on CPUs.
+    pub fn defaults(dev: &Device, quick: bool) -> (Vec<Shape>, Vec<Shape>) {
+        let gpu = dev.info().kind == DeviceKind::Gpu;
+        let sq = |n| Shape::d2(n, n);
+        let cube = |n| Shape::d3(n, n, n);
+        match (gpu, quick) {
+            (true, false) => (
+                vec![Shape::d2(512, 256), sq(4096), sq(8192), sq(16384)],
+                vec![cube(512)],
+            ),
+            (true, true) => (vec![Shape::d2(512, 256), sq(4096)], vec![cube(256)]),
+            (false, false) => (vec![Shape::d2(512, 256), sq(2048)], vec![cube(256)]),
+            (false, true) => (vec![Shape::d2(512, 256)], vec![cube(64)]),
+        }
+    }
+}
+
+/// The report of suite `suite` before anything is timed: the run's settings, the device and
+/// its roofline.
+pub fn new_report(dev: &Device, opts: &Options, suite: &str, roofline: Roofline, copy_gb_s: f64) -> Report {
+    Report {
+        tool: "clforge-bench",
+        version: env!("CARGO_PKG_VERSION"),
+        suite: suite.to_owned(),
+        quick: opts.quick,
+        reps: opts.reps,
+        device: dev.info().clone(),
+        roofline,
+        copy_gb_s,
+        checks: Vec::new(),
+        results: Vec::new(),
+        tuning: Vec::new(),
+        iterations: Vec::new(),
+        elements: Vec::new(),
+        skipped: Vec::new(),
+        tune_cache: None,
+        wall_s: 0.0,
+    }
+}
+
+/// Short text for a launch configuration of `spec` (defaults filled in), in the seed's
+/// tile/block notation for tiles.
+pub fn describe(config: &LaunchConfig, spec: &StencilSpec) -> String {
+    let config = &config.effective(spec);
+    let dims = |d: &[usize; 3]| {
+        let n = if d[2] > 1 { 3 } else { 2 };
+        d[..n].iter().map(usize::to_string).collect::<Vec<_>>().join("x")
+    };
+    let wg = config.work_group.as_ref().map_or("default".to_owned(), dims);
+    match config.variant {
+        Variant::Plain => format!("plain {wg}"),
+        Variant::Vector => format!("vector {wg}"),
+        Variant::Tiled => match config.tile {
+            Some(t) => format!("tiled {}x{}/{}x{}", t.x, t.y, t.x, t.rows),
+            None => "tiled default".to_owned(),
+        },
+        Variant::Steps => match config.tile {
+            Some(t) => format!("steps {} on {}x{}/{}x{}", config.iterations(), t.x, t.y, t.x, t.rows),
+            None => format!("steps {}", config.iterations()),
+        },
+    }
+}

@@ -1,0 +1,41 @@
+//! The explicit 3-D 7-point heat step at one size: clforge's variants and the tuned
+//! configuration (no hand-written baseline).
+
+use anyhow::{Context, Result};
+use clforge::runtime::{LaunchConfig, Shape, Variant};
+
+use super::cases::{self, HeatCase};
+use super::{time_and_tune, Ctx, Timed};
+use crate::kernels::Heat3d;
+
+pub(super) fn heat_configs() -> Vec<LaunchConfig> {
+    vec![
+        LaunchConfig::default(),
+        LaunchConfig::variant(Variant::Vector),
+        LaunchConfig::tiled(Heat3d::spec().default_tile),
+    ]
+}
+
+pub(super) fn run_heat(ctx: &mut Ctx, shape: Shape) -> Result<()> {
+    let case_name = "heat3d f32".to_owned();
+    ctx.progress.step(&format!("{case_name} {shape}: host data and upload"));
+    if !ctx.fits(&case_name, shape, 4, 2, 0) {
+        return Ok(());
+    }
+    let dev = ctx.dev;
+    let mut case = HeatCase::new(dev, &cases::heat_initial(shape)).with_context(|| format!("{case_name} {shape}"))?;
+    // Read u, write u: 8 B per point. lap = 5 additions + 6·centre (1 multiplication) - (1
+    // subtraction), then centre + r·lap (1 multiplication, 1 addition): 9 flops.
+    let timed = Timed {
+        case: &case_name,
+        shape,
+        spec: Heat3d::spec(),
+        bytes_per_point: 8.0,
+        flops_per_point: 9.0,
+    };
+    let rows = time_and_tune(ctx, &mut case, &timed, &heat_configs(), |ctx, config| {
+        ctx.check_heat(config)
+    })?;
+    ctx.report.results.extend(rows);
+    Ok(())
+}

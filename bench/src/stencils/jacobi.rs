@@ -1,0 +1,136 @@
+//! Jacobi (seed 002) at one size and precision: the seed's two hand-written kernels in the
+//! shapes of its tables, then clforge's variants and the tuned configuration.
+
+use std::mem::size_of;
+
+use anyhow::{Context, Result};
+use clforge::runtime::{LaunchConfig, Shape, Tile, Variant};
+
+use super::cases::{JacobiCase, JacobiHost, JacobiKernel};
+use super::{time_and_tune, Ctx, Timed};
+use crate::baselines::seed002::{self, Seed, SeedKernel, SeedShape};
+use crate::measure::time_launches;
+use crate::real::Real;
+use crate::report::Row;
+
+pub(super) fn jacobi_configs(quick: bool) -> Vec<LaunchConfig> {
+    let mut configs = vec![LaunchConfig::default(), LaunchConfig::variant(Variant::Vector)];
+    let tiles: &[SeedShape] = if quick {
+        &[seed002::TABLE_1[0], seed002::TABLE_2]
+    } else {
+        &seed002::TABLE_1
+    };
+    configs.extend(tiles.iter().map(|s| {
+        LaunchConfig::tiled(Tile {
+            x: s.block_x,
+            y: s.tile_y,
+            rows: s.block_y,
+        })
+    }));
+    if !quick {
+        // Wider tiles than the seed's: longer contiguous rows per work-group.
+        configs.extend([Tile { x: 64, y: 16, rows: 4 }, Tile { x: 128, y: 8, rows: 2 }].map(LaunchConfig::tiled));
+    }
+    configs
+}
+
+pub(super) fn seed_configs(quick: bool) -> Vec<(SeedKernel, SeedShape)> {
+    let shapes: &[SeedShape] = if quick {
+        &[seed002::TABLE_1[0], seed002::TABLE_2]
+    } else {
+        &seed002::TABLE_1
+    };
+    let mut out = Vec::new();
+    for &s in shapes {
+        out.push((SeedKernel::Shared, s));
+        out.push((SeedKernel::NoShared, s));
+    }
+    out
+}
+
+/// Sets `vs_seed` on the rows of one case and shape.
+fn compare_with_seed(rows: &mut [Row]) {
+    let best = rows
+        .iter()
+        .filter(|r| r.implementation == "seed002")
+        .map(|r| r.time.median_us)
+        .reduce(f64::min);
+    if let Some(best) = best {
+        for r in rows.iter_mut() {
+            if r.time.median_us > 0.0 {
+                r.vs_seed = Some(best / r.time.median_us);
+            }
+        }
+    }
+}
+
+pub(super) fn run_jacobi<T: Real, K>(ctx: &mut Ctx, kernel: JacobiKernel<T, K>, shape: Shape) -> Result<()>
+where
+    JacobiKernel<T, K>: Copy,
+{
+    let case_name = format!("jacobi {}", T::NAME);
+    let elem = size_of::<T>();
+    let quick = ctx.opts.quick;
+    let configs = jacobi_configs(quick);
+    let seeds = seed_configs(quick);
+    ctx.progress.step(&format!("{case_name} {shape}: host data and upload"));
+    // ψ twice (ping-pong), ω, the u8 mask.
+    if !ctx.fits(&case_name, shape, elem, 3, 1) {
+        return Ok(());
+    }
+    let dev = ctx.dev;
+    let mut case = {
+        let host = JacobiHost::<T>::new(shape);
+        JacobiCase::new(dev, kernel, &host).with_context(|| format!("{case_name} {shape}: allocating"))?
+    };
+    let spec = (kernel.spec)();
+    // Read ψ, ω, the mask, write ψ (clforge); the seed reads no mask.
+    let bytes = (3 * elem + 1) as f64;
+    let seed_bytes = (3 * elem) as f64;
+    // a(ψe + ψw) + b(ψn + ψs) + c·ω: 4 additions, 3 multiplications at a fluid point.
+    let flops = 7.0;
+    let mut rows = Vec::new();
+
+    for (which, s) in seeds {
+        ctx.progress
+            .step(&format!("{case_name} {shape}: seed 002 {} {s}", which.label()));
+        if !Seed::fits(shape, s) {
+            ctx.report
+                .skipped
+                .push(format!("seed 002 {} {s} at {shape}: not whole tiles", which.name()));
+            continue;
+        }
+        ctx.check_seed(kernel, which, s)?;
+        let consts = ctx.seed.constants::<T>(shape, s, case.body, case.coeffs)?;
+        let seed = &ctx.seed;
+        let t = time_launches(ctx.opts.reps, || case.seed_step(seed, which, s, &consts))?;
+        let config = format!("{} {s}", which.label());
+        rows.push(Row::new(
+            &case_name,
+            shape,
+            "seed002",
+            which.name(),
+            config,
+            seed_bytes,
+            flops,
+            t,
+            ctx.copy_gb_s,
+        ));
+    }
+
+    let timed = Timed {
+        case: &case_name,
+        shape,
+        spec,
+        bytes_per_point: bytes,
+        flops_per_point: flops,
+    };
+    let clforge = time_and_tune(ctx, &mut case, &timed, &configs, |ctx, config| {
+        ctx.check_jacobi(kernel, config)
+    })?;
+    rows.extend(clforge);
+
+    compare_with_seed(&mut rows);
+    ctx.report.results.extend(rows);
+    Ok(())
+}
