@@ -1,9 +1,9 @@
 //! Seed algorithm 4's per-block control words and crack masks.
 
-use clforge_abi::element as abi;
 use crate::error::{Error, Result};
 use crate::fem::mesh::{ElementMap, StructuredMesh};
 use crate::fem::schedule::Blocking;
+use clforge_abi::element as abi;
 
 /// Per-block control words `(has_cracks, mask index, material, 0)` and crack masks of seed
 /// algorithm 4. Every element of a block must have the block's material.
