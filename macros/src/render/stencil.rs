@@ -73,24 +73,25 @@ pub struct StencilView {
     pub vec_body: Vec<String>,
 }
 
+/// `#define`s for the templates: contracts as they are, tunables with their defaults.
 pub fn defines_view(ds: &[Define]) -> Vec<DefineView> {
     ds.iter()
-        .map(|d| DefineView {
-            name: d.name.clone(),
-            value: d.value.clone(),
-            doc: d.doc.clone(),
-        })
+        .map(|d| define_view(&d.name, d.value.clone(), &d.doc))
         .collect()
 }
 
 pub fn tunables_view(ts: &[Tunable]) -> Vec<DefineView> {
     ts.iter()
-        .map(|t| DefineView {
-            name: t.name.clone(),
-            value: t.default.to_string(),
-            doc: t.doc.clone(),
-        })
+        .map(|t| define_view(&t.name, t.default.to_string(), &t.doc))
         .collect()
+}
+
+fn define_view(name: &str, value: String, doc: &str) -> DefineView {
+    DefineView {
+        name: name.into(),
+        value,
+        doc: doc.into(),
+    }
 }
 
 pub fn view(p: &Program) -> Result<StencilView, String> {
