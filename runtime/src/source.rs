@@ -21,32 +21,23 @@ pub enum SourcePart {
 /// literal). `name` names the generated file in `#line` directives (`<name>.cl`).
 pub fn complete(name: &str, parts: &[SourcePart], decls: &[String], consts: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(parts.iter().map(len).sum::<usize>() + 256);
-    // Lines written so far: the next line's number is `lines + 1`.
-    let mut lines = 0usize;
-    let mut push = |out: &mut String, text: &str| {
-        lines += text.matches('\n').count();
-        out.push_str(text);
-        lines
-    };
+    // Newlines in `out[..scanned]`: each directive counts only what came since the last one.
+    let (mut lines, mut scanned) = (0, 0);
     for part in parts {
         match part {
-            SourcePart::Text(t) => {
-                push(&mut out, t);
-            }
-            SourcePart::Params => {
-                for d in decls {
-                    push(&mut out, d);
-                }
-            }
+            SourcePart::Text(t) => out.push_str(t),
+            SourcePart::Params => decls.iter().for_each(|d| out.push_str(d)),
             SourcePart::Constants => {
                 for (n, v) in consts {
-                    push(&mut out, &format!("#define {n} {v}\n"));
+                    out.push_str(&format!("#define {n} {v}\n"));
                 }
             }
             SourcePart::LineHere => {
-                // The directive names the line after itself.
-                let so_far = push(&mut out, "");
-                push(&mut out, &format!("#line {} \"{name}.cl\"\n", so_far + 2));
+                lines += out[scanned..].matches('\n').count();
+                // The directive names the line after itself: lines so far, + 1 for itself, + 1.
+                out.push_str(&format!("#line {} \"{name}.cl\"\n", lines + 2));
+                lines += 1;
+                scanned = out.len();
             }
         }
     }

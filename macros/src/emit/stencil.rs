@@ -15,31 +15,24 @@ pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&st
     let em = Emitter { k, access };
     let mut marks = LineMarks::default();
     let mut lines = Vec::new();
+    // A statement may span several lines (a broken select chain): the template indents each.
+    let mut statement = |line: usize, text: String| {
+        lines.extend(marks.mark(line, file, text.lines().count()));
+        lines.extend(text.lines().map(str::to_string));
+    };
     for l in &k.lets {
-        let head = format!("const {} {} = ", em.ty(l.value.ty, l.value.varying), l.name);
-        let mut value = em.broken(&l.value, WIDTH);
-        if let Some(last) = value.last_mut() {
-            last.push_str(&format!("; /* {} */", l.text));
-        }
-        lines.extend(marks.mark(l.line, file, value.len()));
-        lines.push(format!("{head}{}", value[0]));
-        lines.extend(value.drain(1..));
+        let ty = em.ty(l.value.ty, l.value.varying);
+        let value = em.broken(&l.value, WIDTH).join("\n");
+        statement(l.line, format!("const {ty} {} = {value}; /* {} */", l.name, l.text));
     }
     let vector = matches!(access, Access::Vector | Access::VectorInterior);
-    let mut result = if vector && !k.result.varying {
-        vec![format!("({}{LANES})({})", k.out.cl(), em.expr(&k.result))]
+    let result = if vector && !k.result.varying {
+        format!("({}{LANES})({})", k.out.cl(), em.expr(&k.result))
     } else {
-        em.broken(&k.result, WIDTH)
+        em.broken(&k.result, WIDTH).join("\n")
     };
-    lines.extend(marks.mark(k.result_line, file, result.len()));
     // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`.
-    let first = result.remove(0);
-    if result.is_empty() {
-        lines.push(store(&first));
-    } else {
-        let joined = std::iter::once(first).chain(result).collect::<Vec<_>>().join("\n");
-        lines.extend(store(&joined).split('\n').map(str::to_string));
-    }
+    statement(k.result_line, store(&result));
     lines
 }
 

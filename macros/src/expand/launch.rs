@@ -47,11 +47,8 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
             };
             (quote!(#name: #t), quote!(#rt::Arg::#ctor(#name)))
         }
-        Ty::Struct(s) => {
-            // Params structs are uploaded by the stencil plan; a launcher takes the buffer.
-            let _ = s;
-            (quote!(#name: &#rt::ConstBuffer), quote!(#rt::Arg::constant(#name)))
-        }
+        // A params struct's bytes, already uploaded to constant memory.
+        Ty::Struct(_) => (quote!(#name: &#rt::ConstBuffer), quote!(#rt::Arg::constant(#name))),
     }
 }
 

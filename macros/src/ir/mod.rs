@@ -74,8 +74,6 @@ pub struct Kernel {
     /// Bytes of `__local` memory per point of the work-group's tile (0 when none); the runtime
     /// checks the device's limit with it before launching.
     pub local_bytes_per_point: usize,
-    /// The work-group shape the kernel requires, as tunable names (`reqd_work_group_size`).
-    pub work_group: Option<[String; 3]>,
     // The places sweeps and lattices fill in; no kind sets them yet.
     /// In-place update whose reads of already-updated neighbours fix a schedule (sweeps).
     #[allow(dead_code)]
@@ -96,7 +94,6 @@ impl Kernel {
             params,
             unavailable: None,
             local_bytes_per_point: 0,
-            work_group: None,
             dependence: None,
             random: None,
             queue: None,

@@ -120,6 +120,17 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             Binding::Named,
         )
     };
+    let packed = |name: &str| {
+        Param::new(
+            name,
+            Ty::Global {
+                elem: Elem::Real,
+                lanes: b.lanes,
+            },
+            Access::Read,
+            Binding::Named,
+        )
+    };
     let int = |name: &str| Param::new(name, Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named);
     let value = |name: &str| Param::new(name, Ty::Value(Elem::Real), Access::Read, Binding::Named);
     let grid = || ["nx", "ny", "nz"].map(int);
@@ -144,15 +155,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
                     Binding::Named,
                 ),
                 global("masks", Scalar::U32),
-                Param::new(
-                    "Kg",
-                    Ty::Global {
-                        elem: Elem::Real,
-                        lanes: b.lanes,
-                    },
-                    Access::Read,
-                    Binding::Named,
-                ),
+                packed("Kg"),
                 u(),
                 f(),
             ],
@@ -161,7 +164,6 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
         ]),
     );
     for kn in [&mut blocked, &mut blocked_mat] {
-        kn.work_group = Some(["L_X".into(), "L_Y".into(), "1".into()]);
         kn.unavailable = blocking_unavailable(b);
     }
     vec![
@@ -202,15 +204,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             "stress",
             cat(&[
                 &[
-                    Param::new(
-                        "G",
-                        Ty::Global {
-                            elem: Elem::Real,
-                            lanes: b.lanes,
-                        },
-                        Access::Read,
-                        Binding::Named,
-                    ),
+                    packed("G"),
                     global("emat", Scalar::U8),
                     u(),
                     real("stress", Access::Write),
@@ -221,15 +215,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
         k(
             "stress_unstructured",
             vec![
-                Param::new(
-                    "G",
-                    Ty::Global {
-                        elem: Elem::Real,
-                        lanes: b.lanes,
-                    },
-                    Access::Read,
-                    Binding::Named,
-                ),
+                packed("G"),
                 global("emat", Scalar::U8),
                 global("elem_nodes", Scalar::I32),
                 u(),

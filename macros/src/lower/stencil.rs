@@ -5,7 +5,7 @@ use super::body::{arg_names, Lowerer};
 use super::{access, variants};
 use crate::ir::stencil::StencilBody;
 use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
-use crate::model::{Arg, Scalar, Stencil};
+use crate::model::{Arg, Boundary, Scalar, Stencil};
 
 pub fn lower(s: &Stencil) -> syn::Result<Program> {
     let names = arg_names(&s.args);
@@ -32,16 +32,13 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         doc: s.doc.clone(),
     };
     let params = signature(&body);
-    let mut plain = Kernel::new(&origin, "plain", params.clone());
-    plain.local_bytes_per_point = 0;
+    let plain = Kernel::new(&origin, "plain", params.clone());
     let mut tiled = Kernel::new(&origin, "tiled", params.clone());
     tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
-    tiled.work_group = Some(["TILE_X".into(), "WG_Y".into(), "1".into()]);
     let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
     let mut steps = Kernel::new(&origin, "steps", params);
     steps.unavailable = variants::steps_unavailable(&body);
     steps.local_bytes_per_point = variants::steps_local_bytes(&body);
-    steps.work_group = tiled.work_group.clone();
 
     let (tx, ty, wy) = body.tile;
     let mut tunables = vec![
@@ -53,10 +50,25 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));
     }
     let [hx, hy, hz] = body.access.halo;
+    // The update region: a fixed boundary leaves a halo-wide edge on each axis of the grid.
+    let edge = |axis: usize, h: usize| {
+        if body.boundary == Boundary::Fixed && axis < body.rank {
+            h
+        } else {
+            0
+        }
+    };
     let contracts = vec![
         define("HX", hx, "halo along x: largest |offset| read"),
         define("HY", hy, "halo along y"),
         define("HZ", hz, "halo along z"),
+        define(
+            "UX",
+            edge(0, hx),
+            "first updated x (the updated region is UX <= x < nx - UX)",
+        ),
+        define("UY", edge(1, hy), "first updated y"),
+        define("UZ", edge(2, hz), "first updated z"),
     ];
     let fp64 = uses_f64(&body, &l.members, &l.consts);
     let completion = Completion {

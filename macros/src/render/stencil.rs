@@ -50,10 +50,6 @@ pub struct StencilView {
     pub tunables: Vec<DefineView>,
     pub contracts: Vec<DefineView>,
     pub staged: Vec<StagedView>,
-    /// Per axis, whether the update region leaves a halo-wide edge (fixed boundary).
-    pub fixed: bool,
-    /// The first x the vector variant updates: the halo with a fixed boundary, else 0.
-    pub x_first: &'static str,
     /// Periodic boundary (wrap) rather than clamp, for loads of the tiled variant.
     pub periodic: bool,
     pub coords_xyz: Vec<String>,
@@ -133,8 +129,6 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
                 _ => None,
             })
             .collect(),
-        fixed: k.boundary == Boundary::Fixed,
-        x_first: if k.boundary == Boundary::Fixed { "HX" } else { "0" },
         periodic: k.boundary == Boundary::Periodic,
         coords_xyz: emit_coords(k, 0..3),
         coords_yz: emit_coords(k, 1..3),
