@@ -14,6 +14,7 @@ run: deps
 test: deps lint
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(CARGO) run --example custom_template
 	$(MAKE) bench-smoke
 
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel

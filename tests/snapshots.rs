@@ -23,3 +23,19 @@ fn generated_element_opencl_is_pinned() {
         });
     }
 }
+
+/// A user template family: only the part the user's template adds (the element family above it
+/// is pinned by the other element snapshots).
+#[test]
+fn user_template_opencl_is_pinned() {
+    let source = elements::hex8_energy::Hex8Energy::SOURCE;
+    let marker = "/* ---- kernels of the user template";
+    let user = &source[source.find(marker).expect("the user part is marked")..];
+    let text = format!(
+        "=== template: examples/templates/strain_energy.cl.tera ===\n{}\n=== OpenCL (user part) ===\n{user}",
+        include_str!("../examples/templates/strain_energy.cl.tera")
+    );
+    insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!("user_template_hex8_energy", text);
+    });
+}

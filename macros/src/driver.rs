@@ -2,7 +2,7 @@
 //! emitted (beside the `compile_error!`) so that the IDE keeps working.
 
 use crate::kind::Kind;
-use crate::{diag, expand};
+use crate::{diag, expand, render};
 use proc_macro2::TokenStream;
 
 pub fn run<K: Kind>(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -10,7 +10,7 @@ pub fn run<K: Kind>(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(i) => i,
         Err(_) => return expand::error_with_item(item.clone(), K::wrong_item(&item)),
     };
-    pipeline::<K>(attr, &parsed).unwrap_or_else(|e| expand::error_with_item(item, e))
+    pipeline::<K>(attr, &parsed).unwrap_or_else(|e| expand::error_with_item(K::as_written(item), e))
 }
 
 fn pipeline<K: Kind>(attr: TokenStream, item: &K::Item) -> syn::Result<TokenStream> {
@@ -21,7 +21,10 @@ fn pipeline<K: Kind>(attr: TokenStream, item: &K::Item) -> syn::Result<TokenStre
     // [model] -> [ir::Program]
     let program = K::lower(&model)?;
     // [ir::Program] -> OpenCL text
-    let text = K::render(&program).map_err(|e| diag::internal(K::span(item), e))?;
+    let text = K::render(&program).map_err(|f| match f {
+        render::Failure::User(e) => e,
+        render::Failure::Internal(e) => diag::internal(K::span(item), e),
+    })?;
     // [model, ir::Program, text] -> Rust
     K::expand(item, &model, &program, &text)
 }

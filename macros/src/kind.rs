@@ -16,6 +16,11 @@ pub trait Kind {
 
     /// The error for an attribute placed on the wrong kind of item.
     fn wrong_item(item: &TokenStream) -> syn::Error;
+    /// The user's item as emitted beside an error, so that the IDE keeps working: as written,
+    /// less anything only the macro understands.
+    fn as_written(item: TokenStream) -> TokenStream {
+        item
+    }
     /// Where clforge's own failures for this item are reported.
     fn span(item: &Self::Item) -> Span;
     /// [syn] -> [model]
@@ -23,7 +28,7 @@ pub trait Kind {
     /// [model] -> [ir::Program]
     fn lower(model: &Self::Model) -> syn::Result<Program>;
     /// [ir::Program] -> OpenCL text
-    fn render(program: &Program) -> Result<String, String>;
+    fn render(program: &Program) -> Result<String, render::Failure>;
     /// [model, ir::Program, text] -> Rust
     fn expand(item: &Self::Item, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream>;
 }
@@ -51,8 +56,8 @@ impl Kind for Stencil {
     fn lower(model: &model::Stencil) -> syn::Result<Program> {
         lower::stencil::lower(model)
     }
-    fn render(program: &Program) -> Result<String, String> {
-        render::stencil::render(program)
+    fn render(program: &Program) -> Result<String, render::Failure> {
+        Ok(render::stencil::render(program)?)
     }
     fn expand(item: &syn::ItemFn, _: &model::Stencil, program: &Program, text: &str) -> syn::Result<TokenStream> {
         expand::stencil::expand(item, program, text)
@@ -73,13 +78,19 @@ impl Kind for Element {
     fn span(item: &syn::ItemMod) -> Span {
         item.ident.span()
     }
+    fn as_written(item: TokenStream) -> TokenStream {
+        match syn::parse2::<syn::ItemMod>(item.clone()) {
+            Ok(m) => expand::element::without_kernel_blocks(m),
+            Err(_) => item,
+        }
+    }
     fn parse(args: &Self::Args, item: &syn::ItemMod) -> syn::Result<Self::Model> {
         parse::element::from_syn(item, args)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::element::lower(model)
     }
-    fn render(program: &Program) -> Result<String, String> {
+    fn render(program: &Program) -> Result<String, render::Failure> {
         render::element::render(program)
     }
     fn expand(item: &syn::ItemMod, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {

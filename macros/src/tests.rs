@@ -74,3 +74,70 @@ fn errors_name_the_construct() {
             .contains("one dimension")
     );
 }
+
+/// The whole element pipeline with a user template: kernels declared in Rust get signatures
+/// in the rendered source and typed launchers, the template is included so that cargo tracks
+/// it, and the `extern "OpenCL"` block does not reach rustc.
+#[test]
+fn user_template_is_rendered_launched_and_tracked() {
+    let module: syn::ItemMod = syn::parse_quote! {
+        mod quad4 {
+            pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+            pub fn shape(r: f64, s: f64) -> [f64; 4] {
+                [0.25 * (1.0 - r) * (1.0 - s), 0.25 * (1.0 + r) * (1.0 - s),
+                 0.25 * (1.0 + r) * (1.0 + s), 0.25 * (1.0 - r) * (1.0 + s)]
+            }
+            pub fn material(k: &f64) -> [[f64; 2]; 2] { [[*k, 0.0], [0.0, *k]] }
+            pub fn density(_k: &f64) -> f64 { 1.0 }
+            extern "OpenCL" {
+                fn strain_energy(k: &[f32], elem_nodes: &[i32], u: &[f32], energy: &mut [f32], volume: f32, count: i32);
+            }
+        }
+    };
+    let attr = quote::quote!(
+        dim = 2,
+        nodes = 4,
+        operator = diffusion,
+        quadrature = 2,
+        template = "../examples/templates/strain_energy.cl.tera"
+    );
+    let out = crate::driver::run::<crate::kind::Element>(attr, quote::quote!(#module)).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("include_bytes"), "{out}");
+    assert!(out.contains("strain_energy.cl.tera"), "{out}");
+    assert!(out.contains("fn launch_strain_energy"), "{out}");
+    assert!(out.contains("__global float* energy"), "{out}");
+    assert!(!out.contains("extern \"OpenCL\""), "{out}");
+}
+
+/// Each stage of the stencil pipeline on its own, from `parse_quote!` input: what parse
+/// records, what lower decides, what render prints, what expand generates.
+#[test]
+fn stencil_stages_one_by_one() {
+    let item: syn::ItemFn = syn::parse_quote! {
+        /// Mean of the neighbours along x.
+        fn smooth(u: &Grid1<f32>, k: f32) -> f32 { k * (u.at(1) + u.at(-1)) }
+    };
+    // parse: the signature and the rank
+    let model = parse::stencil::from_syn(&item, crate::model::Boundary::Periodic).expect("parse");
+    assert_eq!(
+        (model.name.to_string(), model.rank, model.args.len()),
+        ("smooth".into(), 1, 2)
+    );
+    // lower: every variant with its ABI in order (output, user arguments, extents)
+    let program = lower::stencil::lower(&model).expect("lower");
+    let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["smooth_plain", "smooth_tiled", "smooth_vec8", "smooth_steps"]);
+    let plain: Vec<&str> = program.kernels[0].params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(&plain[..3], ["out", "u", "k"], "{plain:?}");
+    // render: the signature printed from the IR
+    let text = render::stencil::render(&program).expect("render");
+    assert!(text.contains("__kernel"), "{text}");
+    assert!(text.contains("smooth_plain("), "{text}");
+    // expand: the kernel type and its source parts
+    let out = crate::expand::stencil::expand(&item, &program, &text)
+        .expect("expand")
+        .to_string();
+    assert!(out.contains("struct Smooth"), "{out}");
+    assert!(out.contains("smooth_plain"), "{out}");
+}

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod hex8;
+pub mod hex8_energy;
 pub mod quad4;
 pub mod quad4_heat;
 pub mod quad9;

@@ -15,17 +15,30 @@ pub struct GatherRole {
     lines: Vec<String>,
 }
 
-/// The element kernels' statements, one string per line.
+/// The element kernels' statements, one string per line, laid out by the templates with
+/// `{{-<lines list={load_u} indent="    "/>}}`. This is part of the template contract
+/// (docs/TEMPLATES.md): each field names what it reads from the kernel's scope and what it
+/// defines. Names: `n<a>` the global index of local node `a`, `u_<i>` DOF `i` of the element
+/// (`i = a * DOFS + k`), `U<c>` the `c`-th `real8` chunk of `u_e`, `ku_<i>` row `i` of `K_e u_e`.
 #[derive(Serialize)]
 pub struct ElementLines {
+    /// Reads `node0`, `nxn`, `nxyn` (structured grid); defines `n<a>` for every node.
     node_ids: Vec<String>,
+    /// Reads `elem_nodes`, `e`; defines `n<a>` from the connectivity.
     node_ids_loaded: Vec<String>,
+    /// Reads `u`, `n<a>`; defines `u_<i>`, one line per node.
     load_u: Vec<String>,
+    /// Reads `u_<i>`; defines the chunks `U<c>` (zero-padded), with the lanes of each node.
     pack_u: Vec<String>,
+    /// Reads `K` (`real8` rows, `NV` per row), `U<c>`; defines `ku_<i>`.
     rows_k: Vec<String>,
+    /// As `rows_k` from `Kl` (the block's material in local memory).
     rows_kl: Vec<String>,
+    /// Reads `f`, `n<a>`, `ku_<i>`: `f[n<a> * DOFS + k] -= ku_<i>`.
     scatter: Vec<String>,
+    /// Reads `G`, `gb`, `U<c>`, `e`; writes `stress[e * STRAINS + s]`.
     stress: Vec<String>,
+    // The blocked schedules' register shifting (seed algorithm 3).
     blk_decl: Vec<String>,
     blk_fetch_bottom: Vec<String>,
     blk_fetch_rest: Vec<String>,
@@ -34,6 +47,7 @@ pub struct ElementLines {
     blk_write: Vec<Vec<String>>,
     blk_shift: Vec<String>,
     blk_final: Vec<Vec<String>>,
+    // The node-centric gather.
     gather_init: Vec<String>,
     gather: Vec<GatherRole>,
     gather_tail: Vec<String>,
@@ -51,6 +65,33 @@ fn offset_expr(base: &str, o: [usize; 3]) -> String {
         }
     }
     s
+}
+
+/// `(1, 0)`: a node's place on the element's node grid, as far as the element has dimensions.
+fn node_place(o: [usize; 3], dim: usize) -> String {
+    let c: Vec<String> = o[..dim].iter().map(|x| x.to_string()).collect();
+    format!("({})", c.join(", "))
+}
+
+/// Which node owns which lanes of chunk `c`: `n0 .s01, n1 .s23, ...` (the seed's `U.s01`).
+fn chunk_nodes(c: usize, lanes: usize, nd: usize, dofs: usize) -> String {
+    let mut groups: Vec<(usize, String)> = Vec::new();
+    for l in 0..lanes {
+        let i = c * lanes + l;
+        if i >= nd {
+            break;
+        }
+        let node = i / dofs;
+        match groups.last_mut() {
+            Some((a, s)) if *a == node => s.push_str(&format!("{l}")),
+            _ => groups.push((node, format!(".s{l}"))),
+        }
+    }
+    groups
+        .iter()
+        .map(|(a, s)| format!("n{a} {s}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One row of `M·U` with `nv` packed chunks: chunks pairwise-summed by `sum_v8`, then added
@@ -78,9 +119,16 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     let node_ids = (0..n)
         .map(|a| format!("const int n{a} = {};", offset_expr("node0", offs[a])))
         .collect();
+    // One line per node, so that the element's node structure reads in the kernel.
     let load_u = (0..n)
-        .flat_map(|a| (0..d).map(move |k| (a, k)))
-        .map(|(a, k)| format!("const real {} = u[n{a} * DOFS + {k}];", ui(a, k)))
+        .map(|a| {
+            let loads: Vec<String> = (0..d).map(|k| format!("{} = u[n{a} * DOFS + {k}]", ui(a, k))).collect();
+            format!(
+                "const real {}; /* node {a} {} */",
+                loads.join(", "),
+                node_place(offs[a], v.dim)
+            )
+        })
         .collect();
     let pack_u: Vec<String> = (0..nv)
         .map(|c| {
@@ -93,7 +141,11 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                     }
                 })
                 .collect();
-            format!("const real8 U{c} = (real8)({});", lanes.join(", "))
+            format!(
+                "const real8 U{c} = (real8)({}); /* {} */",
+                lanes.join(", "),
+                chunk_nodes(c, v.lanes, nd, d)
+            )
         })
         .collect();
     let rows = |mat: &str, base: &str| -> Vec<String> {

@@ -20,11 +20,22 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
     let m = &e.name;
     let vis = &module.vis;
     let attrs = &module.attrs;
-    let items = module
+    // The `extern "OpenCL"` declarations became kernels; rustc would reject the ABI.
+    let items: Vec<&syn::Item> = module
         .content
         .as_ref()
         .map(|(_, items)| items.as_slice())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .iter()
+        .filter(|i| !crate::parse::family::is_kernel_block(i))
+        .collect();
+    // Including the user's template makes cargo rebuild when it changes.
+    let tracked = p.extension.as_ref().map(|x| {
+        let path = x.path.display().to_string();
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#path);
+        )
+    });
     let ty = syn::Ident::new(&type_name(&m.to_string()), m.span());
     let coords = &e.coords;
     let (dim, nodes, dofs, quadrature) = (e.dim, e.nodes, e.dofs, e.quadrature);
@@ -75,6 +86,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
     let trait_methods: Vec<TokenStream> = p
         .kernels
         .iter()
+        .filter(|k| !k.user)
         .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()))
         .collect();
     // Rust checks the macro's reading of the signature at the user's type.
@@ -86,6 +98,8 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
             #(#items)*
 
             #[doc = #dshape_doc]
+            // The terms carry the attribute's spans: over several lines clippy misreads them.
+            #[allow(clippy::possible_missing_comma)]
             #shape_vis fn dshape(#(#coords: f64),*) -> [[f64; #nodes]; #dim] {
                 [#(#rows),*]
             }
@@ -129,6 +143,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         // The user's `NODES` is the declaration the kernels were derived from; referencing it
         // keeps it from being reported as dead code in binaries that never read it.
         const _: usize = #m::NODES.len();
+        #tracked
 
         impl #fem::ElementKernels for #ty {
             #(#trait_methods)*
@@ -176,6 +191,14 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
             }
         }
     })
+}
+
+/// The module with its `extern "OpenCL"` declarations removed (rustc rejects the ABI).
+pub fn without_kernel_blocks(mut m: syn::ItemMod) -> TokenStream {
+    if let Some((_, items)) = &mut m.content {
+        items.retain(|i| !crate::parse::family::is_kernel_block(i));
+    }
+    quote!(#m)
 }
 
 /// A polynomial as a Rust expression in the coordinates: terms by ascending degree, each

@@ -59,7 +59,11 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
     let kname = &k.name;
     let recv = if receiver { quote!(&self,) } else { quote!() };
     let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
+    let user_doc = k.doc.iter().map(|d| quote!(#[doc = #d]));
+    let sep = (!k.doc.is_empty()).then(|| quote!(#[doc = ""]));
     quote! {
+        #(#user_doc)*
+        #sep
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         #vis fn #method(#recv at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {

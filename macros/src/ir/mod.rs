@@ -51,6 +51,20 @@ pub struct Program {
     /// What the source still needs at run time (params struct layouts, constants' values).
     pub completion: Completion,
     pub body: Body,
+    /// A user template rendered after the family with the same view, adding kernels.
+    pub extension: Option<Extension>,
+}
+
+/// A user's template file that adds kernels to a program (`template = "..."` in the attribute).
+#[derive(Clone, Debug)]
+pub struct Extension {
+    /// The path as the user wrote it: the template's name in error messages.
+    pub shown: String,
+    /// The absolute path, included by the generated Rust so that cargo tracks the file.
+    pub path: std::path::PathBuf,
+    pub text: String,
+    /// The attribute's string literal, where errors in the template are reported.
+    pub span: proc_macro2::Span,
 }
 
 /// The kind-specific part of a program.
@@ -84,6 +98,10 @@ pub struct Kernel {
     /// Items taken from a compacted queue instead of the whole index space (lattices).
     #[allow(dead_code)]
     pub queue: Option<WorkQueue>,
+    /// Defined by the user's template (`Program::extension`), not by the kind's family.
+    pub user: bool,
+    /// The user's doc comment lines (user kernels), for the launcher's documentation.
+    pub doc: Vec<String>,
 }
 
 impl Kernel {
@@ -97,6 +115,8 @@ impl Kernel {
             dependence: None,
             random: None,
             queue: None,
+            user: false,
+            doc: Vec::new(),
         }
     }
 }

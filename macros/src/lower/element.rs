@@ -4,8 +4,9 @@
 
 use super::stencil::{define, tunable};
 use crate::ir::element::ElementBody;
-use crate::ir::{Access, Binding, Body, Completion, Elem, Kernel, Origin, Param, Program, Ty};
+use crate::ir::{Access, Binding, Body, Completion, Elem, Extension, Kernel, Origin, Param, Program, Ty};
 use crate::model::element::Element;
+use crate::model::family::{UserFamily, UserParamKind};
 use crate::model::Scalar;
 use clforge_abi::element as abi;
 
@@ -36,7 +37,40 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
         line: e.line,
         doc: e.doc.clone(),
     };
-    Ok(program(origin, body))
+    let mut p = program(origin, body);
+    if let Some(f) = &e.family {
+        extend(&mut p, f);
+    }
+    Ok(p)
+}
+
+/// Adds a user family's kernels, typed from their Rust declarations, and its template.
+fn extend(p: &mut Program, f: &UserFamily) {
+    for k in &f.kernels {
+        let params = k
+            .params
+            .iter()
+            .map(|q| {
+                let elem = Elem::Scalar(q.scalar);
+                let (ty, access) = match q.kind {
+                    UserParamKind::Read => (Ty::Global { elem, lanes: 1 }, Access::Read),
+                    UserParamKind::Write => (Ty::Global { elem, lanes: 1 }, Access::Write),
+                    UserParamKind::Value => (Ty::Value(elem), Access::Read),
+                };
+                Param::new(&q.name.to_string(), ty, access, Binding::Named)
+            })
+            .collect();
+        let mut kernel = Kernel::new(&p.origin, &k.name.to_string(), params);
+        kernel.user = true;
+        kernel.doc = k.doc.clone();
+        p.kernels.push(kernel);
+    }
+    p.extension = Some(Extension {
+        shown: f.shown.clone(),
+        path: f.path.clone(),
+        text: f.text.clone(),
+        span: f.span,
+    });
 }
 
 /// The program of an element structure: kernels, tunables and contracts.
@@ -81,6 +115,7 @@ pub fn program(origin: Origin, body: ElementBody) -> Program {
         fp64: false,
         completion: Completion::default(),
         body: Body::Element(body),
+        extension: None,
     }
 }
 

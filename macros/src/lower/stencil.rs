@@ -92,6 +92,7 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         fp64,
         completion,
         body: Body::Stencil(Box::new(body)),
+        extension: None,
     })
 }
 

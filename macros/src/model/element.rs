@@ -182,4 +182,21 @@ pub struct Element {
     pub material_ty: syn::Type,
     /// Whether the module defines `thickness(m: &T) -> f64` (2-D only).
     pub has_thickness: bool,
+    /// Kernels added by the user's template (`template = "..."`), if any.
+    pub family: Option<super::family::UserFamily>,
 }
+
+/// The element family's kernels (`templates/element/`): a user family may not reuse a name.
+pub const KERNELS: [&str; 11] = [
+    "coloured",
+    "unstructured",
+    "computed",
+    "blocked",
+    "blocked_mat",
+    "gather",
+    "stress",
+    "stress_unstructured",
+    "integrate",
+    "load",
+    "kick",
+];

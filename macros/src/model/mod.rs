@@ -3,6 +3,7 @@
 //! arguments, boundaries) and the body language; one file per kind beside it.
 
 pub mod element;
+pub mod family;
 pub mod params;
 pub mod stencil;
 

@@ -12,7 +12,7 @@
 //! Other items (helpers, `use`s, constants) are kept and ignored.
 
 use super::{line_of, Errors};
-use crate::model::element::{Element, Operator, Poly, ShapeFn};
+use crate::model::element::{Element, Operator, Poly, ShapeFn, KERNELS};
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -36,22 +36,36 @@ pub struct ElementArgs {
     pub dofs: Option<At<usize>>,
     pub operator: At<Operator>,
     pub quadrature: At<usize>,
+    /// A user template family adding kernels (`template = "templates/energy.cl.tera"`).
+    pub template: Option<syn::LitStr>,
 }
 
-const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator` or `quadrature`";
+const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator`, `quadrature` or `template`";
 
 impl Parse for ElementArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut ints: HashMap<String, At<usize>> = HashMap::new();
         let mut operator = None;
+        let mut template: Option<syn::LitStr> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
             let name = key.to_string();
-            if ints.contains_key(&name) || (name == "operator" && operator.is_some()) {
+            if ints.contains_key(&name)
+                || (name == "operator" && operator.is_some())
+                || (name == "template" && template.is_some())
+            {
                 return Err(syn::Error::new_spanned(&key, format!("`{name}` is given twice")));
             }
             match name.as_str() {
+                "template" => {
+                    template = Some(input.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "`template` is a path relative to the crate, e.g. `template = \"templates/energy.cl.tera\"`",
+                        )
+                    })?);
+                }
                 "operator" => {
                     let value: Ident = input.parse()?;
                     let op = Operator::from_name(&value.to_string()).ok_or_else(|| {
@@ -116,6 +130,7 @@ impl Parse for ElementArgs {
             dofs: ints.get("dofs").copied(),
             operator: operator.ok_or_else(|| missing("operator", EXAMPLE))?,
             quadrature: *ints.get("quadrature").ok_or_else(|| missing("quadrature", EXAMPLE))?,
+            template,
         })
     }
 }
@@ -170,7 +185,7 @@ fn array_of(ty: &syn::Type) -> Option<(&syn::Type, usize, Span)> {
     }
 }
 
-fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
@@ -422,6 +437,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
     if density.is_none() {
         errors.push(missing("`pub fn density(m: &Material) -> f64` for its mass matrices"));
     }
+    let family = super::family::family(args.template.as_ref(), items, &KERNELS, &mut errors);
     errors.finish()?;
     let material_ty = material_ty.ok_or_else(|| missing("a material type"))?;
 
@@ -442,6 +458,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         nodes_tokens,
         material_ty,
         has_thickness: thickness.is_some(),
+        family,
     })
 }
 

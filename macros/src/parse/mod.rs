@@ -8,6 +8,7 @@ pub use crate::diag::Errors;
 pub mod attr;
 pub mod body;
 pub mod element;
+pub mod family;
 pub mod params;
 pub mod stencil;
 

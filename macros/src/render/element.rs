@@ -1,8 +1,8 @@
 //! The element family's view: data only, from the IR program and the emitted statements.
 //! Templates in `templates/element/` read these fields; their names are the templates' contract.
 
-use super::render_template;
 use super::stencil::{defines_view, tunables_view, DefineView};
+use super::{render_extension, render_template, Failure};
 use crate::emit::element::{lines, ElementLines};
 use crate::emit::signature;
 use crate::ir::{Body, Program};
@@ -89,13 +89,25 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
 
 /// Renders the element family: the explicit central-difference step of seed 000 for one
 /// element type (element forces in every schedule, stresses, node integration, loads).
-pub fn render(p: &Program) -> Result<String, String> {
+pub fn render(p: &Program) -> Result<String, Failure> {
     let v = view(p)?;
-    render_template(
+    let mut text = render_template(
         &format!("{}/{}.cl.tera", p.family, p.family),
         &format!("element `{}`", p.origin.name),
         &v,
-    )
+    )?;
+    if let Some(ext) = &p.extension {
+        let user = render_extension(ext, &v)?;
+        text.push_str(&format!(
+            "\n/* ---- kernels of the user template {} ---- */\n",
+            ext.shown
+        ));
+        text.push_str(user.trim_start_matches('\n'));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -125,7 +137,7 @@ mod tests {
         (origin, body)
     }
 
-    fn render_element((origin, body): (Origin, ElementBody)) -> Result<String, String> {
+    fn render_element((origin, body): (Origin, ElementBody)) -> Result<String, Failure> {
         render(&crate::lower::element::program(origin, body))
     }
 

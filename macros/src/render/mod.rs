@@ -5,6 +5,7 @@
 pub mod element;
 pub mod stencil;
 
+use crate::ir::Extension;
 use serde::Serialize;
 use std::sync::OnceLock;
 
@@ -25,10 +26,6 @@ const BUILTIN: [(&str, &str); 3] = [
     ),
 ];
 
-/// Environment variable naming a directory of `*.cl.tera` files that add template families or
-/// override built-in ones (same file name), read when the macros expand.
-pub const TEMPLATE_DIR_ENV: &str = "CLFORGE_TEMPLATES";
-
 /// Where the generated source is completed at run time with Rust values (params struct
 /// declarations, constants' `#define`s), and where `#line` returns to the generated file.
 /// `expand` cuts the rendered text at these lines into typed parts; nothing reads them later.
@@ -41,24 +38,7 @@ fn tera() -> Result<&'static tera::Tera, String> {
     TERA.get_or_init(|| {
         let mut t = tera::Tera::new();
         t.autoescape_on(Vec::<&str>::new());
-        let mut templates: Vec<(String, String)> = BUILTIN
-            .iter()
-            .map(|(n, text)| (n.to_string(), text.to_string()))
-            .collect();
-        if let Some(dir) = std::env::var_os(TEMPLATE_DIR_ENV) {
-            let entries = std::fs::read_dir(&dir).map_err(|e| format!("{TEMPLATE_DIR_ENV}={dir:?}: {e}"))?;
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(family) = name.strip_suffix(".cl.tera") {
-                    let text = std::fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
-                    // `<family>.cl.tera` in the directory is the family's template.
-                    let name = format!("{family}/{name}");
-                    templates.retain(|(n, _)| *n != name);
-                    templates.push((name, text));
-                }
-            }
-        }
-        for (name, text) in &templates {
+        for (name, text) in BUILTIN {
             t.add_raw_template(name, text)
                 .map_err(|e| format!("template `{name}`: {}", error_chain(&e)))?;
         }
@@ -66,6 +46,51 @@ fn tera() -> Result<&'static tera::Tera, String> {
     })
     .as_ref()
     .map_err(Clone::clone)
+}
+
+/// Why rendering failed: a bug in clforge's own templates, or an error in the user's template
+/// (reported at the attribute that named it, with the template's file and line).
+#[derive(Debug)]
+pub enum Failure {
+    Internal(String),
+    User(syn::Error),
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Failure {
+        Failure::Internal(e)
+    }
+}
+
+/// Renders the user's template of `ext` with the family's view: the built-in components are
+/// available, errors name the user's file and line.
+pub fn render_extension(ext: &Extension, view: &impl Serialize) -> Result<String, Failure> {
+    let user = |e: &tera::Error| {
+        Failure::User(syn::Error::new(
+            ext.span,
+            format!("user template {}", located(e, &ext.shown)),
+        ))
+    };
+    let mut t = tera()?.clone();
+    t.add_raw_template(&ext.shown, &ext.text).map_err(|e| user(&e))?;
+    let ctx = tera::Context::from_serialize(view).map_err(|e| error_chain(&e))?;
+    t.render(&ext.shown, &ctx).map_err(|e| user(&e))
+}
+
+/// `file:line:column: message` for Tera's syntax and rendering errors, the whole chain otherwise.
+fn located(e: &tera::Error, shown: &str) -> String {
+    match e.kind() {
+        tera::ErrorKind::SyntaxError(r) | tera::ErrorKind::RenderingError(r) => {
+            let s = r.span();
+            let file = if r.filename().is_empty() {
+                shown.to_string()
+            } else {
+                r.filename().to_string()
+            };
+            format!("{file}:{}:{}: {}", s.start_line, s.start_col + 1, r.message())
+        }
+        _ => error_chain(e),
+    }
 }
 
 /// Renders template `name` with a serialisable view; errors carry Tera's whole cause chain.

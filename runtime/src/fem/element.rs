@@ -25,6 +25,33 @@ pub struct ElementSpec {
     pub kernels: Option<&'static dyn super::kernels::ElementKernels>,
 }
 
+impl ElementSpec {
+    /// `nodes · dofs`, the size of `K_e`.
+    pub fn nd(&self) -> usize {
+        self.nodes * self.dofs
+    }
+
+    /// A host matrix with `nd` columns (`K_e`, `G_e`) in the kernels' layout: `f32`, each row
+    /// padded with zeros to whole `real8` chunks, so a kernel reads row `i` as `K[i * NV + c]`.
+    pub fn device_rows(&self, m: &super::Matrix) -> crate::error::Result<Vec<f32>> {
+        let nd = self.nd();
+        if m.cols() != nd {
+            return Err(crate::error::Error::LengthMismatch {
+                what: format!("columns of a matrix for element `{}`", self.name),
+                expected: nd,
+                found: m.cols(),
+            });
+        }
+        let f: Vec<f32> = m.data().iter().map(|&v| v as f32).collect();
+        Ok(super::reference::padded(
+            &f,
+            m.rows(),
+            nd,
+            nd.div_ceil(clforge_abi::LANES) * clforge_abi::LANES,
+        ))
+    }
+}
+
 /// The differential operator an element discretises: it fixes the DOFs per node, the rows of
 /// `B` (strains, or the gradient for diffusion) and so the size of the material matrix `D`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
