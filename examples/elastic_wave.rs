@@ -233,13 +233,10 @@ fn main() -> Result<()> {
         );
     }
 
-    // Element matrices from the element's host functions (one element: all are alike).
-    // An h × h square: the element's local nodes (±1) scaled to the corners [0, h].
+    // Lumped masses of one h × h square (the element's local nodes ±1 scaled to [0, h]), for
+    // the live elements' masses below.
     let coords = quad4::NODES.map(|p| p.map(|r| 0.5 * (r + 1.0) * h));
-    let k_e = Quad4::stiffness(&coords, &STEEL)?;
-    let g_e = Quad4::stress_matrix(&coords, &STEEL)?;
     let m_e = Quad4::mass_lumped(&coords, &STEEL)?;
-    let to_f32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
 
     let spec = Quad4::spec();
     let sm = StructuredMesh::for_element(&spec, [nx, ny, 1], [h, h, 1.0])?;
@@ -252,8 +249,8 @@ fn main() -> Result<()> {
     } else {
         Mesh::Structured(sm.clone())
     };
-    let mut model = Model::new(spec, mesh, to_f32(k_e.data()), m_e.iter().sum())?;
-    model.stress = vec![to_f32(g_e.data())];
+    // K_e, G_e and masses from the element type at the mesh's geometry.
+    let mut model = Model::of::<Quad4>(mesh, &STEEL)?;
     // Lumped masses of the live elements only: the defect is a void. Nodes no live element
     // touches get no mass and are held fixed.
     let mut mass = vec![0f64; sm.node_count()];

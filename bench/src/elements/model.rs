@@ -68,9 +68,6 @@ pub const ALPHA: f64 = 0.05;
 
 /// The structured model of `nx × ny` unit elements (or its unstructured twin).
 pub fn model(elements: [usize; 2], unstructured: bool) -> Result<Model> {
-    let coords = quad4::NODES.map(|p| p.map(|r| 0.5 * (r + 1.0)));
-    let k = Quad4::stiffness(&coords, &PLATE)?;
-    let m = Quad4::mass_lumped(&coords, &PLATE)?;
     let spec = Quad4::spec();
     let sm = StructuredMesh::for_element(&spec, [elements[0], elements[1], 1], [1.0; 3])?;
     let mesh = if unstructured {
@@ -78,8 +75,7 @@ pub fn model(elements: [usize; 2], unstructured: bool) -> Result<Model> {
     } else {
         Mesh::Structured(sm)
     };
-    let k: Vec<f32> = k.data().iter().map(|&v| v as f32).collect();
-    Ok(Model::new(spec, mesh, k, m.iter().sum())?)
+    Ok(Model::of::<Quad4>(mesh, &PLATE)?)
 }
 
 /// Time step and damping of every run, with `schedule`.

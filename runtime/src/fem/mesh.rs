@@ -247,6 +247,18 @@ impl Mesh {
         }
     }
 
+    /// Node positions of element `e`, in the element's local node order.
+    pub fn element_coords(&self, offsets: &[[usize; 3]], e: usize) -> Vec<[f64; 3]> {
+        match self {
+            Mesh::Structured(m) => m
+                .element_nodes(offsets, e)
+                .into_iter()
+                .map(|n| m.node_position(n))
+                .collect(),
+            Mesh::Unstructured(m) => m.element_nodes(e).iter().map(|&n| m.coords[n as usize]).collect(),
+        }
+    }
+
     /// Element→node index array.
     pub fn connectivity(&self, offsets: &[[usize; 3]]) -> Vec<u32> {
         match self {

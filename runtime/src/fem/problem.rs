@@ -2,9 +2,10 @@
 //! with its validation and energy; and [`StepperConfig`], how a run steps it.
 
 use crate::error::{Error, Result};
-use crate::fem::element::ElementSpec;
+use crate::fem::element::{Element, ElementSpec};
 use crate::fem::mesh::{ElementMap, Mesh};
 use crate::fem::schedule::Schedule;
+use crate::fem::{matrices, Matrix};
 
 /// Everything about a model that does not depend on where it runs.
 #[derive(Clone, Debug)]
@@ -58,6 +59,67 @@ impl Model {
             mesh,
             stiffness: vec![k],
             stress: vec![],
+            mass: mass.into_iter().map(|m| m as f32).collect(),
+            fixed: vec![false; dofs],
+        })
+    }
+
+    /// The model of element type `E` on `mesh` in one material: `K_e`, `G_e` and the lumped
+    /// masses computed from the element's own matrices (`E::stiffness`, `E::stress_matrix`,
+    /// `E::mass_lumped`) at the mesh's element geometry. The device kernels share one `K_e`
+    /// per material, so every element must be a translate of element 0; a mesh whose elements
+    /// differ in shape or size is an error rather than a silently wrong model.
+    pub fn of<E: Element>(mesh: Mesh, material: &E::Material) -> Result<Model> {
+        let spec = E::spec();
+        let ne = mesh.element_count();
+        let conn = mesh.connectivity(spec.node_offsets);
+        if ne == 0 || conn.len() != ne * spec.nodes {
+            return Err(Error::InvalidConfig(format!(
+                "a mesh of {ne} elements with {} node indices cannot hold `{}` elements of {} nodes",
+                conn.len(),
+                spec.name,
+                spec.nodes
+            )));
+        }
+        let first = mesh.element_coords(spec.node_offsets, 0);
+        let shape =
+            |c: &[[f64; 3]]| -> Vec<[f64; 3]> { c.iter().map(|p| std::array::from_fn(|k| p[k] - c[0][k])).collect() };
+        let reference = shape(&first);
+        let size = reference.iter().flatten().fold(0.0f64, |m, &x| m.max(x.abs()));
+        for e in 1..ne {
+            let other = shape(&mesh.element_coords(spec.node_offsets, e));
+            let off = reference
+                .iter()
+                .flatten()
+                .zip(other.iter().flatten())
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            if !(off <= 1e-9 * size) {
+                return Err(Error::InvalidConfig(format!(
+                    "element {e} of the mesh differs in shape from element 0 (by {off:.3e}); the device \
+                     kernels share one K_e per material, so `Model::of` needs congruent, equally oriented elements"
+                )));
+            }
+        }
+        let coords: Vec<&[f64]> = first.iter().map(|p| &p[..spec.dim]).collect();
+        let to_f32 = |m: &Matrix| m.data().iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let k = matrices::stiffness::<E, _>(&coords, material)?;
+        let g = matrices::stress_matrix::<E, _>(&coords, material)?;
+        let lumped = matrices::mass_lumped::<E, _>(&coords, material)?;
+        let mut mass = vec![0f64; mesh.node_count() * spec.dofs];
+        for e in 0..ne {
+            for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
+                for d in 0..spec.dofs {
+                    mass[n as usize * spec.dofs + d] += lumped[a];
+                }
+            }
+        }
+        let dofs = mass.len();
+        Ok(Model {
+            spec,
+            elements: ElementMap::uniform(ne),
+            mesh,
+            stiffness: vec![to_f32(&k)],
+            stress: vec![to_f32(&g)],
             mass: mass.into_iter().map(|m| m as f32).collect(),
             fixed: vec![false; dofs],
         })
