@@ -93,7 +93,7 @@ impl Model {
                 .flatten()
                 .zip(other.iter().flatten())
                 .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-            if !(off <= 1e-9 * size) {
+            if off.is_nan() || off > 1e-9 * size {
                 return Err(Error::InvalidConfig(format!(
                     "element {e} of the mesh differs in shape from element 0 (by {off:.3e}); the device \
                      kernels share one K_e per material, so `Model::of` needs congruent, equally oriented elements"
