@@ -15,6 +15,21 @@ pub struct GatherRole {
     lines: Vec<String>,
 }
 
+/// The column walk of the blocked schedules (seed algorithm 3): registers `u_<i>`, `f_<i>`,
+/// fetched bottom nodes first, accumulated, written in one phase per x offset, shifted up.
+#[derive(Serialize)]
+pub struct BlockedLines {
+    decl: Vec<String>,
+    fetch_bottom: Vec<String>,
+    fetch_rest: Vec<String>,
+    accum: Vec<String>,
+    accum_live: Vec<String>,
+    write: Vec<Vec<String>>,
+    shift: Vec<String>,
+    #[serde(rename = "final")]
+    last: Vec<Vec<String>>,
+}
+
 /// The element kernels' statements, one string per line, laid out by the templates with
 /// `{{-<lines list={load_u} indent="    "/>}}`. This is part of the template contract
 /// (docs/TEMPLATES.md): each field names what it reads from the kernel's scope and what it
@@ -38,15 +53,8 @@ pub struct ElementLines {
     scatter: Vec<String>,
     /// Reads `G`, `gb`, `U<c>`, `e`; writes `stress[e * STRAINS + s]`.
     stress: Vec<String>,
-    // The blocked schedules' register shifting (seed algorithm 3).
-    blk_decl: Vec<String>,
-    blk_fetch_bottom: Vec<String>,
-    blk_fetch_rest: Vec<String>,
-    blk_accum: Vec<String>,
-    blk_accum_live: Vec<String>,
-    blk_write: Vec<Vec<String>>,
-    blk_shift: Vec<String>,
-    blk_final: Vec<Vec<String>>,
+    /// The blocked schedules' register shifting (seed algorithm 3).
+    blk: BlockedLines,
     // The node-centric gather.
     gather_init: Vec<String>,
     gather: Vec<GatherRole>,
@@ -281,14 +289,16 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         rows_kl: rows("Kl", ""),
         scatter,
         stress,
-        blk_decl: (0..nd).map(|i| format!("real u_{i} = 0, f_{i} = 0;")).collect(),
-        blk_fetch_bottom: assign(&bottoms),
-        blk_fetch_rest: assign(&rest),
-        blk_accum: (0..nd).map(|i| format!("f_{i} -= ku_{i};")).collect(),
-        blk_accum_live: (0..nd).map(|i| format!("f_{i} -= live * ku_{i};")).collect(),
-        blk_write,
-        blk_shift,
-        blk_final,
+        blk: BlockedLines {
+            decl: (0..nd).map(|i| format!("real u_{i} = 0, f_{i} = 0;")).collect(),
+            fetch_bottom: assign(&bottoms),
+            fetch_rest: assign(&rest),
+            accum: (0..nd).map(|i| format!("f_{i} -= ku_{i};")).collect(),
+            accum_live: (0..nd).map(|i| format!("f_{i} -= live * ku_{i};")).collect(),
+            write: blk_write,
+            shift: blk_shift,
+            last: blk_final,
+        },
         gather_init,
         gather,
         gather_tail,
