@@ -24,8 +24,10 @@ pub use error::{Error, Result};
 pub use program::{Arg, Event, Program};
 pub mod host;
 pub mod source;
+/// The stencil kind: specs, plans, device grids, launches and autotuning.
 pub mod stencil;
-pub mod tune;
+/// The stencil autotuner (`stencil::tune`), at its historical path.
+pub use stencil::tune;
 
 pub use host::{
     check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion,
@@ -33,4 +35,5 @@ pub use host::{
 pub use stencil::{
     DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant, VariantSpec,
 };
+/// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;

@@ -1,6 +1,8 @@
 //! Launching generated stencils: device grids, ping-pong pairs, launch plans that size the
 //! plain, tiled and vector variants, and the assembly of the generated source.
 
+pub mod tune;
+
 use std::sync::{Mutex, OnceLock};
 
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
