@@ -2,6 +2,7 @@
 //! seed's pairwise `sum_v8`, scatters, register shifts and the gather's roles, from the IR's
 //! element structure. Templates in `templates/element/` lay them out.
 
+use super::c::{self, assign, bin, call, chain, decl, index, int, var, Op, E, S};
 use crate::ir::element::ElementBody;
 use serde::Serialize;
 
@@ -61,18 +62,38 @@ pub struct ElementLines {
     gather_tail: Vec<String>,
 }
 
-/// `node0 + ox + oy * nxn + oz * nxyn`, zero terms dropped.
-fn offset_expr(base: &str, o: [usize; 3]) -> String {
-    let mut s = base.to_string();
-    for (k, stride) in [(0, ""), (1, " * nxn"), (2, " * nxyn")] {
+/// `base + ox + oy * nxn + oz * nxyn`, zero terms dropped.
+fn offset(base: E, o: [usize; 3]) -> E {
+    let mut terms = vec![base];
+    for (k, stride) in [(0, None), (1, Some("nxn")), (2, Some("nxyn"))] {
         match (o[k], stride) {
             (0, _) => {}
-            (1, "") => s.push_str(" + 1"),
-            (1, _) => s.push_str(&format!(" +{}", &stride[2..])),
-            (m, _) => s.push_str(&format!(" + {m}{stride}")),
+            (m, None) => terms.push(int(m)),
+            (1, Some(st)) => terms.push(var(st)),
+            (m, Some(st)) => terms.push(bin(Op::Mul, int(m), var(st))),
         }
     }
-    s
+    chain(Op::Add, terms).unwrap_or_else(|| var("node0"))
+}
+
+/// `array[node * per + k]`.
+fn at(array: &str, node: E, per: &str, k: usize) -> E {
+    index(array, bin(Op::Add, bin(Op::Mul, node, var(per)), int(k)))
+}
+
+/// One row of `M·U` with `nv` packed chunks: chunks pairwise-summed by `sum_v8`, then added
+/// left to right (the host reference sums in the same order). `base`: an offset added to the
+/// row index (`gb`, the block of a material's rows).
+fn row_product(mat: &str, base: Option<&str>, r: usize, nv: usize) -> E {
+    let terms = (0..nv).map(|c| {
+        let i = int(r * nv + c);
+        let i = match base {
+            Some(b) => bin(Op::Add, var(b), i),
+            None => i,
+        };
+        call("sum_v8", vec![bin(Op::Mul, index(mat, i), var(format!("U{c}")))])
+    });
+    chain(Op::Add, terms).unwrap_or(E::Int(0))
 }
 
 /// `(1, 0)`: a node's place on the element's node grid, as far as the element has dimensions.
@@ -102,15 +123,6 @@ fn chunk_nodes(c: usize, lanes: usize, nd: usize, dofs: usize) -> String {
         .join(", ")
 }
 
-/// One row of `M·U` with `nv` packed chunks: chunks pairwise-summed by `sum_v8`, then added
-/// left to right (the host reference sums in the same order).
-fn row_product(mat: &str, base: &str, r: usize, nv: usize) -> String {
-    (0..nv)
-        .map(|c| format!("sum_v8({mat}[{base}{}] * U{c})", r * nv + c))
-        .collect::<Vec<_>>()
-        .join(" + ")
-}
-
 pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     let (n, d, p) = (v.nodes, v.dofs, v.order);
     if v.node_offsets.len() != n || n == 0 || d == 0 || p == 0 || !(1..=3).contains(&v.dim) {
@@ -124,49 +136,56 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     let nv = nd.div_ceil(v.lanes);
     let offs = &v.node_offsets;
     let ui = |a: usize, k: usize| format!("u_{}", a * d + k);
-    let node_ids = (0..n)
-        .map(|a| format!("const int n{a} = {};", offset_expr("node0", offs[a])))
+    let node = |a: usize| var(format!("n{a}"));
+    let dofs_of = |nodes: Vec<usize>| nodes.into_iter().flat_map(move |a| (0..d).map(move |k| (a, k)));
+    let node_ids: Vec<S> = (0..n)
+        .map(|a| decl("int", format!("n{a}"), offset(var("node0"), offs[a])))
         .collect();
     // One line per node, so that the element's node structure reads in the kernel.
-    let load_u = (0..n)
-        .map(|a| {
-            let loads: Vec<String> = (0..d).map(|k| format!("{} = u[n{a} * DOFS + {k}]", ui(a, k))).collect();
-            format!(
-                "const real {}; /* node {a} {} */",
-                loads.join(", "),
-                node_place(offs[a], v.dim)
-            )
+    let load_u: Vec<S> = (0..n)
+        .map(|a| S::Decl {
+            konst: true,
+            ty: "real".into(),
+            vars: (0..d).map(|k| (ui(a, k), at("u", node(a), "DOFS", k))).collect(),
+            comment: Some(format!("node {a} {}", node_place(offs[a], v.dim))),
         })
         .collect();
-    let pack_u: Vec<String> = (0..nv)
+    let pack_u: Vec<S> = (0..nv)
         .map(|c| {
-            let lanes: Vec<String> = (0..v.lanes)
+            let lanes = (0..v.lanes)
                 .map(|l| {
-                    if c * v.lanes + l < nd {
-                        format!("u_{}", c * v.lanes + l)
+                    let i = c * v.lanes + l;
+                    if i < nd {
+                        var(format!("u_{i}"))
                     } else {
-                        "0".into()
+                        int(0)
                     }
                 })
                 .collect();
-            format!(
-                "const real8 U{c} = (real8)({}); /* {} */",
-                lanes.join(", "),
-                chunk_nodes(c, v.lanes, nd, d)
-            )
+            S::Decl {
+                konst: true,
+                ty: "real8".into(),
+                vars: vec![(format!("U{c}"), E::Vector("real8".into(), lanes))],
+                comment: Some(chunk_nodes(c, v.lanes, nd, d)),
+            }
         })
         .collect();
-    let rows = |mat: &str, base: &str| -> Vec<String> {
+    let rows = |mat: &str| -> Vec<S> {
         (0..nd)
-            .map(|r| format!("const real ku_{r} = {};", row_product(mat, base, r, nv)))
+            .map(|r| decl("real", format!("ku_{r}"), row_product(mat, None, r, nv)))
             .collect()
     };
-    let scatter = (0..n)
-        .flat_map(|a| (0..d).map(move |k| (a, k)))
-        .map(|(a, k)| format!("f[n{a} * DOFS + {k}] -= ku_{};", a * d + k))
+    let scatter: Vec<S> = dofs_of((0..n).collect())
+        .map(|(a, k)| assign(at("f", node(a), "DOFS", k), "-", var(format!("ku_{}", a * d + k))))
         .collect();
-    let stress = (0..v.strains)
-        .map(|s| format!("stress[e * STRAINS + {s}] = {};", row_product("G", "gb + ", s, nv)))
+    let stress: Vec<S> = (0..v.strains)
+        .map(|s| {
+            assign(
+                at("stress", var("e"), "STRAINS", s),
+                "",
+                row_product("G", Some("gb"), s, nv),
+            )
+        })
         .collect();
 
     // Register shifting along y (seed algorithm 3): top nodes (y offset = order) become the
@@ -180,46 +199,48 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         .collect();
     let tops: Vec<usize> = (0..n).filter(|&a| offs[a][1] == p).collect();
     let bottoms: Vec<usize> = (0..n).filter(|&a| offs[a][1] == 0).collect();
-    let assign = |nodes: &[usize]| -> Vec<String> {
-        nodes
-            .iter()
-            .flat_map(|&a| (0..d).map(move |k| (a, k)))
-            .map(|(a, k)| format!("{} = u[n{a} * DOFS + {k}];", ui(a, k)))
+    let fetch = |nodes: Vec<usize>| -> Vec<S> {
+        dofs_of(nodes)
+            .map(|(a, k)| assign(var(ui(a, k)), "", at("u", node(a), "DOFS", k)))
             .collect()
     };
     let rest: Vec<usize> = (0..n).filter(|&a| offs[a][1] != 0).collect();
-    let phase = |pick: &dyn Fn(usize) -> bool, index: &dyn Fn(usize) -> String, value: &dyn Fn(usize) -> usize| {
+    let phase = |pick: &dyn Fn(usize) -> bool, place: &dyn Fn(usize) -> E, value: &dyn Fn(usize) -> usize| {
         (0..=p)
             .map(|x| {
-                (0..n)
-                    .filter(|&a| pick(a) && offs[a][0] == x)
-                    .flat_map(|a| (0..d).map(move |k| (a, k)))
-                    .map(|(a, k)| format!("f[{} * DOFS + {k}] += f_{};", index(a), value(a) * d + k))
-                    .collect()
+                let nodes: Vec<usize> = (0..n).filter(|&a| pick(a) && offs[a][0] == x).collect();
+                let stmts: Vec<S> = dofs_of(nodes)
+                    .map(|(a, k)| {
+                        assign(
+                            at("f", place(a), "DOFS", k),
+                            "+",
+                            var(format!("f_{}", value(a) * d + k)),
+                        )
+                    })
+                    .collect();
+                c::lines(&stmts)
             })
             .collect::<Vec<Vec<String>>>()
     };
-    let blk_write = phase(&|a| offs[a][1] < p, &|a| format!("n{a}"), &|a| a);
-    let blk_final = phase(
-        &|a| offs[a][1] == p,
-        &|a| format!("({})", offset_expr("last0", offs[a])),
-        &|a| partner[a].unwrap_or(a),
-    );
-    let mut blk_shift = Vec::new();
+    let blk_write = phase(&|a| offs[a][1] < p, &node, &|a| a);
+    let blk_final = phase(&|a| offs[a][1] == p, &|a| offset(var("last0"), offs[a]), &|a| {
+        partner[a].unwrap_or(a)
+    });
+    let zero = |i: usize| assign(var(format!("f_{i}")), "", int(0));
+    let mut blk_shift: Vec<S> = Vec::new();
     for &a in &tops {
         let b = partner[a].unwrap_or(a);
         for k in 0..d {
             let (t, bt) = (a * d + k, b * d + k);
-            blk_shift.push(format!("u_{bt} = u_{t}; f_{bt} = f_{t}; f_{t} = 0;"));
+            blk_shift.push(S::Line(vec![
+                assign(var(format!("u_{bt}")), "", var(format!("u_{t}"))),
+                assign(var(format!("f_{bt}")), "", var(format!("f_{t}"))),
+                zero(t),
+            ]));
         }
     }
     for a in (0..n).filter(|&a| offs[a][1] > 0 && offs[a][1] < p) {
-        blk_shift.push(
-            (0..d)
-                .map(|k| format!("f_{} = 0;", a * d + k))
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
+        blk_shift.push(S::Line((0..d).map(|k| zero(a * d + k)).collect()));
     }
 
     // Node-centric gather (e): this node is local node `a` of up to `nodes` elements.
@@ -231,76 +252,119 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             let mut cond = Vec::new();
             let mut coords = Vec::new();
             for ax in 0..v.dim {
-                let (i, m, size) = (axes[ax], o[ax], sizes[ax]);
-                let shifted = if m == 0 { i.to_string() } else { format!("({i} - {m})") };
+                let (i, m, size) = (var(axes[ax]), o[ax], sizes[ax]);
+                let shifted = if m == 0 {
+                    i.clone()
+                } else {
+                    bin(Op::Sub, i.clone(), int(m))
+                };
                 if m > 0 {
-                    cond.push(format!("{i} >= {m}"));
+                    cond.push(bin(Op::Ge, i, int(m)));
                 }
                 if p > 1 {
-                    cond.push(format!("{shifted} % {p} == 0"));
+                    cond.push(bin(Op::Eq, bin(Op::Rem, shifted.clone(), int(p)), int(0)));
                 }
-                let e = if p > 1 { format!("{shifted} / {p}") } else { shifted };
-                cond.push(format!("{e} < {size}"));
-                coords.push(format!("const int e{} = {e};", ["x", "y", "z"][ax]));
+                let e = if p > 1 { bin(Op::Div, shifted, int(p)) } else { shifted };
+                cond.push(bin(Op::Lt, e.clone(), var(size)));
+                coords.push(decl("int", format!("e{}", ["x", "y", "z"][ax]), e));
             }
             if v.dim < 3 {
-                coords.push("const int ez = 0;".into());
+                coords.push(decl("int", "ez", int(0)));
             }
             if v.dim < 2 {
-                coords.push("const int ey = 0;".into());
+                coords.push(decl("int", "ey", int(0)));
             }
-            let mut lines: Vec<String> = vec!["const int node0 = NODE0(ex, ey, ez);".into()];
-            lines.extend((0..n).map(|b| format!("const int n{b} = {};", offset_expr("node0", offs[b]))));
-            lines.extend(
-                (0..n)
-                    .flat_map(|b| (0..d).map(move |k| (b, k)))
-                    .map(|(b, k)| format!("const real {} = u_in[n{b} * DOFS + {k}];", ui(b, k))),
-            );
+            let mut lines: Vec<S> = vec![decl(
+                "int",
+                "node0",
+                call("NODE0", vec![var("ex"), var("ey"), var("ez")]),
+            )];
+            lines.extend(node_ids.iter().cloned());
+            lines
+                .extend(dofs_of((0..n).collect()).map(|(b, k)| decl("real", ui(b, k), at("u_in", node(b), "DOFS", k))));
             lines.extend(pack_u.iter().cloned());
-            lines.extend((0..d).map(|k| format!("g_{k} -= {};", row_product("K", "", a * d + k, nv))));
+            lines.extend((0..d).map(|k| assign(var(format!("g_{k}")), "-", row_product("K", None, a * d + k, nv))));
             GatherRole {
                 comment: format!("as local node {a} (offset {:?}) of its element", o),
-                cond: cond.join(" && "),
-                coords,
-                lines,
+                cond: chain(Op::And, cond).map(|c| c::expr(&c)).unwrap_or_else(|| "1".into()),
+                coords: c::lines(&coords),
+                lines: c::lines(&lines),
             }
         })
         .collect();
-    let gather_init = (0..d)
-        .map(|k| format!("real g_{k} = damp[c * DOFS + {k}] * v[c * DOFS + {k}];"))
-        .collect();
-    let gather_tail = (0..d)
-        .map(|k| {
-            format!(
-                "{{ const int i = c * DOFS + {k}; const real vv = v[i] + g_{k} * minv[i] * dt; \
-                 u_out[i] = u_in[i] + vv * dt; v[i] = vv; }}"
-            )
+    let c_dof = |array: &str, k: usize| at(array, var("c"), "DOFS", k);
+    let gather_init: Vec<S> = (0..d)
+        .map(|k| S::Decl {
+            konst: false,
+            ty: "real".into(),
+            vars: vec![(format!("g_{k}"), bin(Op::Mul, c_dof("damp", k), c_dof("v", k)))],
+            comment: None,
         })
         .collect();
+    let gather_tail: Vec<S> = (0..d)
+        .map(|k| {
+            let i = |a: &str| index(a, var("i"));
+            S::Block(vec![
+                decl("int", "i", bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k))),
+                decl(
+                    "real",
+                    "vv",
+                    bin(
+                        Op::Add,
+                        i("v"),
+                        bin(Op::Mul, bin(Op::Mul, var(format!("g_{k}")), i("minv")), var("dt")),
+                    ),
+                ),
+                assign(
+                    i("u_out"),
+                    "",
+                    bin(Op::Add, i("u_in"), bin(Op::Mul, var("vv"), var("dt"))),
+                ),
+                assign(i("v"), "", var("vv")),
+            ])
+        })
+        .collect();
+    let registers = |i: usize| S::Decl {
+        konst: false,
+        ty: "real".into(),
+        vars: vec![(format!("u_{i}"), int(0)), (format!("f_{i}"), int(0))],
+        comment: None,
+    };
+    let accum = |live: bool| -> Vec<S> {
+        (0..nd)
+            .map(|i| {
+                let ku = var(format!("ku_{i}"));
+                let ku = if live { bin(Op::Mul, var("live"), ku) } else { ku };
+                assign(var(format!("f_{i}")), "-", ku)
+            })
+            .collect()
+    };
 
     Ok(ElementLines {
-        node_ids,
-        node_ids_loaded: (0..n)
-            .map(|a| format!("const int n{a} = elem_nodes[e * NODES + {a}];"))
-            .collect(),
-        load_u,
-        pack_u,
-        rows_k: rows("K", ""),
-        rows_kl: rows("Kl", ""),
-        scatter,
-        stress,
+        node_ids_loaded: c::lines(
+            &(0..n)
+                .map(|a| decl("int", format!("n{a}"), at("elem_nodes", var("e"), "NODES", a)))
+                .collect::<Vec<_>>(),
+        ),
+        node_ids: c::lines(&node_ids),
+        load_u: c::lines(&load_u),
+        pack_u: c::lines(&pack_u),
+        rows_k: c::lines(&rows("K")),
+        rows_kl: c::lines(&rows("Kl")),
+        scatter: c::lines(&scatter),
+        stress: c::lines(&stress),
         blk: BlockedLines {
-            decl: (0..nd).map(|i| format!("real u_{i} = 0, f_{i} = 0;")).collect(),
-            fetch_bottom: assign(&bottoms),
-            fetch_rest: assign(&rest),
-            accum: (0..nd).map(|i| format!("f_{i} -= ku_{i};")).collect(),
-            accum_live: (0..nd).map(|i| format!("f_{i} -= live * ku_{i};")).collect(),
+            decl: c::lines(&(0..nd).map(registers).collect::<Vec<_>>()),
+            fetch_bottom: c::lines(&fetch(bottoms)),
+            fetch_rest: c::lines(&fetch(rest)),
+            accum: c::lines(&accum(false)),
+            accum_live: c::lines(&accum(true)),
             write: blk_write,
-            shift: blk_shift,
+            shift: c::lines(&blk_shift),
             last: blk_final,
         },
-        gather_init,
+        gather_init: c::lines(&gather_init),
         gather,
-        gather_tail,
+        gather_tail: c::lines(&gather_tail),
     })
 }

@@ -1,6 +1,7 @@
 //! STAGE IR -> OpenCL C text, no Tera: the precedence printer (`expr.rs`), kernel signatures
 //! (`signature.rs`), and each kind's statement lines (`stencil.rs`, `element.rs`).
 
+pub mod c;
 pub mod element;
 pub mod expr;
 pub mod signature;
