@@ -1,6 +1,7 @@
 //! The stencil's lines: the point update per addressing, wrapped coordinates.
 
-use super::expr::{coord_name, linear, Access, Emitter};
+use super::c::{self, Op};
+use super::expr::{coord_name, Access, Emitter};
 use super::LineMarks;
 use crate::ir::stencil::StencilBody;
 use crate::lower::variants::LANES;
@@ -45,14 +46,17 @@ pub fn emit_coords(k: &StencilBody, axes: std::ops::Range<usize>) -> Vec<String>
     for a in axes {
         let (v, n) = (["x", "y", "z"][a], ["nx", "ny", "nz"][a]);
         for &d in &k.access.axis_offsets[a] {
-            let name = coord_name(a, d);
-            let shifted = linear(v, [d, 0, 0], "", "");
-            let value = match k.boundary {
-                Boundary::Periodic => format!("WRAP({shifted}, {n})"),
-                _ if d > 0 => format!("min({shifted}, {n} - 1)"),
-                _ => format!("max({shifted}, 0)"),
+            let shifted = match d {
+                0 => c::var(v),
+                d if d > 0 => c::bin(Op::Add, c::var(v), c::int(d.unsigned_abs() as usize)),
+                d => c::bin(Op::Sub, c::var(v), c::int(d.unsigned_abs() as usize)),
             };
-            lines.push(format!("const int {name} = {value};"));
+            let value = match k.boundary {
+                Boundary::Periodic => c::call("WRAP", vec![shifted, c::var(n)]),
+                _ if d > 0 => c::call("min", vec![shifted, c::bin(Op::Sub, c::var(n), c::int(1))]),
+                _ => c::call("max", vec![shifted, c::int(0)]),
+            };
+            lines.push(c::stmt(&c::decl("int", coord_name(a, d), value)));
         }
     }
     lines
