@@ -6,6 +6,8 @@
 #![no_std]
 #![warn(missing_docs)]
 
+pub mod names;
+
 /// Lanes of the vector types the kernels compute with (`float8`, `double8`): the vector variant
 /// of a stencil updates this many consecutive points, element rows are packed in chunks of it.
 pub const LANES: usize = 8;

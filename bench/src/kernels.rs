@@ -58,7 +58,7 @@ pub fn heat3d(u: &Grid3<f32>, r: f32) -> f32 {
 
 /// [`jacobi`] with seed 002's fixed edges (the walls keep their value, as the grid's outermost
 /// ring is never updated): the form that temporal blocking (`Variant::Steps`) supports.
-#[stencil]
+#[stencil(state = psi)]
 pub fn jacobi_fixed(psi: &Grid<f32>, w: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {
     match cell.at(0, 0) {
         FLUID => k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0),

@@ -4,13 +4,13 @@ use crate::{lower, parse, render};
 
 fn render(item: syn::ItemFn, attr: proc_macro2::TokenStream) -> String {
     let args: parse::attr::StencilArgs = syn::parse2(attr).expect("args");
-    let model = parse::stencil::from_syn(&item, args.boundary).expect("parse");
+    let model = parse::stencil::from_syn(&item, args.boundary, args.state.clone()).expect("parse");
     let program = lower::stencil::lower(&model).expect("lower");
     render::stencil::render(&program).expect("render")
 }
 
 fn error(item: syn::ItemFn) -> String {
-    match parse::stencil::from_syn(&item, crate::model::Boundary::Fixed).and_then(|m| lower::stencil::lower(&m)) {
+    match parse::stencil::from_syn(&item, crate::model::Boundary::Fixed, None).and_then(|m| lower::stencil::lower(&m)) {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
     }
@@ -119,7 +119,7 @@ fn stencil_stages_one_by_one() {
         fn smooth(u: &Grid1<f32>, k: f32) -> f32 { k * (u.at(1) + u.at(-1)) }
     };
     // parse: the signature and the rank
-    let model = parse::stencil::from_syn(&item, crate::model::Boundary::Periodic).expect("parse");
+    let model = parse::stencil::from_syn(&item, crate::model::Boundary::Periodic, None).expect("parse");
     assert_eq!(
         (model.name.to_string(), model.rank, model.args.len()),
         ("smooth".into(), 1, 2)
@@ -140,4 +140,56 @@ fn stencil_stages_one_by_one() {
         .to_string();
     assert!(out.contains("struct Smooth"), "{out}");
     assert!(out.contains("smooth_plain"), "{out}");
+}
+
+/// Every identifier the stencil template prints is reserved (so no user name can meet it),
+/// and every macro the element template defines is too: `clforge_abi::names` is complete.
+#[test]
+fn template_identifiers_are_reserved() {
+    fn identifiers(path: &str) -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
+        let text = std::fs::read_to_string(dir.join(path)).expect("template");
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        // Drop Tera tags, C comments and strings: what is left is C code.
+        let pairs = [("{#", "#}"), ("{%", "%}"), ("{{", "}}"), ("/*", "*/"), ("//", "\n"), ("\"", "\"")];
+        while !rest.is_empty() {
+            let next = pairs
+                .iter()
+                .filter_map(|(open, close)| rest.find(open).map(|i| (i, *open, *close)))
+                .min_by_key(|(i, ..)| *i);
+            match next {
+                Some((i, open, close)) => {
+                    out.push_str(&rest[..i]);
+                    out.push(' ');
+                    let after = &rest[i + open.len()..];
+                    rest = after.find(close).map_or("", |j| &after[j + close.len()..]);
+                }
+                None => {
+                    out.push_str(rest);
+                    rest = "";
+                }
+            }
+        }
+        let mut ids: Vec<String> = out
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+    let stencil: Vec<String> = ["stencil/stencil.cl.tera", "common/components.cl.tera"]
+        .iter()
+        .flat_map(|p| identifiers(p))
+        .filter(|id| !clforge_abi::names::is_reserved(id))
+        .collect();
+    assert!(stencil.is_empty(), "stencil template names a user may also use: {stencil:?}");
+    let element: Vec<String> = identifiers("element/element.cl.tera")
+        .into_iter()
+        .filter(|id| id.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .filter(|id| !clforge_abi::names::is_reserved(id))
+        .collect();
+    assert!(element.is_empty(), "element macros a user may also use: {element:?}");
 }

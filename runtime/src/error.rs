@@ -75,6 +75,32 @@ pub enum Error {
         found: Shape,
     },
 
+    /// A launch needs more of a device resource than the device has (checked before the
+    /// program is built or the kernel launched: some drivers abort the process instead).
+    #[error("{what} needs {needed} but the device allows at most {limit} ({limit_name}); {hint}")]
+    DeviceLimit {
+        /// What asked for too much (the work-group, the `__local` memory of a tile).
+        what: String,
+        /// How much it needs (work-items, bytes).
+        needed: u64,
+        /// How much the device allows.
+        limit: u64,
+        /// The OpenCL device query that states the limit.
+        limit_name: &'static str,
+        /// What to change.
+        hint: String,
+    },
+
+    /// A size computed from caller-given sizes does not fit: a product overflows `usize`, or
+    /// exceeds the 32-bit `int` indices of clforge's kernels.
+    #[error("{what} is too large: {detail}")]
+    TooLarge {
+        /// What was being sized (a grid, a mesh, a launch).
+        what: String,
+        /// Which size overflows and what is allowed.
+        detail: String,
+    },
+
     /// A caller-supplied parameter is invalid.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

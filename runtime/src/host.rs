@@ -171,10 +171,12 @@ pub type Grid<'a, T> = Grid2<'a, T>;
 
 /// A struct of scalars passed to kernels in constant memory; `#[derive(Params)]` implements it.
 pub trait Params {
-    /// The struct's name in OpenCL C.
+    /// The struct's Rust name.
     const CL_NAME: &'static str;
-    /// `typedef struct { float a; ... } Name;`
-    fn cl_declaration() -> String;
+    /// `typedef struct { float a; ... } cl_name;`: the struct under the name a kernel program
+    /// gives it (two structs of one name from two modules get two names), its fields spelled
+    /// by [`clforge_abi::names::cl_member_name`] as the kernels read them.
+    fn cl_declaration(cl_name: &str) -> String;
     /// The bytes of the struct laid out as OpenCL C lays out the declaration.
     fn to_bytes(&self) -> Vec<u8>;
 }
@@ -194,9 +196,12 @@ impl StructDecl {
             body: String::new(),
         }
     }
-    /// Adds a field.
+    /// Adds a field: the Rust name, printed as the kernels print its uses (`half` is `rs_half`).
     pub fn field<T: Scalar>(&mut self, name: &str) {
-        self.body.push_str(&format!("    {} {};\n", T::CL_NAME, name));
+        let mut cl = String::new();
+        // Writing to a `String` cannot fail.
+        let _ = clforge_abi::names::cl_member_name(name, &mut cl);
+        self.body.push_str(&format!("    {} {cl};\n", T::CL_NAME));
     }
     /// The finished `typedef`.
     pub fn finish(self) -> String {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
 use crate::cl::{self, ArgValue, Kernel, Target};
-use crate::device::Device;
+use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::sync::lock;
 
@@ -25,7 +25,8 @@ struct ProgramInner {
     program: cl::Program,
     queue: cl::Queue,
     device_index: usize,
-    max_work_group_size: usize,
+    /// The device's work-group limits, checked before every launch.
+    device_info: DeviceInfo,
     /// One kernel object per name. Arguments are per kernel object, so they
     /// are set and the kernel enqueued under that kernel's lock.
     kernels: Mutex<HashMap<String, Arc<Mutex<Kernel>>>>,
@@ -41,6 +42,15 @@ impl fmt::Debug for KernelRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("KernelRef")
     }
+}
+
+/// A built kernel's own limits, as its driver reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KernelLimits {
+    /// `CL_KERNEL_WORK_GROUP_SIZE`: the largest work-group this kernel runs with.
+    pub(crate) work_group_size: usize,
+    /// `CL_KERNEL_LOCAL_MEM_SIZE`: the `__local` bytes the kernel uses.
+    pub(crate) local_mem_bytes: u64,
 }
 
 /// One kernel argument; build it with the constructors.
@@ -153,6 +163,38 @@ fn work_sizes(global: &[usize], local: Option<&[usize]>) -> Result<([usize; 3], 
     Ok((pad(global), Some(pad(local))))
 }
 
+/// A work-group within the device's `CL_DEVICE_MAX_WORK_ITEM_SIZES` per axis and
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE` in all (shared by the stencil and element launches).
+pub(crate) fn check_work_group(info: &DeviceInfo, local: &[usize; 3], what: impl Fn() -> String) -> Result<()> {
+    if let Some(d) = (0..3).find(|&d| local[d] > info.max_work_item_sizes[d]) {
+        return Err(Error::DeviceLimit {
+            what: what(),
+            needed: local[d] as u64,
+            limit: info.max_work_item_sizes[d] as u64,
+            limit_name: [
+                "CL_DEVICE_MAX_WORK_ITEM_SIZES[0]",
+                "CL_DEVICE_MAX_WORK_ITEM_SIZES[1]",
+                "CL_DEVICE_MAX_WORK_ITEM_SIZES[2]",
+            ][d],
+            hint: format!("make axis {d} of the work-group smaller"),
+        });
+    }
+    let items = local
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(n))
+        .unwrap_or(usize::MAX);
+    if items > info.max_work_group_size {
+        return Err(Error::DeviceLimit {
+            what: what(),
+            needed: items as u64,
+            limit: info.max_work_group_size as u64,
+            limit_name: "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+            hint: "choose a work-group of fewer work-items".into(),
+        });
+    }
+    Ok(())
+}
+
 impl Program {
     /// Builds `source` for `dev`; see [`Device::program`].
     pub(crate) fn build(dev: &Device, name: &str, source: &str, options: &str) -> Result<Program> {
@@ -183,7 +225,7 @@ impl Program {
                 program,
                 queue: dev.queue().clone(),
                 device_index: dev.info().index,
-                max_work_group_size: dev.info().max_work_group_size,
+                device_info: dev.info().clone(),
                 kernels: Mutex::default(),
             }),
         })
@@ -202,6 +244,17 @@ impl Program {
         let slot = Arc::new(Mutex::new(self.inner.program.kernel(&self.inner.name, name)?));
         kernels.insert(name.to_owned(), slot.clone());
         Ok(slot)
+    }
+
+    /// What the driver reports of kernel `kernel`: its largest work-group
+    /// (`CL_KERNEL_WORK_GROUP_SIZE`) and its `__local` memory (`CL_KERNEL_LOCAL_MEM_SIZE`).
+    pub(crate) fn kernel_limits(&self, kernel: &str) -> Result<KernelLimits> {
+        let slot = self.kernel(kernel)?;
+        let (work_group_size, local_mem_bytes) = lock(&slot).limits(&self.inner.queue)?;
+        Ok(KernelLimits {
+            work_group_size,
+            local_mem_bytes,
+        })
     }
 
     /// Enqueues kernel `kernel` over `global` work items (1 to 3 dimensions),
@@ -247,17 +300,11 @@ impl Program {
         }
     }
 
-    /// Validated, padded work sizes, within the device's work-group limit.
+    /// Validated, padded work sizes, within the device's work-group limits.
     fn work_sizes(&self, global: &[usize], local: Option<&[usize]>) -> Result<([usize; 3], Option<[usize; 3]>)> {
         let sizes = work_sizes(global, local)?;
-        if let Some(l) = local {
-            let items: usize = l.iter().product();
-            if items > self.inner.max_work_group_size {
-                return Err(Error::InvalidConfig(format!(
-                    "local work size {l:?} has {items} work items; the device allows at most {}",
-                    self.inner.max_work_group_size
-                )));
-            }
+        if let (Some(l), Some(padded)) = (local, sizes.1) {
+            check_work_group(&self.inner.device_info, &padded, || format!("local work size {l:?}"))?;
         }
         Ok(sizes)
     }

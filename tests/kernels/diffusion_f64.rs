@@ -8,7 +8,7 @@ pub struct Material {
 }
 
 /// Δt·∇·(D∇u) with face-averaged (harmonic) diffusivity, in double precision.
-#[stencil]
+#[stencil(state = u)]
 pub fn diffusion_f64(u: &Grid<f64>, d: &Grid<f64>, m: &Material) -> f64 {
     let dc = d.at(0, 0);
     let east = 2.0 * dc * d.at(1, 0) / (dc + d.at(1, 0));

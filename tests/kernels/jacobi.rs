@@ -15,7 +15,7 @@ pub struct Coeffs {
 }
 
 /// One Jacobi iteration for Δψ = ω (seed 002).
-#[stencil]
+#[stencil(state = psi)]
 pub fn jacobi(psi: &Grid<f32>, w: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {
     match cell.at(0, 0) {
         FLUID => k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0),

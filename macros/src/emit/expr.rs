@@ -84,6 +84,11 @@ fn paren(text: String, p: u8, min: u8) -> String {
     }
 }
 
+/// `float8`: the vector type of a scalar.
+fn ty_vec(t: Scalar) -> String {
+    format!("{}{LANES}", t.cl())
+}
+
 /// Name of a wrapped/clamped coordinate: `x_p1`, `y_m2`.
 pub fn coord_name(axis: usize, d: i64) -> String {
     let a = ["x", "y", "z"][axis];
@@ -135,6 +140,16 @@ impl Emitter<'_> {
         self.print(e).0
     }
 
+    /// A value as stored in a variable of type [`Self::ty`]: a varying bool is an `int8` mask
+    /// whatever width its comparison gave.
+    pub fn value(&self, e: &Expr, width: usize) -> Vec<String> {
+        if self.vector() && e.varying && e.ty == Scalar::Bool {
+            vec![self.mask_as(e, 32)]
+        } else {
+            self.broken(e, width)
+        }
+    }
+
     /// An expression as a statement's right-hand side, broken into lines when long: a scalar
     /// `if`/`match` chain reads as one branch per line (`c1 ? a` / `: c2 ? b` / `: d`).
     pub fn broken(&self, e: &Expr, width: usize) -> Vec<String> {
@@ -167,19 +182,24 @@ impl Emitter<'_> {
         lines
     }
 
-    /// Bits of a vector mask: comparisons of `float8` give `int8`, of `uchar8` give `char8`.
+    /// Bits of a vector mask: comparisons of `float8` give `int8`, of `uchar8` give `char8`;
+    /// operators on masks keep the bits their operands agree on (else 32, see [`Self::pair_bits`]).
     fn mask_bits(&self, e: &Expr) -> u32 {
         match &e.op {
+            Kind::Binary(op, l, r) if op.is_comparison() && l.ty == Scalar::Bool => self.pair_bits(l, r),
             Kind::Binary(op, l, _) if op.is_comparison() => l.ty.bits(),
-            Kind::Binary(op, l, r) if op.is_logical() => {
-                let (a, b) = (self.mask_bits(l), self.mask_bits(r));
-                if a == b {
-                    a
-                } else {
-                    32
-                }
-            }
+            Kind::Binary(op, l, r) if op.is_logical() || l.ty == Scalar::Bool => self.pair_bits(l, r),
             Kind::Unary(UnOp::Not, x) => self.mask_bits(x),
+            _ => 32,
+        }
+    }
+
+    /// The mask width two bool operands are combined in: the varying ones' if they agree, else 32.
+    fn pair_bits(&self, l: &Expr, r: &Expr) -> u32 {
+        match (l.varying, r.varying) {
+            (true, true) if self.mask_bits(l) == self.mask_bits(r) => self.mask_bits(l),
+            (true, false) => self.mask_bits(l),
+            (false, true) => self.mask_bits(r),
             _ => 32,
         }
     }
@@ -242,7 +262,7 @@ impl Emitter<'_> {
             format!("AT({})", axes.join(", "))
         };
         match self.access {
-            Access::Tiled if self.k.access.staged[arg] => format!("t_{name}[{}]", linear("t", offset, "TW", "TWH")),
+            Access::Tiled if self.k.access.staged[arg] => format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "TW", "TWH")),
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
             }
@@ -277,46 +297,42 @@ impl Emitter<'_> {
             Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),
             Kind::Unary(op, x) => {
                 let (t, p) = self.print(x);
-                let sym = if *op == UnOp::Neg {
-                    "-"
-                } else if x.ty == Scalar::Bool {
-                    "!"
-                } else {
-                    "~"
-                };
                 // `- -x` must not print as `--x`.
                 let t = if t.starts_with('-') {
                     format!("({t})")
                 } else {
                     paren(t, p, P_UNARY)
                 };
-                (format!("{sym}{t}"), P_UNARY)
-            }
-            Kind::Binary(op, l, r) => self.binary(*op, l, r, e),
-            Kind::Cast(x, ty) => {
-                if vec_expr {
-                    if x.ty == Scalar::Bool {
-                        let t = format!("{}{LANES}", ty.cl());
-                        let m = self.mask_as(x, ty.bits());
-                        return (format!("select(({t})(0), ({t})(1), {m})"), P_ATOM);
-                    }
-                    (format!("convert_{}{LANES}({})", ty.cl(), self.expr(x)), P_ATOM)
-                } else {
-                    let (t, p) = self.print(x);
-                    (format!("({}){}", ty.cl(), paren(t, p, P_UNARY)), P_UNARY)
+                match (op, x.ty) {
+                    (UnOp::Not, Scalar::Bool) => (format!("!{t}"), P_UNARY),
+                    // Rust wraps (`-i32::MIN == i32::MIN`); C's signed overflow is undefined.
+                    (UnOp::Neg, Scalar::I32) => self.wrapping_i32(&format!("-{}", self.as_uint(&t, vec_expr)), vec_expr),
+                    // `~` promotes `uchar` to `int`: back to 8 bits.
+                    (UnOp::Not, Scalar::U8) if !vec_expr => (format!("(uchar)~{t}"), P_UNARY),
+                    (UnOp::Not, _) => (format!("~{t}"), P_UNARY),
+                    (UnOp::Neg, _) => (format!("-{t}"), P_UNARY),
                 }
             }
+            Kind::Binary(op, l, r) => self.binary(*op, l, r, e),
+            Kind::Cast(x, ty) => self.cast(x, *ty, vec_expr),
             Kind::Call(f, args) => self.call(*f, args, e),
             Kind::Select(c, a, b) => {
+                let operand = |x: &Expr| {
+                    if vec_expr && e.ty == Scalar::Bool {
+                        (self.mask_as(x, 32), P_ATOM)
+                    } else {
+                        self.widen(x, e.ty, vec_expr)
+                    }
+                };
                 if vec_expr && c.varying {
-                    let a = self.widen(a, e.ty, true).0;
-                    let b = self.widen(b, e.ty, true).0;
+                    let a = operand(a).0;
+                    let b = operand(b).0;
                     let m = self.mask_as(c, e.ty.bits());
                     (format!("select({b}, {a}, {m})"), P_ATOM)
                 } else {
                     let (ct, cp) = self.print(c);
-                    let a = self.widen(a, e.ty, vec_expr);
-                    let b = self.widen(b, e.ty, vec_expr);
+                    let a = operand(a);
+                    let b = operand(b);
                     // Right-associative: `c1 ? a : c2 ? b : d` reads as an else-if chain.
                     (
                         format!(
@@ -333,27 +349,100 @@ impl Emitter<'_> {
     }
 
     fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
-        if op == BinOp::Rem && l.ty.is_float() {
-            let args = [l, r].map(|x| self.widen(x, l.ty, self.vector() && e.varying).0);
+        use BinOp::*;
+        let vec_expr = self.vector() && e.varying;
+        if op == Rem && l.ty.is_float() {
+            let args = [l, r].map(|x| self.widen(x, l.ty, vec_expr).0);
             return (format!("fmod({}, {})", args[0], args[1]), P_ATOM);
         }
         let p = prec(op);
-        let (lt, lp, rt, rp) = if op.is_logical() && self.vector() && e.varying {
-            let bits = if self.mask_bits(l) == self.mask_bits(r) {
-                self.mask_bits(l)
-            } else {
-                32
-            };
-            (self.mask_as(l, bits), P_ATOM, self.mask_as(r, bits), P_ATOM)
+        // Bools in vector code are masks (-1/0 lanes) beside uniform 0/1 values: combine them
+        // as masks of one width. `false < true`, but mask `true` (-1) < mask `false` (0).
+        if vec_expr && (op.is_logical() || l.ty == Scalar::Bool) {
+            let bits = self.pair_bits(l, r);
+            let (a, b) = (self.mask_as(l, bits), self.mask_as(r, bits));
+            let (a, b) = if matches!(op, Lt | Le | Gt | Ge) { (b, a) } else { (a, b) };
+            return (format!("{a} {} {b}", op_text(op)), p);
+        }
+        let (lt, lp) = self.widen(l, l.ty, false);
+        let (rt, rp) = if vec_expr && r.varying && r.ty != l.ty && matches!(op, Shl | Shr) {
+            (format!("convert_{}{LANES}({})", l.ty.cl(), self.expr(r)), P_ATOM)
         } else {
-            let (lt, lp) = self.widen(l, l.ty, false);
-            let (rt, rp) = self.widen(r, l.ty, false);
-            (lt, lp, rt, rp)
+            self.widen(r, l.ty, false)
         };
-        (
-            format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
-            p,
-        )
+        // Shift amounts wrap at the bit width as in Rust's release builds; OpenCL masks by
+        // the promoted width (32 for a scalar `uchar`), so `u8` masks by hand.
+        let (rt, rp) = if matches!(op, Shl | Shr) && l.ty == Scalar::U8 {
+            (format!("{} & 7", paren(rt, rp, prec(BitAnd) + 1)), prec(BitAnd))
+        } else {
+            (rt, rp)
+        };
+        match (op, l.ty) {
+            // Rust wraps on overflow (release builds); C's signed overflow is undefined.
+            (Add | Sub | Mul | Shl, Scalar::I32) => {
+                let operand = |x: &Expr| self.as_uint(&self.widen(x, Scalar::I32, vec_expr).0, vec_expr);
+                let b = match op {
+                    Shl if vec_expr && r.varying => self.as_uint(&rt, true),
+                    Shl => paren(rt, rp, p + 1),
+                    _ => operand(r),
+                };
+                self.wrapping_i32(&format!("{} {} {b}", operand(l), op_text(op)), vec_expr)
+            }
+            // `uchar` arithmetic is done in `int`: back to 8 bits.
+            (Add | Sub | Mul | Shl, Scalar::U8) if !vec_expr => (
+                format!("(uchar)({} {} {})", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
+                P_UNARY,
+            ),
+            _ => (
+                format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
+                p,
+            ),
+        }
+    }
+
+    /// `as_uint(x)` (or `as_uint8`) around an `int` operand printed as `text`.
+    fn as_uint(&self, text: &str, vector: bool) -> String {
+        if vector {
+            format!("as_uint{LANES}({text})")
+        } else {
+            format!("as_uint({text})")
+        }
+    }
+
+    /// `as_int(<unsigned arithmetic>)`: Rust's wrapping `i32` arithmetic.
+    fn wrapping_i32(&self, unsigned: &str, vector: bool) -> (String, u8) {
+        if vector {
+            (format!("as_int{LANES}({unsigned})"), P_ATOM)
+        } else {
+            (format!("as_int({unsigned})"), P_ATOM)
+        }
+    }
+
+    /// Rust's `as`: float to integer saturates (NaN gives 0), `u32` to `i32` reinterprets
+    /// the bits, other integer casts keep the low bits, bools are 0 or 1.
+    fn cast(&self, x: &Expr, ty: Scalar, vec_expr: bool) -> (String, u8) {
+        let from = x.ty;
+        if vec_expr {
+            let t = format!("{}{LANES}", ty.cl());
+            if from == Scalar::Bool {
+                let m = self.mask_as(x, ty.bits());
+                return (format!("select(({t})(0), ({t})(1), {m})"), P_ATOM);
+            }
+            let inner = self.expr(x);
+            return match (from, ty) {
+                (f, t) if f == t => (inner, self.print(x).1),
+                (f, t) if f.is_float() && !t.is_float() => (format!("convert_{t}_sat({inner})", t = ty_vec(t)), P_ATOM),
+                (Scalar::U32, Scalar::I32) => (format!("as_int{LANES}({inner})"), P_ATOM),
+                _ => (format!("convert_{t}({inner})"), P_ATOM),
+            };
+        }
+        let (t, p) = self.print(x);
+        match (from, ty) {
+            (f, t2) if f == t2 => (t, p),
+            (f, t2) if f.is_float() && !t2.is_float() => (format!("convert_{}_sat({t})", t2.cl()), P_ATOM),
+            (Scalar::U32, Scalar::I32) => (format!("as_int({t})"), P_ATOM),
+            _ => (format!("({}){}", ty.cl(), paren(t, p, P_UNARY)), P_UNARY),
+        }
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
@@ -398,14 +487,11 @@ impl Emitter<'_> {
             })
             .collect();
         let call = format!("{name}({})", texts.join(", "));
-        // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one.
+        // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one and
+        // wraps (`i32::MIN.abs() == i32::MIN` in release builds): the same bits.
         if f == Abs && !float {
             let t = self.ty(e.ty, e.varying);
-            return if vec_expr {
-                (format!("convert_{t}({call})"), P_ATOM)
-            } else {
-                (format!("({t}){call}"), P_UNARY)
-            };
+            return (format!("as_{t}({call})"), P_ATOM);
         }
         (call, P_ATOM)
     }

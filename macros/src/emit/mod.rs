@@ -7,6 +7,28 @@ pub mod expr;
 pub mod signature;
 pub mod stencil;
 
+/// User text (a doc line, a Rust expression) made safe inside a C comment: no `*/` or `/*`, no
+/// line breaks, no trigraph `??`, no line splice.
+pub fn comment(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    for (from, to) in [("*/", "* /"), ("/*", "/ *"), ("??", "? ?")] {
+        while s.contains(from) {
+            s = s.replace(from, to);
+        }
+    }
+    s.trim_end_matches('\\').to_string()
+}
+
+/// A file name made safe inside a `#line` string.
+pub fn file_literal(file: &str) -> String {
+    file.chars()
+        .map(|c| if c == '"' || c == '\\' || c.is_control() { '_' } else { c })
+        .collect()
+}
+
 /// Keeps `#line` directives to where they are needed: the preprocessor numbers the lines
 /// after a directive itself, so a statement needs one only when the line it would be given is
 /// not its Rust line (a new statement from the next Rust line needs none).
@@ -20,7 +42,7 @@ impl LineMarks {
     /// The `#line` directive for a statement of `c_lines` C lines from `line` of `file`, if
     /// the preprocessor would number it otherwise.
     pub fn mark(&mut self, line: usize, file: &str, c_lines: usize) -> Option<String> {
-        let directive = (self.presumed != Some(line)).then(|| format!("#line {line} \"{file}\""));
+        let directive = (self.presumed != Some(line)).then(|| format!("#line {line} \"{}\"", file_literal(file)));
         self.presumed = Some(line + c_lines);
         directive
     }
@@ -28,7 +50,16 @@ impl LineMarks {
 
 #[cfg(test)]
 mod tests {
-    use super::LineMarks;
+    use super::{comment, LineMarks};
+
+    #[test]
+    fn comments_cannot_close_early() {
+        assert_eq!(comment("a */ b /* c"), "a * / b / * c");
+        assert_eq!(comment("x ??/"), "x ? ?/");
+        assert_eq!(comment("ends with \\"), "ends with ");
+        assert_eq!(comment("two\nlines"), "two lines");
+        assert_eq!(comment("***/"), "*** /");
+    }
 
     #[test]
     fn line_directives_only_where_numbering_breaks() {

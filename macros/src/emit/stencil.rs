@@ -23,8 +23,11 @@ pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&st
     };
     for l in &k.lets {
         let ty = em.ty(l.value.ty, l.value.varying);
-        let value = em.broken(&l.value, WIDTH).join("\n");
-        statement(l.line, format!("const {ty} {} = {value}; /* {} */", l.name, l.text));
+        let value = em.value(&l.value, WIDTH).join("\n");
+        statement(
+            l.line,
+            format!("const {ty} {} = {value}; /* {} */", l.name, super::comment(&l.text)),
+        );
     }
     let vector = matches!(access, Access::Vector | Access::VectorInterior);
     let result = if vector && !k.result.varying {

@@ -58,6 +58,8 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
     let (decls, args): (Vec<_>, Vec<_>) = k.params.iter().map(param).unzip();
     let kname = &k.name;
     let recv = if receiver { quote!(&self,) } else { quote!() };
+    // Resolves at the macro's site: a kernel parameter named `at` cannot meet it.
+    let at = syn::Ident::new("at", proc_macro2::Span::mixed_site());
     let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
     let user_doc = k.doc.iter().map(|d| quote!(#[doc = #d]));
     let sep = (!k.doc.is_empty()).then(|| quote!(#[doc = ""]));
@@ -66,8 +68,8 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
         #sep
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
-        #vis fn #method(#recv at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
-            at.program.launch(#kname, at.global, at.local, &[#(#args),*])
+        #vis fn #method(#recv #at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
+            #at.program.launch(#kname, #at.global, #at.local, &[#(#args),*])
         }
     }
 }

@@ -8,15 +8,15 @@ use quote::quote;
 pub fn expand(p: &ParamsStruct) -> TokenStream {
     let rt = rt();
     let ident = &p.ident;
-    let name = ident.to_string();
-    let names: Vec<String> = p.fields.iter().map(|(n, ..)| n.to_string()).collect();
+    let name = syn::ext::IdentExt::unraw(ident).to_string();
+    let names: Vec<String> = p.fields.iter().map(|(n, ..)| syn::ext::IdentExt::unraw(n).to_string()).collect();
     let fields: Vec<&syn::Ident> = p.fields.iter().map(|(n, ..)| n).collect();
     let tys: Vec<&syn::Type> = p.fields.iter().map(|(_, t, _)| t).collect();
     quote! {
         impl #rt::Params for #ident {
             const CL_NAME: &'static str = #name;
-            fn cl_declaration() -> ::std::string::String {
-                let mut decl = #rt::StructDecl::new(#name);
+            fn cl_declaration(cl_name: &str) -> ::std::string::String {
+                let mut decl = #rt::StructDecl::new(cl_name);
                 #(decl.field::<#tys>(#names);)*
                 decl.finish()
             }

@@ -42,7 +42,8 @@ pub fn parts(text: &str) -> TokenStream {
 pub fn source_fn(name: &str, text: &str, c: &Completion) -> TokenStream {
     let rt = rt();
     let parts = parts(text);
-    let param_types = &c.params;
+    let param_types = c.params.iter().map(|(t, _)| t);
+    let param_names = c.params.iter().map(|(_, n)| n);
     let const_names: Vec<&str> = c.consts.iter().map(|c| c.cl_name.as_str()).collect();
     let const_paths: Vec<&syn::Path> = c.consts.iter().map(|c| &c.path).collect();
     quote! {
@@ -53,7 +54,7 @@ pub fn source_fn(name: &str, text: &str, c: &Completion) -> TokenStream {
                 #rt::source::complete(
                     #name,
                     #parts,
-                    &[#(<#param_types as #rt::Params>::cl_declaration()),*],
+                    &[#(<#param_types as #rt::Params>::cl_declaration(#param_names)),*],
                     &[#((#const_names, #rt::Scalar::cl_literal(&#const_paths))),*],
                 )
             })

@@ -70,6 +70,17 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         ));
     };
 
+    // The generated functions' own parameters and locals resolve at the macro's definition
+    // site: a user argument named `out`, `p`, `shape`, `config` or `plan` cannot meet them.
+    let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
+    let (out, p_, shape, config, plan, device) = (
+        hygienic("out"),
+        hygienic("p"),
+        hygienic("shape"),
+        hygienic("config"),
+        hygienic("plan"),
+        hygienic("device"),
+    );
     let cursor = format_ident!("Grid{}", k.rank);
     let mut dev_params = Vec::new();
     let mut host_params = Vec::new();
@@ -85,8 +96,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                 dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
                 host_params.push(quote!(#n: &#rt::HostGrid<#e>));
                 launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
-                shape_checks.push(quote!(#rt::check_shape(#label, shape, #n.shape())?;));
-                host_args.push(quote!(&#rt::#cursor::new(#n, p, #boundary)));
+                shape_checks.push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
+                host_args.push(quote!(&#rt::#cursor::new(#n, #p_, #boundary)));
             }
             Arg::Params { ty, .. } => {
                 dev_params.push(quote!(#n: &#ty));
@@ -147,33 +158,33 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             }
 
             /// Builds (once, cached) and sizes a launch of one variant for grids of `shape`.
-            pub fn plan(device: &#rt::Device, config: &#rt::LaunchConfig, shape: #rt::Shape) -> #rt::Result<#rt::StencilPlan> {
-                #rt::StencilPlan::new(device, Self::spec(), config, shape)
+            pub fn plan(#device: &#rt::Device, #config: &#rt::LaunchConfig, #shape: #rt::Shape) -> #rt::Result<#rt::StencilPlan> {
+                #rt::StencilPlan::new(#device, Self::spec(), #config, #shape)
             }
 
             /// Computes `out` from the inputs on the device of `out`; returns the profiling event.
-            pub fn launch(config: &#rt::LaunchConfig, out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<#rt::Event> {
-                let plan = Self::plan(out.device(), config, out.shape())?;
-                Self::launch_plan(&plan, out, #(#arg_names),*)
+            pub fn launch(#config: &#rt::LaunchConfig, #out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+                let #plan = Self::plan(#out.device(), #config, #out.shape())?;
+                Self::launch_plan(&#plan, #out, #(#arg_names),*)
             }
 
             /// Like [`Self::launch`] with a prepared plan: no lookup on the hot path.
-            pub fn launch_plan(plan: &#rt::StencilPlan, out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<#rt::Event> {
-                plan.launch(out, &[#(#launch_args),*])
+            pub fn launch_plan(#plan: &#rt::StencilPlan, #out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+                #plan.launch(#out, &[#(#launch_args),*])
             }
 
             /// Like [`Self::launch_plan`] without a profiling event: the cheapest launch, for long
             /// batches of iterations (some drivers spend microseconds of host time per event).
-            pub fn enqueue_plan(plan: &#rt::StencilPlan, out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<()> {
-                plan.enqueue(out, &[#(#launch_args),*])
+            pub fn enqueue_plan(#plan: &#rt::StencilPlan, #out: &mut #rt::DeviceGrid<#out_ty>, #(#dev_params),*) -> #rt::Result<()> {
+                #plan.enqueue(#out, &[#(#launch_args),*])
             }
 
             /// The host reference: calls the Rust function at every updated point.
-            pub fn apply_host(out: &mut #rt::HostGrid<#out_ty>, #(#host_params),*) -> #rt::Result<()> {
-                let shape = out.shape();
+            pub fn apply_host(#out: &mut #rt::HostGrid<#out_ty>, #(#host_params),*) -> #rt::Result<()> {
+                let #shape = #out.shape();
                 #(#shape_checks)*
-                for p in #rt::UpdateRegion::new(shape, [#hx, #hy, #hz], #boundary).points() {
-                    out.set(p, #fn_name(#(#host_args),*));
+                for #p_ in #rt::UpdateRegion::new(#shape, [#hx, #hy, #hz], #boundary).points() {
+                    #out.set(#p_, #fn_name(#(#host_args),*));
                 }
                 Ok(())
             }

@@ -239,8 +239,8 @@ pub struct Define {
 /// or a constant's value, so the generated Rust supplies them when the source is first used.
 #[derive(Clone, Debug, Default)]
 pub struct Completion {
-    /// Params struct types, in order of first use.
-    pub params: Vec<syn::Path>,
+    /// Params struct types, in order of first use, with their OpenCL names.
+    pub params: Vec<(syn::Path, String)>,
     /// Constants: OpenCL name, Rust path, the type the generated code assumes.
     pub consts: Vec<ConstUse>,
     /// Params members used, with the type the generated code assumes (checked in Rust).
@@ -251,6 +251,8 @@ pub struct Completion {
 #[derive(Clone, Debug)]
 pub struct ConstUse {
     pub cl_name: String,
+    /// The path as written, `gain::K`.
+    pub rust: String,
     pub path: syn::Path,
     pub ty: Scalar,
     pub span: proc_macro2::Span,

@@ -10,6 +10,10 @@ pub struct StencilBody {
     /// OpenCL names of the arguments: the Rust names, renamed where they would collide
     /// with the kernels' own variables (`x`, `c`, `nx`, ...).
     pub arg_names: Vec<String>,
+    /// OpenCL names of the arguments' local tiles (`t_psi`), made fresh after the arguments'.
+    pub tile_names: Vec<String>,
+    /// Params struct types (as written) and their OpenCL names.
+    pub struct_names: Vec<(String, String)>,
     pub out: Scalar,
     pub rank: usize,
     pub boundary: Boundary,
@@ -33,6 +37,9 @@ pub struct Accesses {
     /// Distinct non-zero offsets per axis (for wrapped/clamped coordinates).
     pub axis_offsets: [Vec<i64>; 3],
     /// The grid the temporally blocked variant keeps in local memory across several steps:
-    /// the grid the output replaces when iterating.
+    /// the grid the output replaces when iterating (`#[stencil(state = u)]`, or the only grid
+    /// of the output's type).
     pub iterated: Option<usize>,
+    /// The grids of the output's type: the state when none is named and there is one.
+    pub state_candidates: Vec<usize>,
 }

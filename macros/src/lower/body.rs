@@ -5,70 +5,133 @@
 use super::typing::{default_float, float_lit};
 use crate::ir::{self, ConstUse, MemberUse, Op as Kind};
 use crate::model::{Arg, BinOp, Block, Expr, ExprKind, MathFn, Pat, Scalar, UnOp};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use syn::ext::IdentExt;
 
-/// Names the kernel templates use; a user binding with one of these names is renamed.
-const RESERVED: &[&str] = &[
-    "x", "y", "z", "c", "t", "row", "i", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lane", "gx",
-    "gy", "gz", "xend", "step", "tx", "ty", "s_cur", "s_next", "s_a", "s_b", "s_tmp", "k_", "AT", "WRAP", "UPDATED",
-    "LOAD", "TW", "TH", "TWH", "HX", "HY", "HZ", "TILE_X", "TILE_Y", "WG_Y", "float", "double", "int", "uint", "uchar",
-    "char", "long", "short", "half", "sqrt", "exp", "log", "pow", "fmin", "fmax", "select", "min", "max", "abs",
-    "fabs", "clamp", "sin", "cos",
-];
+/// The OpenCL spelling of a user name (`clforge_abi::names`): as written when safe, else
+/// behind the `rs_` prefix. Injective, and never a keyword, builtin or generated name.
+pub fn cl_name(name: &str) -> String {
+    let mut s = String::new();
+    // Writing to a `String` cannot fail.
+    let _ = clforge_abi::names::cl_name(name, &mut s);
+    s
+}
+
+/// The OpenCL spelling of a params struct member, as `#[derive(Params)]` declares it.
+pub fn cl_member_name(name: &str) -> String {
+    let mut s = String::new();
+    // Writing to a `String` cannot fail.
+    let _ = clforge_abi::names::cl_member_name(name, &mut s);
+    s
+}
+
+/// Every OpenCL name of one kernel program: the user's arguments first (by [`cl_name`]), then
+/// names made fresh on demand (`let`s, constants, params structs, tiles), each unique.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    used: HashSet<String>,
+}
+
+impl Names {
+    pub fn new(args: &[Arg]) -> (Names, Vec<String>) {
+        let mut n = Names::default();
+        let names = args.iter().map(|a| n.fresh(&a.name().to_string())).collect();
+        (n, names)
+    }
+
+    /// A name for `base` (a user name or a stem) used nowhere else in the program: `base`'s
+    /// [`cl_name`], or that with `_1`, `_2`, ... appended.
+    pub fn fresh(&mut self, base: &str) -> String {
+        let base = cl_name(base);
+        let mut name = base.clone();
+        let mut n = 0;
+        while self.used.contains(&name) || clforge_abi::names::is_reserved(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        self.used.insert(name.clone());
+        name
+    }
+}
+
+/// A `let` in scope.
+#[derive(Clone, Debug)]
+struct Local {
+    user: String,
+    cl: String,
+    ty: Scalar,
+    varying: bool,
+    /// The model `let`'s address: its identity across the passes of [`Lowerer::body`].
+    key: usize,
+}
 
 /// Lowers one body over the kind's arguments.
 pub struct Lowerer<'a> {
     args: &'a [Arg],
     out: Scalar,
     pub lets: Vec<ir::Let>,
-    used: HashSet<String>,
-    /// (user name, OpenCL name, type, varying)
-    scope: Vec<(String, String, Scalar, bool)>,
+    pub names: Names,
+    scope: Vec<Local>,
     pub consts: Vec<ConstUse>,
     pub members: Vec<MemberUse>,
     /// Every (argument, offset) read, for the access analysis.
     pub reads: BTreeSet<(usize, [i64; 3])>,
     matches: usize,
-}
-
-/// OpenCL names for the arguments: the Rust names, renamed where they would collide with
-/// the kernels' own variables.
-pub fn arg_names(args: &[Arg]) -> Vec<String> {
-    let used: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
-    args.iter()
-        .map(|a| {
-            let n = a.name().to_string();
-            if used.contains(&n) {
-                format!("{n}_arg")
-            } else {
-                n
-            }
-        })
-        .collect()
+    /// Types of `let`s whose value alone does not decide it (`let t = 0.5;`), from their uses,
+    /// keyed by the model `let`'s address: Rust infers them from later uses too.
+    decided: HashMap<usize, Scalar>,
+    /// What the uses of such `let`s asked for in this pass.
+    wanted: HashMap<usize, Scalar>,
+    /// `let`s whose type is open (decided by use, else Rust's fallback).
+    open: HashSet<usize>,
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(args: &'a [Arg], out: Scalar, arg_names: &[String]) -> Lowerer<'a> {
-        let mut used: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
-        used.extend(args.iter().map(|a| a.name().to_string()));
-        used.extend(arg_names.iter().cloned());
+    /// A lowerer over `args`, whose OpenCL names `names` has allocated.
+    pub fn new(args: &'a [Arg], out: Scalar, names: Names) -> Lowerer<'a> {
         Lowerer {
             args,
             out,
             lets: Vec::new(),
-            used,
+            names,
             scope: Vec::new(),
             consts: Vec::new(),
             members: Vec::new(),
             reads: BTreeSet::new(),
             matches: 0,
+            decided: HashMap::new(),
+            wanted: HashMap::new(),
+            open: HashSet::new(),
         }
     }
 
     /// Lowers the body's block to its result, cast to the output type.
+    ///
+    /// A `let` whose value has no type of its own (`let t = 0.5;`) takes the type its uses ask
+    /// for, as in Rust: the body is lowered again with the types the uses asked for until no
+    /// use asks for another (each pass decides at least one more `let`). Undecided ones take
+    /// Rust's fallback (`f64` for float literals, `i32` for integer ones).
     pub fn body(&mut self, body: &Block) -> syn::Result<ir::Expr> {
-        let result = self.block(body, Some(self.out))?;
-        Ok(self.coerce(result, self.out))
+        let start = (self.names.clone(), self.matches);
+        loop {
+            self.wanted.clear();
+            let result = self.block(body, Some(self.out))?;
+            let mut changed = false;
+            for (k, t) in std::mem::take(&mut self.wanted) {
+                if !self.decided.contains_key(&k) {
+                    self.decided.insert(k, t);
+                    changed = true;
+                }
+            }
+            if !changed {
+                return Ok(self.coerce(result, self.out));
+            }
+            (self.names, self.matches) = start.clone();
+            self.lets.clear();
+            self.consts.clear();
+            self.members.clear();
+            self.reads.clear();
+        }
     }
 }
 
@@ -87,10 +150,12 @@ impl Lowerer<'_> {
                 Arg::Scalar { ty, .. } => Some(*ty),
                 _ => None,
             },
-            ExprKind::Local(id) => self.lookup(&id.to_string()).map(|(_, t, _)| t),
+            ExprKind::Local(id) => self
+                .lookup(&id.to_string())
+                .filter(|l| !self.open.contains(&l.key) || self.decided.contains_key(&l.key))
+                .map(|l| l.ty),
             ExprKind::Member { .. } | ExprKind::Const(_) => None,
-            ExprKind::Unary(UnOp::Not, _) => Some(Scalar::Bool),
-            ExprKind::Unary(UnOp::Neg, x) => self.natural(x),
+            ExprKind::Unary(_, x) => self.natural(x),
             ExprKind::Binary(op, l, r) => {
                 if op.is_comparison() || op.is_logical() {
                     Some(Scalar::Bool)
@@ -111,23 +176,31 @@ impl Lowerer<'_> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<(String, Scalar, bool)> {
-        self.scope
-            .iter()
-            .rev()
-            .find(|(u, ..)| u == name)
-            .map(|(_, cl, t, v)| (cl.clone(), *t, *v))
+    /// Like [`Self::natural`], with the type the lowering assumes for params members and
+    /// constants (the body's float type; checked back in Rust): the type an expression takes
+    /// when its context gives none.
+    fn assumed(&self, e: &Expr) -> Option<Scalar> {
+        fn has_assumed(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Member { .. } | ExprKind::Const(_) => true,
+                ExprKind::Unary(_, x) => has_assumed(x),
+                ExprKind::Binary(op, l, r) if !op.is_comparison() && !op.is_logical() => {
+                    has_assumed(l) || (!matches!(op, BinOp::Shl | BinOp::Shr) && has_assumed(r))
+                }
+                ExprKind::Call(_, args) => args.first().is_some_and(has_assumed),
+                _ => false,
+            }
+        }
+        self.natural(e)
+            .or_else(|| has_assumed(e).then(|| default_float(self.args, self.out)))
+    }
+
+    fn lookup(&self, name: &str) -> Option<Local> {
+        self.scope.iter().rev().find(|l| l.user == name).cloned()
     }
 
     fn fresh(&mut self, base: &str) -> String {
-        let mut name = base.to_string();
-        let mut n = 0;
-        while self.used.contains(&name) {
-            n += 1;
-            name = format!("{base}_{n}");
-        }
-        self.used.insert(name.clone());
-        name
+        self.names.fresh(base)
     }
 
     /// Casts a value to the type its context needs (only literals/consts arrive untyped here).
@@ -146,15 +219,25 @@ impl Lowerer<'_> {
     fn block(&mut self, b: &Block, expected: Option<Scalar>) -> syn::Result<ir::Expr> {
         let depth = self.scope.len();
         for l in &b.lets {
-            let ty = l.ty.or_else(|| self.natural(&l.value));
+            let key = l as *const crate::model::Let as usize;
+            let natural = l.ty.or_else(|| self.natural(&l.value));
+            if natural.is_none() {
+                self.open.insert(key);
+            }
+            let ty = natural.or_else(|| self.decided.get(&key).copied());
             let value = self.expr(&l.value, ty)?;
-            let value = match l.ty {
+            let value = match ty {
                 Some(t) => self.coerce(value, t),
                 None => value,
             };
             let cl = self.fresh(&l.name.to_string());
-            self.scope
-                .push((l.name.to_string(), cl.clone(), value.ty, value.varying));
+            self.scope.push(Local {
+                user: l.name.to_string(),
+                cl: cl.clone(),
+                ty: value.ty,
+                varying: value.varying,
+                key,
+            });
             self.lets.push(ir::Let {
                 name: cl,
                 value,
@@ -172,7 +255,8 @@ impl Lowerer<'_> {
         let leaf = |op: Kind, ty: Scalar, varying: bool| Ok(ir::Expr { op, ty, varying });
         match &e.kind {
             ExprKind::Float(digits, suffix) => {
-                let ty = suffix.or(expected.filter(|t| t.is_float())).unwrap_or(fl);
+                // Rust's fallback for a float literal nothing constrains is `f64`.
+                let ty = suffix.or(expected.filter(|t| t.is_float())).unwrap_or(Scalar::F64);
                 leaf(Kind::Lit(float_lit(digits, ty)), ty, false)
             }
             ExprKind::Int(digits, suffix) => {
@@ -203,7 +287,12 @@ impl Lowerer<'_> {
             }
             ExprKind::Member { arg, member } => {
                 let ty = expected.unwrap_or(fl);
-                if !self.members.iter().any(|m| m.arg == *arg && m.member == *member) {
+                // Every type assumed for a member is checked back in Rust.
+                if !self
+                    .members
+                    .iter()
+                    .any(|m| m.arg == *arg && m.member == *member && m.ty == ty)
+                {
                     self.members.push(MemberUse {
                         arg: *arg,
                         member: member.clone(),
@@ -213,7 +302,7 @@ impl Lowerer<'_> {
                 leaf(
                     Kind::Member {
                         arg: *arg,
-                        member: member.to_string(),
+                        member: cl_member_name(&member.unraw().to_string()),
                     },
                     ty,
                     false,
@@ -226,47 +315,69 @@ impl Lowerer<'_> {
                 leaf(Kind::ScalarArg(*i), *ty, false)
             }
             ExprKind::Local(id) => {
-                let (cl, ty, varying) = self
+                let l = self
                     .lookup(&id.to_string())
                     .ok_or_else(|| syn::Error::new(e.span, format!("`{id}` is not in scope")))?;
-                leaf(Kind::Local(cl), ty, varying)
+                if let Some(t) = expected {
+                    if self.open.contains(&l.key) && t != l.ty && !self.decided.contains_key(&l.key) {
+                        self.wanted.entry(l.key).or_insert(t);
+                    }
+                }
+                leaf(Kind::Local(l.cl), l.ty, l.varying)
             }
             ExprKind::Const(path) => {
                 let ty = expected.unwrap_or(fl);
-                let cl_name = path
+                let written = path
                     .segments
                     .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect::<Vec<_>>()
-                    .join("_");
-                match self.consts.iter().find(|c| c.cl_name == cl_name) {
+                    .map(|s| s.ident.unraw().to_string())
+                    .collect::<Vec<_>>();
+                let rust = written.join("::");
+                let cl = match self.consts.iter().find(|c| c.rust == rust) {
                     Some(c) if c.ty != ty => {
                         return Err(syn::Error::new(
                             e.span,
                             format!(
-                                "constant `{cl_name}` is used as `{}` here and as `{}` elsewhere in the stencil",
+                                "constant `{rust}` is used as `{}` here and as `{}` elsewhere in the stencil",
                                 ty.rust(),
                                 c.ty.rust()
                             ),
                         ))
                     }
-                    Some(_) => {}
-                    None => self.consts.push(ConstUse {
-                        cl_name: cl_name.clone(),
-                        path: path.clone(),
-                        ty,
-                        span: e.span,
-                    }),
-                }
-                leaf(Kind::Const(cl_name), ty, false)
+                    Some(c) => c.cl_name.clone(),
+                    None => {
+                        // Paths map to distinct OpenCL names: `gain::K` is `gain_K`, and a
+                        // constant named `gain_K` then gets `gain_K_1`.
+                        let cl = self.fresh(&written.join("_"));
+                        self.consts.push(ConstUse {
+                            cl_name: cl.clone(),
+                            rust,
+                            path: path.clone(),
+                            ty,
+                            span: e.span,
+                        });
+                        cl
+                    }
+                };
+                leaf(Kind::Const(cl), ty, false)
             }
             ExprKind::Unary(op, x) => {
-                let want = if *op == UnOp::Not {
-                    Some(Scalar::Bool).filter(|_| self.natural(x) != Some(Scalar::I32))
-                } else {
-                    expected
+                let want = match op {
+                    UnOp::Not => self.natural(x).or(expected).or(Some(Scalar::Bool)),
+                    UnOp::Neg => self.natural(x).or(expected),
                 };
-                let x = self.expr(x, self.natural(x).or(want))?;
+                let x = self.expr(x, want)?;
+                // `-2147483648i32` is one literal in Rust; in C `2147483648` is a `long`.
+                if let (UnOp::Neg, Kind::Lit(text), false) = (op, &x.op, x.ty.is_float()) {
+                    let text = match (x.ty, text.as_str()) {
+                        (Scalar::I32, "2147483648") => "(-2147483647 - 1)".to_string(),
+                        _ => format!("-{text}"),
+                    };
+                    return Ok(ir::Expr {
+                        op: Kind::Lit(text),
+                        ..x
+                    });
+                }
                 Ok(ir::Expr {
                     ty: x.ty,
                     varying: x.varying,
@@ -277,10 +388,11 @@ impl Lowerer<'_> {
                 let (lt, rt) = if op.is_logical() {
                     (Some(Scalar::Bool), Some(Scalar::Bool))
                 } else if matches!(op, BinOp::Shl | BinOp::Shr) {
-                    (self.natural(l).or(expected), self.natural(r))
+                    (self.natural(l).or(expected).or_else(|| self.assumed(l)), self.natural(r))
                 } else {
                     let t = self.natural(l).or_else(|| self.natural(r));
                     let t = if op.is_comparison() { t } else { t.or(expected) };
+                    let t = t.or_else(|| self.assumed(l)).or_else(|| self.assumed(r));
                     (t, t)
                 };
                 let l = self.expr(l, lt)?;
@@ -290,12 +402,10 @@ impl Lowerer<'_> {
                 } else {
                     l.ty
                 };
-                let varying = l.varying || r.varying;
-                Ok(ir::Expr {
-                    op: Kind::Binary(*op, Box::new(l), Box::new(r)),
-                    ty,
-                    varying,
-                })
+                if matches!(op, BinOp::Div | BinOp::Rem) && !ty.is_float() && !safe_divisor(&r) {
+                    return Ok(self.guarded_division(*op, l, r, e));
+                }
+                Ok(binary(*op, l, r, ty))
             }
             ExprKind::Cast(x, ty) => {
                 let inner = self.expr(x, self.natural(x))?;
@@ -307,7 +417,12 @@ impl Lowerer<'_> {
             }
             ExprKind::Call(f, args) => self.call(*f, args, expected, e),
             ExprKind::If(cond, a, b) => {
-                let t = self.natural(&a.tail).or_else(|| self.natural(&b.tail)).or(expected);
+                let t = self
+                    .natural(&a.tail)
+                    .or_else(|| self.natural(&b.tail))
+                    .or(expected)
+                    .or_else(|| self.assumed(&a.tail))
+                    .or_else(|| self.assumed(&b.tail));
                 let cond = self.expr(cond, Some(Scalar::Bool))?;
                 let a = self.block(a, t)?;
                 let b = self.block(b, t.or(Some(a.ty)))?;
@@ -324,7 +439,8 @@ impl Lowerer<'_> {
             _ => args.iter().find_map(|a| self.natural(a)),
         }
         .or(expected)
-        .unwrap_or_else(|| default_float(self.args, self.out));
+        .or_else(|| args.first().and_then(|a| self.assumed(a)))
+        .unwrap_or(Scalar::F64);
         let float_only = !matches!(f, MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp);
         if float_only && !t.is_float() {
             return Err(syn::Error::new(
@@ -337,6 +453,13 @@ impl Lowerer<'_> {
             let want = if f == MathFn::Powi && i == 1 { Scalar::I32 } else { t };
             let v = self.expr(a, Some(want))?;
             out.push(v);
+        }
+        if let (MathFn::Clamp, true, [x, lo, hi]) = (f, t.is_float(), &out[..]) {
+            // Rust's `clamp`: `if x < lo { lo } else if x > hi { hi } else { x }`. OpenCL's
+            // `clamp` is `fmin(fmax(x, lo), hi)`, which turns NaN into `lo`.
+            let [x, lo, hi] = [x, lo, hi].map(|v| self.named(v.clone(), e));
+            let above = select(binary(BinOp::Gt, x.clone(), hi.clone(), Scalar::Bool), hi, x.clone());
+            return Ok(select(binary(BinOp::Lt, x, lo.clone(), Scalar::Bool), lo, above));
         }
         let varying = out.iter().any(|a| a.varying);
         if f == MathFn::Recip {
@@ -389,7 +512,11 @@ impl Lowerer<'_> {
                 varying: key.varying,
             };
         }
-        let t = arms.iter().find_map(|a| self.natural(&a.body.tail)).or(expected);
+        let t = arms
+            .iter()
+            .find_map(|a| self.natural(&a.body.tail))
+            .or(expected)
+            .or_else(|| arms.iter().find_map(|a| self.assumed(&a.body.tail)));
         let mut branches: Vec<(Option<ir::Expr>, ir::Expr)> = Vec::new();
         for arm in arms {
             let value = self.block(&arm.body, t)?;
@@ -431,6 +558,82 @@ impl Lowerer<'_> {
             }
         }
         Ok(acc)
+    }
+}
+
+impl Lowerer<'_> {
+    /// `v` itself when it is a leaf (cheap and pure to repeat), else a fresh `let` holding it.
+    fn named(&mut self, v: ir::Expr, at: &Expr) -> ir::Expr {
+        if matches!(
+            v.op,
+            Kind::Lit(_) | Kind::Local(_) | Kind::Const(_) | Kind::ScalarArg(_) | Kind::Member { .. } | Kind::Read { .. }
+        ) {
+            return v;
+        }
+        let name = self.fresh("v");
+        let (ty, varying) = (v.ty, v.varying);
+        self.lets.push(ir::Let {
+            name: name.clone(),
+            value: v,
+            line: at.line,
+            text: at.text.clone(),
+        });
+        ir::Expr {
+            op: Kind::Local(name),
+            ty,
+            varying,
+        }
+    }
+
+    /// Integer `/` and `%` by a divisor that may be 0 (or -1 under `i32::MIN`): Rust panics
+    /// there, C's behaviour is undefined (x86 traps), and a select evaluates both branches
+    /// (`if d != 0 { n / d } else { 0 }`). The divisor is made safe (1 where it is 0 or -1) and
+    /// division by -1 is negation (`%` by -1 is 0), which equals Rust wherever Rust does not panic.
+    fn guarded_division(&mut self, op: BinOp, n: ir::Expr, d: ir::Expr, at: &Expr) -> ir::Expr {
+        let ty = n.ty;
+        let n = self.named(n, at);
+        let d = self.named(d, at);
+        let lit = |v: &str| ir::Expr {
+            op: Kind::Lit(if ty == Scalar::U32 { format!("{v}u") } else { v.to_string() }),
+            ty,
+            varying: false,
+        };
+        let is = |v: &str| binary(BinOp::Eq, d.clone(), lit(v), Scalar::Bool);
+        if ty != Scalar::I32 {
+            let safe = select(is("0"), lit("1"), d.clone());
+            return binary(op, n, safe, ty);
+        }
+        let bad = binary(BinOp::Or, is("0"), is("-1"), Scalar::Bool);
+        let safe = select(bad, lit("1"), d.clone());
+        let by_minus_one = match op {
+            BinOp::Div => ir::Expr {
+                varying: n.varying,
+                op: Kind::Unary(UnOp::Neg, Box::new(n.clone())),
+                ty,
+            },
+            _ => lit("0"),
+        };
+        select(is("-1"), by_minus_one, binary(op, n, safe, ty))
+    }
+}
+
+/// A divisor that is a literal other than 0 and -1: plain division is safe.
+fn safe_divisor(d: &ir::Expr) -> bool {
+    match &d.op {
+        Kind::Lit(t) => {
+            let digits = t.trim_end_matches('u');
+            digits.parse::<i64>().is_ok_and(|v| v != 0 && v != -1)
+        }
+        _ => false,
+    }
+}
+
+fn binary(op: BinOp, l: ir::Expr, r: ir::Expr, ty: Scalar) -> ir::Expr {
+    let varying = l.varying || r.varying;
+    ir::Expr {
+        op: Kind::Binary(op, Box::new(l), Box::new(r)),
+        ty,
+        varying,
     }
 }
 

@@ -1,20 +1,34 @@
 //! Stencil model -> IR program: the body lowered once, the access analysis, and the four
 //! variants (plain, tiled, vec8, steps) with their signatures, legality and local memory.
 
-use super::body::{arg_names, Lowerer};
+use super::body::{Lowerer, Names};
 use super::{access, variants};
 use crate::ir::stencil::StencilBody;
 use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
 use crate::model::{Arg, Boundary, Scalar, Stencil};
 
 pub fn lower(s: &Stencil) -> syn::Result<Program> {
-    let names = arg_names(&s.args);
-    let mut l = Lowerer::new(&s.args, s.out, &names);
+    let (mut names, arg_names) = Names::new(&s.args);
+    // Names derived from the arguments' come before the body's own.
+    let tile_names = arg_names.iter().map(|n| names.fresh(&format!("t_{n}"))).collect();
+    let mut struct_names: Vec<(String, String)> = Vec::new();
+    for a in &s.args {
+        if let Arg::Params { ty, .. } = a {
+            let written = quote::quote!(#ty).to_string();
+            if !struct_names.iter().any(|(w, _)| *w == written) {
+                let last = ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                struct_names.push((written, names.fresh(&last)));
+            }
+        }
+    }
+    let mut l = Lowerer::new(&s.args, s.out, names);
     let result = l.body(&s.body)?;
-    let access = access::analyse(&s.args, s.out, &l.reads);
+    let access = access::analyse(&s.args, s.out, &l.reads, s.state.as_ref())?;
     let body = StencilBody {
         args: s.args.clone(),
-        arg_names: names,
+        arg_names,
+        tile_names,
+        struct_names: struct_names.clone(),
         out: s.out,
         rank: s.rank,
         boundary: s.boundary,
@@ -79,6 +93,16 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
                 Arg::Params { ty, .. } => Some(ty.clone()),
                 _ => None,
             })
+            .scan(Vec::new(), |seen: &mut Vec<String>, ty| {
+                let written = quote::quote!(#ty).to_string();
+                let first = !seen.contains(&written);
+                seen.push(written.clone());
+                Some(first.then(|| {
+                    let cl = struct_names.iter().find(|(w, _)| *w == written).map(|(_, n)| n.clone());
+                    (ty, cl.unwrap_or_default())
+                }))
+            })
+            .flatten()
             .collect(),
         consts: l.consts,
         members: l.members,
@@ -114,7 +138,16 @@ fn signature(b: &StencilBody) -> Vec<Param> {
                 elem: Elem::Scalar(f.elem),
                 lanes: 1,
             },
-            Arg::Params { ty, .. } => Ty::Struct(ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default()),
+            Arg::Params { ty, .. } => {
+                let written = quote::quote!(#ty).to_string();
+                Ty::Struct(
+                    b.struct_names
+                        .iter()
+                        .find(|(w, _)| *w == written)
+                        .map(|(_, n)| n.clone())
+                        .unwrap_or_default(),
+                )
+            }
             Arg::Scalar { ty, .. } => Ty::Value(Elem::Scalar(*ty)),
         };
         params.push(Param::new(name, ty, Access::Read, Binding::UserArg(i)).restrict());

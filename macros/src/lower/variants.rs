@@ -22,10 +22,21 @@ pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
         ));
     }
     if b.access.iterated.is_none() {
-        why.push(format!(
-            "no grid argument has the output's type `{}` to iterate",
-            b.out.rust()
-        ));
+        let names: Vec<String> = b
+            .access
+            .state_candidates
+            .iter()
+            .map(|&i| format!("`{}`", b.args[i].name()))
+            .collect();
+        why.push(match names.len() {
+            0 => format!("no grid argument has the output's type `{}` to iterate", b.out.rust()),
+            _ => format!(
+                "several grids of the output's type `{}` ({}) could be the iterated state; name it with `#[stencil(state = {})]`",
+                b.out.rust(),
+                names.join(", "),
+                b.args[b.access.state_candidates[0]].name()
+            ),
+        });
     }
     (!why.is_empty()).then(|| why.join("; "))
 }

@@ -12,6 +12,8 @@ pub struct Stencil {
     pub out: Scalar,
     pub rank: usize,
     pub boundary: Boundary,
+    /// `#[stencil(state = u)]`: the grid the steps variant iterates, when named.
+    pub state: Option<syn::Ident>,
     pub body: Block,
     /// The user's file as rustc names it, for `#line`.
     pub file: String,

@@ -1,4 +1,4 @@
-//! Attribute arguments: `#[clforge::stencil(boundary = periodic)]`.
+//! Attribute arguments: `#[clforge::stencil(boundary = periodic, state = u)]`.
 
 use crate::model::Boundary;
 use syn::parse::{Parse, ParseStream};
@@ -7,11 +7,14 @@ use syn::{Ident, Token};
 /// Arguments of `#[stencil(...)]`.
 pub struct StencilArgs {
     pub boundary: Boundary,
+    /// `state = u`: the grid the steps variant iterates (the output replaces it each step).
+    pub state: Option<Ident>,
 }
 
 impl Parse for StencilArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut boundary = None;
+        let mut state: Option<Ident> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
@@ -33,10 +36,16 @@ impl Parse for StencilArgs {
                         }
                     });
                 }
+                "state" => {
+                    if state.is_some() {
+                        return Err(syn::Error::new_spanned(&key, "`state` is given twice"));
+                    }
+                    state = Some(value);
+                }
                 other => {
                     return Err(syn::Error::new_spanned(
                         &key,
-                        format!("unknown stencil argument `{other}`; expected `boundary`"),
+                        format!("unknown stencil argument `{other}`; expected `boundary` or `state`"),
                     ))
                 }
             }
@@ -46,6 +55,7 @@ impl Parse for StencilArgs {
         }
         Ok(StencilArgs {
             boundary: boundary.unwrap_or(Boundary::Fixed),
+            state,
         })
     }
 }

@@ -23,7 +23,7 @@ fn scalar_of(ty: &Type) -> Option<Scalar> {
     }
 }
 
-pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
+pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) -> syn::Result<Stencil> {
     let mut errors = Errors::default();
     let sig = &item.sig;
     if let Some(g) = sig.generics.params.first() {
@@ -146,6 +146,7 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<Stencil> {
         out,
         rank,
         boundary,
+        state,
         body,
         file: sig.ident.span().file(),
         line: line_of(sig.fn_token.span),

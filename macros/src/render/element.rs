@@ -67,9 +67,9 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
         .collect();
     Ok(ElementView {
         name: p.origin.name.clone(),
-        file: p.origin.file.clone(),
+        file: crate::emit::file_literal(&p.origin.file),
         line: p.origin.line,
-        doc: p.origin.doc.clone(),
+        doc: p.origin.doc.iter().map(|d| crate::emit::comment(d)).collect(),
         dim: b.dim,
         nodes: b.nodes,
         dofs: b.dofs,

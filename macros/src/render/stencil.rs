@@ -13,6 +13,8 @@ use serde::Serialize;
 #[derive(Serialize)]
 pub struct StagedView {
     pub name: String,
+    /// The local tile's name (`t_psi`).
+    pub tile: String,
     pub ty: &'static str,
 }
 
@@ -101,9 +103,9 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
     Ok(StencilView {
         name: p.origin.name.clone(),
-        file: file.clone(),
+        file: crate::emit::file_literal(file),
         line: p.origin.line,
-        doc: p.origin.doc.clone(),
+        doc: p.origin.doc.iter().map(|d| crate::emit::comment(d)).collect(),
         rank: k.rank,
         boundary: k.boundary.name(),
         hx: k.access.halo[0],
@@ -120,10 +122,11 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
             .args
             .iter()
             .zip(&k.access.staged)
-            .zip(&k.arg_names)
-            .filter_map(|((a, &s), name)| match a {
+            .zip(k.arg_names.iter().zip(&k.tile_names))
+            .filter_map(|((a, &s), (name, tile))| match a {
                 Arg::Field(f) if s => Some(StagedView {
                     name: name.clone(),
+                    tile: tile.clone(),
                     ty: f.elem.cl(),
                 }),
                 _ => None,

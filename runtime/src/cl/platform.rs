@@ -37,8 +37,10 @@ pub struct DeviceInfo {
     pub kind: DeviceKind,
     /// Number of compute units.
     pub compute_units: u32,
-    /// Largest work-group size.
+    /// Largest work-group size (items in all dimensions together).
     pub max_work_group_size: usize,
+    /// Largest work-group extent along each dimension (`CL_DEVICE_MAX_WORK_ITEM_SIZES`).
+    pub max_work_item_sizes: [usize; 3],
     /// `__local` memory per work group, in bytes.
     pub local_mem_bytes: u64,
     /// Global memory, in bytes.
@@ -113,6 +115,19 @@ fn num_info(id: DeviceId, param: core::DeviceInfo) -> Result<u64> {
     }
 }
 
+/// `CL_DEVICE_MAX_WORK_ITEM_SIZES`: one `size_t` per dimension (at least three); dimensions a
+/// driver leaves out allow only 1.
+fn work_item_sizes(id: DeviceId) -> Result<[usize; 3]> {
+    let bytes = raw_info(id, core::DeviceInfo::MaxWorkItemSizes)?;
+    let word = size_of::<usize>();
+    Ok(std::array::from_fn(|d| {
+        bytes
+            .get(d * word..(d + 1) * word)
+            .and_then(|b| b.try_into().ok())
+            .map_or(1, usize::from_ne_bytes)
+    }))
+}
+
 fn query_info(index: usize, id: DeviceId, platform: &str) -> Result<DeviceInfo> {
     use core::DeviceInfo as I;
     let ty = core::DeviceType::from_bits_truncate(num_info(id, I::Type)?);
@@ -138,6 +153,7 @@ fn query_info(index: usize, id: DeviceId, platform: &str) -> Result<DeviceInfo> 
         kind,
         compute_units: u32::try_from(num_info(id, I::MaxComputeUnits)?).unwrap_or(u32::MAX),
         max_work_group_size: usize::try_from(num_info(id, I::MaxWorkGroupSize)?).unwrap_or(usize::MAX),
+        max_work_item_sizes: work_item_sizes(id)?,
         local_mem_bytes: num_info(id, I::LocalMemSize)?,
         global_mem_bytes: num_info(id, I::GlobalMemSize)?,
         max_alloc_bytes: num_info(id, I::MaxMemAllocSize)?,

@@ -116,6 +116,24 @@ pub(crate) struct Kernel {
 }
 
 impl Kernel {
+    /// `CL_KERNEL_WORK_GROUP_SIZE` and `CL_KERNEL_LOCAL_MEM_SIZE` of this kernel on the
+    /// queue's device: the largest work-group it can be launched with (at most the device's,
+    /// lower where the kernel needs many registers) and the `__local` bytes it uses.
+    pub(crate) fn limits(&self, queue: &Queue) -> Result<(usize, u64)> {
+        use core::{KernelWorkGroupInfo as I, KernelWorkGroupInfoResult as R};
+        let query = |what: I| {
+            core::get_kernel_work_group_info(&self.kernel, queue.device, what)
+                .map_err(failed("clGetKernelWorkGroupInfo"))
+        };
+        match (query(I::WorkGroupSize)?, query(I::LocalMemSize)?) {
+            (R::WorkGroupSize(items), R::LocalMemSize(bytes)) => Ok((items, bytes)),
+            other => Err(Error::Cl {
+                op: "clGetKernelWorkGroupInfo",
+                message: format!("unexpected {other:?}"),
+            }),
+        }
+    }
+
     /// Sets `args` in declaration order and enqueues the kernel over the first `dims` of the
     /// validated work sizes `gws` (in groups of `lws`), filling in `event` if given.
     pub(crate) fn enqueue<'a>(

@@ -29,21 +29,34 @@ impl Default for Blocking {
 }
 
 impl Blocking {
-    /// Elements per block along y.
+    /// Elements per block along y (saturating at `usize::MAX`).
     pub fn rows(&self) -> usize {
-        self.l_y * self.wi_size
+        self.l_y.saturating_mul(self.wi_size)
     }
 
-    /// 32-bit words of one block's crack mask.
+    /// 32-bit words of one block's crack mask (saturating at `usize::MAX` for blockings whose
+    /// element count overflows).
     pub fn mask_words(&self) -> usize {
-        clforge_abi::element::mask_words(self.l_x, self.l_y, self.wi_size)
+        self.checked_mask_words().unwrap_or(usize::MAX)
     }
 
-    /// Blocks along x, y, z of a structured mesh (blocks are one element deep in z).
+    /// Elements of one block, `l_x · l_y · wi_size`, or `None` on overflow.
+    pub fn checked_elements(&self) -> Option<usize> {
+        self.l_x.checked_mul(self.l_y)?.checked_mul(self.wi_size)
+    }
+
+    /// [`Blocking::mask_words`], or `None` where the block's element count overflows.
+    pub fn checked_mask_words(&self) -> Option<usize> {
+        self.checked_elements()?;
+        Some(clforge_abi::element::mask_words(self.l_x, self.l_y, self.wi_size))
+    }
+
+    /// Blocks along x, y, z of a structured mesh (blocks are one element deep in z; a zero
+    /// size counts as 1, which [`plan`] refuses).
     pub fn blocks(&self, m: &StructuredMesh) -> [usize; 3] {
         [
-            m.elements[0].div_ceil(self.l_x),
-            m.elements[1].div_ceil(self.rows()),
+            m.elements[0].div_ceil(self.l_x.max(1)),
+            m.elements[1].div_ceil(self.rows().max(1)),
             m.elements[2],
         ]
     }
@@ -155,14 +168,28 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
         Schedule::Blocked(b) | Schedule::BlockedMaterial(b) => {
             let m = structured(schedule)?;
             if b.l_x == 0 || b.l_y == 0 || b.wi_size == 0 {
-                return Err(Error::InvalidConfig(format!("blocking {b:?} must have non-zero sizes")));
+                return Err(Error::InvalidConfig(format!(
+                    "blocking {b:?} must have non-zero sizes; every field is at least 1"
+                )));
+            }
+            if b.checked_elements().is_none() {
+                return Err(Error::TooLarge {
+                    what: format!("blocking {b:?}"),
+                    detail: "its l_x · l_y · wi_size elements per block overflow usize".into(),
+                });
             }
             let nb = b.blocks(m);
             for s in colours(m.dim) {
                 let g: Vec<usize> = (0..3).map(|k| nb[k].saturating_sub(s[k]).div_ceil(2)).collect();
                 if !g.contains(&0) {
+                    let (Some(gx), Some(gy)) = (g[0].checked_mul(b.l_x), g[1].checked_mul(b.l_y)) else {
+                        return Err(Error::TooLarge {
+                            what: format!("blocking {b:?} of a mesh of {:?} elements", m.elements),
+                            detail: "its global work size overflows usize".into(),
+                        });
+                    };
                     passes.push(Pass {
-                        global: vec![g[0] * b.l_x, g[1] * b.l_y, g[2]],
+                        global: vec![gx, gy, g[2]],
                         local: Some(vec![b.l_x, b.l_y, 1]),
                         shift: shift(s),
                         range: (0, 0),

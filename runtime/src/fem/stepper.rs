@@ -4,7 +4,7 @@
 //! [`StepperConfig`], shared by both, lives with [`Model`] in `problem.rs`.
 
 use crate::buffer::Buffer;
-use crate::device::Device;
+use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::fem::blocks::block_control;
 use crate::fem::element::ElementSpec;
@@ -13,12 +13,61 @@ use crate::fem::load::check_load;
 use crate::fem::mesh::Mesh;
 use crate::fem::reference::padded;
 use crate::fem::schedule::{plan, Pass, Schedule};
-use crate::program::{Event, Program};
+use crate::program::{check_work_group, Event, Program};
 
 pub use crate::fem::load::{Load, TimeFunction};
 pub use crate::fem::problem::{Model, StepperConfig};
 pub use crate::fem::reference::HostStepper;
 pub use crate::fem::stability::{check_resolution, check_time_step, stability_bound, wave_speed};
+
+/// `n` as a kernel's `int`, or [`Error::TooLarge`] naming `what`.
+fn int_index(what: &str, n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::TooLarge {
+        what: format!("a model of {n} {what}"),
+        detail: format!("the element kernels index with 32-bit `int`s, so at most {}", i32::MAX),
+    })
+}
+
+/// Checks the launches of a plan against the device before the program is built: work-groups
+/// within `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, global sizes
+/// within the kernels' `int` indices, and the `__local` memory of the blocked-material kernel
+/// (`K_e` as `ND · NV` `real8`s and the `MASK_WORDS` words of a crack mask) within
+/// `CL_DEVICE_LOCAL_MEM_SIZE`.
+fn check_launches(info: &DeviceInfo, spec: &ElementSpec, schedule: Schedule, passes: &[Pass]) -> Result<()> {
+    let kernel = || format!("kernel `{}_{}`", spec.name, schedule.suffix());
+    for p in passes {
+        if let Some(local) = &p.local {
+            let padded = std::array::from_fn(|d| local.get(d).copied().unwrap_or(1));
+            check_work_group(info, &padded, || format!("work-group {local:?} of {}", kernel()))?;
+        }
+        if let Some(&g) = p.global.iter().find(|&&g| g > i32::MAX as usize) {
+            return Err(Error::TooLarge {
+                what: format!("global work size {:?} of {}", p.global, kernel()),
+                detail: format!("{g} work-items along one axis exceed the kernels' 32-bit `int` indices"),
+            });
+        }
+    }
+    if let Schedule::BlockedMaterial(b) = schedule {
+        let nd = spec.nd();
+        let ndp = nd.div_ceil(clforge_abi::LANES) * clforge_abi::LANES;
+        // `real` is `float` (4 bytes); mask words are `uint`s.
+        let bytes = nd
+            .checked_mul(ndp)
+            .and_then(|k| k.checked_add(b.checked_mask_words()?))
+            .and_then(|words| words.checked_mul(4))
+            .map_or(u64::MAX, |v| v as u64);
+        if bytes > info.local_mem_bytes {
+            return Err(Error::DeviceLimit {
+                what: format!("`__local` memory (K_e and a crack mask of {b:?}) of {}", kernel()),
+                needed: bytes,
+                limit: info.local_mem_bytes,
+                limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
+                hint: "choose a `Blocking` of fewer elements (l_x · l_y · wi_size)".into(),
+            });
+        }
+    }
+    Ok(())
+}
 
 struct DeviceLoad {
     dofs: Buffer<i32>,
@@ -88,10 +137,18 @@ impl Stepper {
                 schedule.suffix()
             )));
         }
+        // The kernels index DOFs, nodes and elements with 32-bit `int`s.
+        let n = model.dof_count();
+        int_index("DOFs (nodes × DOFs per node)", n)?;
         let mesh_dims = match &model.mesh {
-            Mesh::Structured(m) => m.elements.map(|v| v as i32),
-            Mesh::Unstructured(_) => [ne as i32, 1, 1],
+            Mesh::Structured(m) => [
+                int_index("elements along x", m.elements[0])?,
+                int_index("elements along y", m.elements[1])?,
+                int_index("elements along z", m.elements[2])?,
+            ],
+            Mesh::Unstructured(_) => [int_index("elements", ne)?, 1, 1],
         };
+        int_index("elements", ne)?;
         let conn = model.mesh.connectivity(spec.node_offsets);
         // Unstructured: elements stored colour by colour.
         let (sorted, colour_sizes) = match (&model.mesh, schedule) {
@@ -111,8 +168,24 @@ impl Stepper {
             _ => (vec![0], vec![]),
         };
         let passes = plan(schedule, &model.mesh, &colour_sizes)?;
+        check_launches(device.info(), &spec, schedule, &passes)?;
         let options = schedule.options();
         let program = device.program(spec.name, spec.source, &options)?;
+        // The built kernel's own work-group limit can be below the device's (GPU registers).
+        if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
+            let kernel = format!("{}_{}", spec.name, schedule.suffix());
+            let limit = program.kernel_limits(&kernel)?.work_group_size;
+            let items: usize = local.iter().product();
+            if items > limit {
+                return Err(Error::DeviceLimit {
+                    what: format!("work-group {local:?} of kernel `{kernel}`"),
+                    needed: items as u64,
+                    limit: limit as u64,
+                    limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+                    hint: "choose a `Blocking` of fewer work-items (l_x · l_y)".into(),
+                });
+            }
+        }
 
         let k_all: Vec<f32> = model.stiffness.iter().flat_map(|k| padded(k, nd, nd, ndp)).collect();
         let g_all: Vec<f32> = model
@@ -134,7 +207,6 @@ impl Stepper {
             _ => (vec![0; 4], vec![0]),
         };
         let (minv, damp) = model.integration(config.alpha as f32);
-        let n = model.dof_count();
         let zeros = vec![0.0f32; n];
         Ok(Stepper {
             spec,

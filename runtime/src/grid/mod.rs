@@ -18,3 +18,19 @@ pub fn check_shape(field: &str, expected: Shape, found: Shape) -> Result<()> {
         })
     }
 }
+
+/// The error for a shape whose point count overflows `usize`.
+pub(crate) fn overflow(shape: Shape) -> Error {
+    let dims = shape.dims();
+    Error::TooLarge {
+        what: format!("grid of shape {shape}"),
+        detail: format!(
+            "its {} points overflow usize; give extents whose product fits in memory",
+            dims[..shape.rank()]
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" × ")
+        ),
+    }
+}

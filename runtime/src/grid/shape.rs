@@ -39,17 +39,34 @@ impl Shape {
     pub fn rank(&self) -> usize {
         self.rank
     }
-    /// Number of points.
+    /// Number of points, or `usize::MAX` when their count overflows `usize` (no grid can
+    /// hold that many: making one is an error); [`Shape::checked_len`] tells the two apart.
     pub fn len(&self) -> usize {
-        self.dims.iter().product()
+        self.checked_len().unwrap_or(usize::MAX)
     }
-    /// Whether the grid has no points.
+    /// Number of points, or `None` when the product of the extents overflows `usize`.
+    ///
+    /// ```
+    /// # use clforge_runtime::Shape;
+    /// assert_eq!(Shape::d2(3, 4).checked_len(), Some(12));
+    /// assert_eq!(Shape::d2(usize::MAX, 2).checked_len(), None);
+    /// assert_eq!(Shape::d3(usize::MAX, 2, 0).checked_len(), Some(0));
+    /// ```
+    pub fn checked_len(&self) -> Option<usize> {
+        if self.is_empty() {
+            return Some(0);
+        }
+        self.dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+    }
+    /// Whether the grid has no points (an extent is 0).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.dims.contains(&0)
     }
-    /// Linear index of a point.
+    /// Linear index of a point inside the shape (x fastest). Points outside give a
+    /// meaningless index rather than a panic; check them against [`Shape::dims`] first.
     pub fn index(&self, p: [usize; 3]) -> usize {
-        p[0] + self.dims[0] * (p[1] + self.dims[1] * p[2])
+        let [nx, ny, _] = self.dims;
+        p[0].wrapping_add(nx.wrapping_mul(p[1].wrapping_add(ny.wrapping_mul(p[2]))))
     }
 }
 

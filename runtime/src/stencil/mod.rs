@@ -545,8 +545,8 @@ mod tests {
 
     impl Params for Scale {
         const CL_NAME: &'static str = "Scale";
-        fn cl_declaration() -> String {
-            let mut d = StructDecl::new("Scale");
+        fn cl_declaration(cl_name: &str) -> String {
+            let mut d = StructDecl::new(cl_name);
             d.field::<f32>("a");
             d.field::<i32>("b");
             d.finish()

@@ -405,8 +405,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// The configurations a tuning pass tries for `spec` on grids of `shape` on a device
 /// described by `info`: the default launch first, then plain and vector launches with a
 /// few work-group shapes and tiled launches with seed 002's tiles and a few others.
-/// Work-groups above `max_work_group_size`, tiles whose staged halo does not fit
-/// `local_mem_bytes`, and work-groups far wider than the grid are left out.
+/// Launches the device cannot run (the checks of [`StencilPlan::new`]: work-group size and
+/// extents, local memory, 32-bit indices) and work-groups far wider than the grid are left out.
 pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<LaunchConfig> {
     let dims = shape.dims();
     let wgs: &[[usize; 3]] = match spec.rank {
@@ -443,14 +443,8 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
     };
     // A work-group dimension wider than the grid's next power of two only idles work-items.
     let fits_grid = |wg: [usize; 3], items: [usize; 3]| (0..3).all(|d| wg[d] <= items[d].next_power_of_two());
-    let max_wg = info.max_work_group_size;
-    let local_per_point = spec.variant(Variant::Tiled).local_bytes_per_point;
-    let [hx, hy, hz] = spec.halo;
-    let tile_fits = |t: &Tile| {
-        let staged = (t.x + 2 * hx) * (t.y + 2 * hy) * (2 * hz + 1) * local_per_point;
-        t.x * t.rows <= max_wg && t.rows <= t.y && staged as u64 <= info.local_mem_bytes
-    };
-
+    // Device limits (work-group size, local memory) are the plan's own checks.
+    let fits_device = |c: &LaunchConfig| super::size_launch(spec, info, c, shape).is_ok();
     // The default launch first, so that a pass can report what tuning gained over it;
     // later candidates that launch the same way are left out.
     let mut out = vec![LaunchConfig::default()];
@@ -465,19 +459,21 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
     let vec_items = [dims[0].div_ceil(spec.lanes.max(1)), dims[1], dims[2]];
     for (variant, items) in [(Variant::Plain, dims), (Variant::Vector, vec_items)] {
         for &wg in wgs {
-            if wg.iter().product::<usize>() <= max_wg && fits_grid(wg, items) {
-                push(LaunchConfig {
-                    variant,
-                    tile: None,
-                    work_group: Some(wg),
-                    steps: None,
-                });
+            let c = LaunchConfig {
+                variant,
+                tile: None,
+                work_group: Some(wg),
+                steps: None,
+            };
+            if fits_grid(wg, items) && fits_device(&c) {
+                push(c);
             }
         }
     }
     for t in tiles.iter().chain([&spec.default_tile]) {
-        if tile_fits(t) && fits_grid([t.x, t.y, 1], dims) {
-            push(LaunchConfig::tiled(*t));
+        let c = LaunchConfig::tiled(*t);
+        if t.rows <= t.y && fits_grid([t.x, t.y, 1], dims) && fits_device(&c) {
+            push(c);
         }
     }
     out
@@ -566,6 +562,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             kind: crate::DeviceKind::Gpu,
             compute_units: 1,
             max_work_group_size,
+            max_work_item_sizes: [max_work_group_size; 3],
             local_mem_bytes,
             global_mem_bytes: 1 << 30,
             max_alloc_bytes: 1 << 28,
