@@ -171,14 +171,14 @@ impl Problem {
             } else {
                 FLUID
             }
-        });
+        })?;
         // ψ = U·y: the uniform channel flow, exact on walls and inlet, the initial guess inside.
-        let psi0 = HostGrid::from_fn(shape, |[x, y, _]| if in_body(x, y) { 0.5 } else { y as f32 * h });
+        let psi0 = HostGrid::from_fn(shape, |[x, y, _]| if in_body(x, y) { 0.5 } else { y as f32 * h })?;
         let (vx, vy, sigma) = ((body[1] + 2 * side) as f32, (ny / 2) as f32, side as f32 / 2.0);
         let omega = HostGrid::from_fn(shape, |[x, y, _]| {
             let r2 = (x as f32 - vx).powi(2) + (y as f32 - vy).powi(2);
             args.vortex * (-r2 / (2.0 * sigma * sigma)).exp()
-        });
+        })?;
         // Eq. 1.2 solved for ψ_ij with h_x = h_y = h.
         let k = Coeffs {
             a: 0.25,
@@ -214,13 +214,13 @@ fn compare(a: &HostGrid<f32>, b: &HostGrid<f32>) -> (f32, bool) {
 fn self_check(device: &Device, p: &Problem) -> Result<()> {
     let omega = HostGrid::from_fn(p.shape, |[x, y, _]| {
         ((x as f32) * 0.05).sin() * ((y as f32) * 0.07).cos() * 3.0
-    });
+    })?;
     let psi = HostGrid::from_fn(p.shape, |[x, y, _]| {
         p.psi0.get([x, y, 0]).unwrap_or(0.0) + 1e-3 * ((x * 7 + y * 13) % 17) as f32
-    });
+    })?;
     let mut want = psi.clone();
     Jacobi::apply_host(&mut want, &psi, &omega, &p.cell, &p.k)?;
-    let mut want_change = HostGrid::new(p.shape);
+    let mut want_change = HostGrid::new(p.shape)?;
     JacobiChange::apply_host(&mut want_change, &psi, &omega, &p.cell, &p.k)?;
     let d_psi = DeviceGrid::from_host(device, &psi)?;
     let d_omega = DeviceGrid::from_host(device, &omega)?;
@@ -295,7 +295,7 @@ fn main() -> Result<()> {
     let cell = DeviceGrid::from_host(&device, &p.cell)?;
     let mut psi = PingPong::from_host(&device, &p.psi0)?;
     let mut change = DeviceGrid::new(&device, p.shape)?;
-    let mut change_host = HostGrid::new(p.shape);
+    let mut change_host = HostGrid::new(p.shape)?;
 
     let mut events = Vec::with_capacity(args.check_every);
     let mut kernel_ns = 0u64;

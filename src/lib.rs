@@ -12,8 +12,8 @@
 //! }
 //!
 //! // The host function runs as written ...
-//! let u = HostGrid::from_fn(Shape::d2(8, 8), |[x, y, _]| (x * y) as f32);
-//! let mut host = HostGrid::new(u.shape());
+//! let u = HostGrid::from_fn(Shape::d2(8, 8), |[x, y, _]| (x * y) as f32).unwrap();
+//! let mut host = HostGrid::new(u.shape()).unwrap();
 //! Smooth::apply_host(&mut host, &u).unwrap();
 //! // ... and the generated kernel computes the same on the default OpenCL device.
 //! let device = Device::default().unwrap();

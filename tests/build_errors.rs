@@ -43,9 +43,9 @@ fn broken_generated_code_names_the_rust_line() {
 #[test]
 fn wrong_grid_shape_is_an_error_not_a_panic() {
     let device = Device::default().unwrap();
-    let a = HostGrid::<f32>::new(Shape::d2(8, 8));
-    let b = HostGrid::<f32>::new(Shape::d2(8, 9));
-    let cell = HostGrid::<u8>::new(Shape::d2(8, 8));
+    let a = HostGrid::<f32>::new(Shape::d2(8, 8)).unwrap();
+    let b = HostGrid::<f32>::new(Shape::d2(8, 9)).unwrap();
+    let cell = HostGrid::<u8>::new(Shape::d2(8, 8)).unwrap();
     let k = Coeffs {
         a: 0.25,
         b: 0.25,
@@ -80,8 +80,8 @@ fn tile_too_large_for_the_device_is_an_error() {
     });
     assert!(Jacobi::plan(&device, &config, Shape::d2(64, 64))
         .and_then(|p| {
-            let g = HostGrid::<f32>::new(Shape::d2(64, 64));
-            let c = HostGrid::<u8>::new(Shape::d2(64, 64));
+            let g = HostGrid::<f32>::new(Shape::d2(64, 64))?;
+            let c = HostGrid::<u8>::new(Shape::d2(64, 64))?;
             let mut out = DeviceGrid::from_host(&device, &g)?;
             let (a, w, cell) = (
                 DeviceGrid::from_host(&device, &g)?,

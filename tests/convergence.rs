@@ -13,14 +13,15 @@ fn solve(n: usize) -> f64 {
     let exact = |[x, y, _]: [usize; 3]| {
         (std::f64::consts::PI * x as f64 * h).sin() * (std::f64::consts::PI * y as f64 * h).sin()
     };
-    let omega = HostGrid::from_fn(shape, |p| (-2.0 * std::f64::consts::PI.powi(2) * exact(p)) as f32);
+    let omega = HostGrid::from_fn(shape, |p| (-2.0 * std::f64::consts::PI.powi(2) * exact(p)) as f32).unwrap();
     let cell = HostGrid::from_fn(shape, |[x, y, _]| {
         if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
             BODY
         } else {
             FLUID
         }
-    });
+    })
+    .unwrap();
     // ψ = (ψE + ψW + ψN + ψS - h²ω) / 4
     let k = Coeffs {
         a: 0.25,
@@ -28,7 +29,7 @@ fn solve(n: usize) -> f64 {
         c: (-0.25 * h * h) as f32,
     };
     let device = Device::default().unwrap();
-    let mut psi = PingPong::from_host(&device, &HostGrid::new(shape)).unwrap();
+    let mut psi = PingPong::from_host(&device, &HostGrid::new(shape).unwrap()).unwrap();
     let (w, cell) = (
         DeviceGrid::from_host(&device, &omega).unwrap(),
         DeviceGrid::from_host(&device, &cell).unwrap(),

@@ -305,7 +305,7 @@ fn energy_is_conserved_without_damping() {
         dev.step(1).unwrap();
         let v1 = dev.velocity().unwrap();
         let v: Vec<f32> = v0.iter().zip(&v1).map(|(a, b)| 0.5 * (a + b)).collect();
-        model.energy(&u, &v)
+        model.energy(&u, &v).unwrap()
     };
     let e0 = energy(&mut dev);
     dev.step(998).unwrap();

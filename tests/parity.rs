@@ -15,7 +15,7 @@ fn jacobi_matches_host() {
     parity("jacobi", &shapes(2), 1e-5, |shape, rng, config| {
         let psi = random_f32(shape, rng, -1.0, 1.0);
         let w = random_f32(shape, rng, -1.0, 1.0);
-        let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, OUTFLOW, BODY][rng.random_range(0..4)]);
+        let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, OUTFLOW, BODY][rng.random_range(0..4)])?;
         let k = Coeffs {
             a: 0.3,
             b: 0.2,
@@ -63,7 +63,7 @@ fn advect_periodic_matches_host() {
     for (cx, cy) in [(0.3f32, -0.2f32), (-0.4, 0.1)] {
         parity("advect_periodic", &shapes(2), 1e-5, |shape, rng, config| {
             let q = random_f32(shape, rng, 0.0, 1.0);
-            let mut host = HostGrid::new(shape);
+            let mut host = HostGrid::new(shape)?;
             AdvectPeriodic::apply_host(&mut host, &q, cx, cy)?;
             let mut out = DeviceGrid::new(&device(), shape)?;
             AdvectPeriodic::launch(config, &mut out, &up(&q), cx, cy)?;
@@ -77,7 +77,7 @@ fn limiter_clamp_matches_host() {
     use limiter_clamp::*;
     parity("limiter_clamp", &shapes(1), 1e-5, |shape, rng, config| {
         let q = random_f32(shape, rng, 0.0, 1.0);
-        let mut host = HostGrid::new(shape);
+        let mut host = HostGrid::new(shape)?;
         LimiterClamp::apply_host(&mut host, &q)?;
         let mut out = DeviceGrid::new(&device(), shape)?;
         LimiterClamp::launch(config, &mut out, &up(&q))?;
@@ -93,7 +93,7 @@ fn periodic_stencils_write_every_point() {
     let shape = Shape::d2(19, 11);
     let q = random_f32(shape, &mut rng(7), 0.0, 1.0);
     for config in configs(2) {
-        let mut out = up(&HostGrid::from_fn(shape, |_| f32::NAN));
+        let mut out = up(&HostGrid::from_fn(shape, |_| f32::NAN).unwrap());
         AdvectPeriodic::launch(&config, &mut out, &up(&q), 0.5, 0.5).unwrap();
         assert!(
             out.to_host().unwrap().data().iter().all(|v| v.is_finite()),
@@ -115,7 +115,7 @@ fn steps_variant_equals_repeated_host_steps() {
         let mut r = rng(50 + i as u64);
         let psi = random_f32(shape, &mut r, -1.0, 1.0);
         let w = random_f32(shape, &mut r, -1.0, 1.0);
-        let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, FLUID, OUTFLOW, BODY][r.random_range(0..5)]);
+        let cell = HostGrid::from_fn(shape, |_| [FLUID, FLUID, FLUID, OUTFLOW, BODY][r.random_range(0..5)]).unwrap();
         let k = Coeffs {
             a: 0.25,
             b: 0.25,
@@ -131,7 +131,7 @@ fn steps_variant_equals_repeated_host_steps() {
                 }
                 let config = LaunchConfig::steps(steps, tile);
                 assert_eq!(config.iterations(), steps);
-                let mut out = up(&HostGrid::from_fn(shape, |p| psi.get(p).unwrap()));
+                let mut out = up(&HostGrid::from_fn(shape, |p| psi.get(p).unwrap()).unwrap());
                 Jacobi::launch(&config, &mut out, &up(&psi), &up(&w), &up(&cell), &k).unwrap();
                 let err = rel_error(&out.to_host().unwrap(), &host);
                 assert!(err <= 1e-5, "{shape} {tile:?} steps {steps}: {err:e}");

@@ -243,3 +243,248 @@ fn element_blockings_beyond_the_device_are_refused() {
     })
     .unwrap();
 }
+
+#[test]
+fn shapes_whose_size_overflows_are_errors_not_panics() {
+    let dev = device();
+    for shape in [
+        Shape::d2(usize::MAX, 2),
+        Shape::d3(usize::MAX, usize::MAX, usize::MAX),
+        Shape::d3(1 << 40, 1 << 40, 1),
+    ] {
+        assert_eq!(shape.checked_len(), None, "{shape}");
+        assert_eq!(shape.len(), usize::MAX);
+        assert!(!shape.is_empty());
+        let _ = (shape.to_string(), shape.index([usize::MAX; 3]));
+        assert!(
+            matches!(HostGrid::<f32>::new(shape), Err(Error::TooLarge { .. })),
+            "{shape}"
+        );
+        let mut calls = 0;
+        let r = HostGrid::<u8>::from_fn(shape, |_| {
+            calls += 1;
+            0
+        });
+        assert!(matches!(r, Err(Error::TooLarge { .. })) && calls == 0, "{shape}");
+        assert!(HostGrid::from_vec(shape, vec![0.0f32; 4]).is_err());
+        assert!(matches!(
+            DeviceGrid::<f32>::new(&dev, shape),
+            Err(Error::TooLarge { .. })
+        ));
+        assert!(plan(LaunchConfig::default(), shape).is_err());
+    }
+    // A product that fits usize but not in memory is an error too, not an abort.
+    let huge = Shape::d2(1 << 31, 1 << 31);
+    assert!(matches!(HostGrid::<f64>::new(huge), Err(Error::TooLarge { .. })));
+}
+
+#[test]
+fn host_grids_and_cursors_never_panic_on_odd_points() {
+    use clforge::runtime::Grid2;
+    let mut g = HostGrid::from_fn(Shape::d2(4, 3), |[x, y, _]| (10 * y + x) as i32).unwrap();
+    g.set([usize::MAX, usize::MAX, usize::MAX], 1);
+    assert_eq!(g.get([usize::MAX, 0, 0]), None);
+    // Periodic reads wrap exactly, whatever the offset.
+    for (p, d) in [
+        ([0, 0], [isize::MIN, isize::MAX]),
+        ([3, 2], [isize::MAX, -7]),
+        ([1, 1], [-5, 13]),
+    ] {
+        let want = |p: usize, d: isize, n: usize| (p as i128 + d as i128).rem_euclid(n as i128) as usize;
+        let (x, y) = (want(p[0], d[0], 4), want(p[1], d[1], 3));
+        let got = Grid2::new(&g, [p[0], p[1], 0], Boundary::Periodic).at(d[0], d[1]);
+        assert_eq!(got, (10 * y + x) as i32, "{p:?} + {d:?}");
+        let clamped = Grid2::new(&g, [p[0], p[1], 0], Boundary::Clamp).at(d[0], d[1]);
+        let c = |p: usize, d: isize, n: usize| (p as i128 + d as i128).clamp(0, n as i128 - 1) as usize;
+        assert_eq!(clamped, (10 * c(p[1], d[1], 3) + c(p[0], d[0], 4)) as i32);
+    }
+    // Cursors on an empty grid read the default.
+    let empty = HostGrid::<f32>::new(Shape::d2(0, 3)).unwrap();
+    for b in [Boundary::Periodic, Boundary::Clamp, Boundary::Fixed] {
+        assert_eq!(Grid2::new(&empty, [0, 0, 0], b).at(-1, 1), 0.0);
+    }
+}
+
+mod fem {
+    use super::elements::{hex8, quad4, quad9};
+    use clforge::prelude::*;
+    use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+    use clforge::runtime::fem::schedule::Schedule;
+    use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
+    use clforge::runtime::fem::{Element, ElementSpec};
+
+    pub const PLATE: quad4::Plate = quad4::Plate {
+        e: 1.0,
+        nu: 0.3,
+        rho: 1.0,
+        thickness: 1.0,
+    };
+
+    fn config() -> StepperConfig {
+        StepperConfig {
+            schedule: Schedule::Unstructured,
+            dt: 1e-3,
+            alpha: 0.0,
+            c_max: 0.0,
+        }
+    }
+
+    fn unstructured(spec: &ElementSpec, elements: [usize; 3]) -> UnstructuredMesh {
+        let sm = StructuredMesh::for_element(spec, elements, [1.0; 3]).unwrap();
+        UnstructuredMesh::from_structured(&sm, spec.node_offsets).unwrap()
+    }
+
+    fn zeros_k(spec: &ElementSpec) -> Vec<f32> {
+        vec![0.0; spec.nd() * spec.nd()]
+    }
+
+    #[test]
+    fn oversized_meshes_and_bad_sizes_are_errors() {
+        let spec = quad4::Quad4::spec();
+        for elements in [[usize::MAX, 1, 1], [1 << 20, 1 << 20, 1], [usize::MAX / 2, 3, 1]] {
+            let r = StructuredMesh::for_element(&spec, elements, [1.0; 3]);
+            assert!(matches!(r, Err(Error::TooLarge { .. })), "{elements:?}: {r:?}");
+        }
+        // Public fields set past the checks: accessors saturate, models refuse.
+        let mut sm = StructuredMesh::for_element(&spec, [2, 2, 1], [1.0; 3]).unwrap();
+        sm.elements = [0, usize::MAX, 7];
+        sm.dim = 70;
+        let _ = (sm.nodes(), sm.node_count(), sm.element_coords(5), sm.node_position(9));
+        let _ = sm.element_nodes(spec.node_offsets, usize::MAX);
+        assert!(Model::new(spec, Mesh::Structured(sm), zeros_k(&spec), 1.0).is_err());
+        let mut um = unstructured(&spec, [2, 2, 1]);
+        um.nodes_per_element = 0;
+        assert_eq!(um.element_count(), 0);
+        assert!(um.element_nodes(3).is_empty());
+        assert!(um.greedy_colours().is_err());
+        let _ = um.min_spacing();
+        assert!(Model::new(spec, Mesh::Unstructured(um), zeros_k(&spec), 1.0).is_err());
+        let um = unstructured(&spec, [2, 2, 1]);
+        for mass in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(Model::new(spec, Mesh::Unstructured(um.clone()), zeros_k(&spec), mass).is_err());
+        }
+        // Loads on DOFs no model has, and energies of the wrong length.
+        let sm = StructuredMesh::for_element(&spec, [2, 2, 1], [1.0; 3]).unwrap();
+        let model = Model::of::<quad4::Quad4>(Mesh::Structured(sm), &PLATE).unwrap();
+        let mut host = HostStepper::new(&model, &config()).unwrap();
+        let load = Load::point(usize::MAX, 2, 1, 1.0, TimeFunction::Constant);
+        assert!(host.add_load(load).is_err());
+        assert!(matches!(
+            model.energy(&[0.0; 3], &[]),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn quad9_on_a_linear_mesh_is_a_typed_error() {
+        let spec = quad9::Quad9::spec();
+        let linear = StructuredMesh::new(2, 1, [4, 3, 1], [1.0; 3]).unwrap();
+        let err = Model::new(spec, Mesh::Structured(linear.clone()), zeros_k(&spec), 1.0).unwrap_err();
+        assert!(matches!(err, Error::MeshMismatch { element: "quad9", .. }), "{err}");
+        assert!(err.to_string().contains("order 2"), "{err}");
+        let body = quad9::Body {
+            e: 1.0,
+            nu: 0.3,
+            rho: 1.0,
+        };
+        let err = Model::of::<quad9::Quad9>(Mesh::Structured(linear.clone()), &body).unwrap_err();
+        assert!(matches!(err, Error::MeshMismatch { .. }), "{err}");
+        // An unstructured mesh of quad4s under quad9s.
+        let q4 = unstructured(&quad4::Quad4::spec(), [3, 3, 1]);
+        let err = Model::new(spec, Mesh::Unstructured(q4), zeros_k(&spec), 1.0).unwrap_err();
+        assert!(matches!(err, Error::MeshMismatch { .. }), "{err}");
+        // A model whose (public) mesh is swapped afterwards: the steppers check again.
+        let good = StructuredMesh::for_element(&spec, [4, 3, 1], [1.0; 3]).unwrap();
+        let mut model = Model::of::<quad9::Quad9>(Mesh::Structured(good), &body).unwrap();
+        model.mesh = Mesh::Structured(linear);
+        let cfg = StepperConfig {
+            schedule: Schedule::Coloured,
+            ..config()
+        };
+        assert!(matches!(
+            HostStepper::new(&model, &cfg),
+            Err(Error::MeshMismatch { .. })
+        ));
+        assert!(matches!(
+            Stepper::new(&super::device(), &model, &cfg),
+            Err(Error::MeshMismatch { .. })
+        ));
+        // The quadratic node grid written as an unstructured mesh is fine.
+        Model::new(
+            spec,
+            Mesh::Unstructured(unstructured(&spec, [3, 2, 1])),
+            zeros_k(&spec),
+            1.0,
+        )
+        .unwrap();
+    }
+
+    fn inverted(err: Error) -> usize {
+        match err {
+            Error::InvertedElement { index, .. } => index,
+            other => panic!("expected Error::InvertedElement, got {other}"),
+        }
+    }
+
+    #[test]
+    fn inverted_and_degenerate_elements_are_refused_by_index() {
+        let spec = quad4::Quad4::spec();
+        let good = unstructured(&spec, [4, 3, 1]);
+        let model = Model::new(spec, Mesh::Unstructured(good.clone()), zeros_k(&spec), 1.0).unwrap();
+        // Element 5 numbered clockwise (mirrored).
+        let mut mirrored = good.clone();
+        mirrored.connectivity[5 * 4..6 * 4].reverse();
+        // Element 6 collapsed: its third node moved onto its fourth (zero area at that corner).
+        let mut flat = good.clone();
+        let [c, d] = [flat.connectivity[6 * 4 + 2], flat.connectivity[6 * 4 + 3]];
+        flat.coords[c as usize] = flat.coords[d as usize];
+        for (mesh, index) in [(mirrored, 5), (flat, 6)] {
+            let err = Model::new(spec, Mesh::Unstructured(mesh.clone()), zeros_k(&spec), 1.0).unwrap_err();
+            assert_eq!(inverted(err), index);
+            // Set on a model that was valid: both steppers refuse it.
+            let mut m = model.clone();
+            m.mesh = Mesh::Unstructured(mesh);
+            assert_eq!(inverted(HostStepper::new(&m, &config()).unwrap_err()), index);
+            assert_eq!(
+                inverted(Stepper::new(&super::device(), &m, &config()).unwrap_err()),
+                index
+            );
+        }
+        // Model::of with the element's own shape functions: a clockwise mesh fails at element 0.
+        let mut all = good.clone();
+        for e in all.connectivity.chunks_mut(4) {
+            e.reverse();
+        }
+        let err = Model::of::<quad4::Quad4>(Mesh::Unstructured(all), &PLATE).unwrap_err();
+        assert_eq!(inverted(err), 0);
+    }
+
+    #[test]
+    fn a_reflex_corner_is_caught_at_the_node_not_only_at_gauss_points() {
+        // det J is 0.45 - 0.275 (r + s): positive at the 2×2 Gauss points, -0.1 at node 2.
+        let coords = vec![[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.9, 0.9, 0.0], [0.0, 2.0, 0.0]];
+        let quad = quad4::Quad4::stiffness(&coords.iter().map(|p| [p[0], p[1]]).collect::<Vec<_>>(), &PLATE);
+        assert!(quad.is_ok(), "the Gauss points alone accept this element");
+        let um = UnstructuredMesh::new(coords, 4, vec![0, 1, 2, 3]).unwrap();
+        let spec = quad4::Quad4::spec();
+        let err = Model::new(spec, Mesh::Unstructured(um.clone()), zeros_k(&spec), 1.0).unwrap_err();
+        assert_eq!(inverted(err), 0);
+        let err = Model::of::<quad4::Quad4>(Mesh::Unstructured(um), &PLATE).unwrap_err();
+        assert!(
+            matches!(err, Error::InvertedElement { index: 0, local, .. } if local == [1.0, 1.0, 0.0]),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_inverted_hexahedron_is_refused() {
+        let spec = hex8::Hex8::spec();
+        let mut um = unstructured(&spec, [2, 2, 2]);
+        // Element 3 upside down: top and bottom faces swapped.
+        let e = &mut um.connectivity[3 * 8..4 * 8];
+        let (bottom, top) = e.split_at_mut(4);
+        bottom.swap_with_slice(top);
+        let err = Model::new(spec, Mesh::Unstructured(um), zeros_k(&spec), 1.0).unwrap_err();
+        assert_eq!(inverted(err), 3);
+    }
+}

@@ -120,6 +120,36 @@ pub enum Error {
         local: [f64; 3],
     },
 
+    /// A mesh does not hold elements of the model's element type: a structured mesh of another
+    /// dimension or order (a 9-node quad on a linear node grid), an unstructured mesh of another
+    /// number of nodes per element.
+    #[error("a mesh of {mesh} cannot hold `{element}` elements, which need {needs}")]
+    MeshMismatch {
+        /// The element type (`quad9`).
+        element: &'static str,
+        /// What the mesh has.
+        mesh: String,
+        /// What the element needs.
+        needs: String,
+    },
+
+    /// An element of a mesh maps the reference element onto an inverted or flat shape.
+    #[error(
+        "element {index} of the mesh (`{element}`) is inverted or degenerate: det J = {det:e} at local \
+         point {local:?}; give its nodes in the order of the element's `NODES` (counter-clockwise in 2-D) \
+         and keep its angles below 180°"
+    )]
+    InvertedElement {
+        /// The element's index in the mesh.
+        index: usize,
+        /// The element type (`quad4`).
+        element: &'static str,
+        /// The determinant of the Jacobian found there.
+        det: f64,
+        /// The local coordinates where it was found (padded to three).
+        local: [f64; 3],
+    },
+
     /// Any other OpenCL failure.
     #[error("OpenCL call `{op}` failed: {message}")]
     Cl {

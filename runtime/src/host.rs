@@ -25,28 +25,38 @@ pub struct HostGrid<T> {
 }
 
 impl<T: Scalar> HostGrid<T> {
-    /// A grid filled with `T::default()`.
-    pub fn new(shape: Shape) -> HostGrid<T> {
-        HostGrid {
+    /// A grid filled with `T::default()`; [`Error::TooLarge`] if the shape's point count
+    /// overflows `usize` or the host cannot allocate it.
+    ///
+    /// ```
+    /// # use clforge_runtime::{Error, HostGrid, Shape};
+    /// assert_eq!(HostGrid::<f32>::new(Shape::d2(3, 2)).unwrap().data().len(), 6);
+    /// assert!(matches!(HostGrid::<f32>::new(Shape::d2(usize::MAX, 2)), Err(Error::TooLarge { .. })));
+    /// ```
+    pub fn new(shape: Shape) -> Result<HostGrid<T>> {
+        let len = shape.checked_len().ok_or_else(|| crate::grid::overflow(shape))?;
+        Ok(HostGrid {
             shape,
-            data: vec![T::default(); shape.len()],
-        }
+            data: crate::grid::try_filled(len, T::default(), || format!("host grid of shape {shape}"))?,
+        })
     }
     /// Wraps data laid out x-fastest; [`Error::LengthMismatch`] if it does not fill the shape.
     pub fn from_vec(shape: Shape, data: Vec<T>) -> Result<HostGrid<T>> {
-        if data.len() != shape.len() {
+        let len = shape.checked_len().ok_or_else(|| crate::grid::overflow(shape))?;
+        if data.len() != len {
             return Err(Error::LengthMismatch {
                 what: format!("grid data for shape {shape}"),
-                expected: shape.len(),
+                expected: len,
                 found: data.len(),
             });
         }
         Ok(HostGrid { shape, data })
     }
-    /// A grid whose value at each point is `f([x, y, z])`.
-    pub fn from_fn(shape: Shape, mut f: impl FnMut([usize; 3]) -> T) -> HostGrid<T> {
+    /// A grid whose value at each point is `f([x, y, z])`; errors as [`HostGrid::new`].
+    pub fn from_fn(shape: Shape, mut f: impl FnMut([usize; 3]) -> T) -> Result<HostGrid<T>> {
+        let len = shape.checked_len().ok_or_else(|| crate::grid::overflow(shape))?;
+        let mut data = crate::grid::try_with_capacity(len, || format!("host grid of shape {shape}"))?;
         let [nx, ny, nz] = shape.dims();
-        let mut data = Vec::with_capacity(shape.len());
         for z in 0..nz {
             for y in 0..ny {
                 for x in 0..nx {
@@ -54,7 +64,7 @@ impl<T: Scalar> HostGrid<T> {
                 }
             }
         }
-        HostGrid { shape, data }
+        Ok(HostGrid { shape, data })
     }
     /// The shape.
     pub fn shape(&self) -> Shape {
@@ -80,8 +90,10 @@ impl<T: Scalar> HostGrid<T> {
     /// Sets the value at a point; points outside the grid are ignored.
     pub fn set(&mut self, p: [usize; 3], v: T) {
         let inside = (0..3).all(|a| p[a] < self.shape.dims()[a]);
-        let i = self.shape.index(p);
-        if let (true, Some(slot)) = (inside, self.data.get_mut(i)) {
+        if !inside {
+            return;
+        }
+        if let Some(slot) = self.data.get_mut(self.shape.index(p)) {
             *slot = v;
         }
     }
@@ -118,13 +130,27 @@ impl UpdateRegion {
     }
 }
 
-fn resolve(v: isize, n: usize, boundary: Boundary) -> usize {
-    let n = n as isize;
+/// The coordinate a read at `p + d` resolves to on an axis of `n` points (`n` ≥ 1; an empty
+/// axis resolves to 0, which no grid holds, so the read gives the default).
+fn resolve(p: usize, d: isize, n: usize, boundary: Boundary) -> usize {
+    if n == 0 {
+        return 0;
+    }
     match boundary {
-        Boundary::Periodic => v.rem_euclid(n) as usize,
+        // (p + d) mod n without overflow: p mod n plus d mod n, both below n.
+        Boundary::Periodic => {
+            let back = d.unsigned_abs() % n;
+            let step = if d >= 0 { back } else { (n - back) % n };
+            let p = p % n;
+            if p >= n - step {
+                p - (n - step)
+            } else {
+                p + step
+            }
+        }
         // Fixed: only interior points are visited, so reads never leave the grid; clamping
         // keeps a bad halo from turning into a panic.
-        _ => v.clamp(0, n - 1) as usize,
+        _ => p.saturating_add_signed(d).min(n - 1),
     }
 }
 
@@ -146,7 +172,7 @@ macro_rules! cursor {
             /// The value at the neighbour `(dx, ...)` of the cursor's point.
             pub fn at(&self, $($d: isize),+) -> T {
                 let mut q = self.p;
-                $(q[$axis] = resolve(self.p[$axis] as isize + $d, self.grid.shape.dims()[$axis], self.boundary);)+
+                $(q[$axis] = resolve(self.p[$axis], $d, self.grid.shape.dims()[$axis], self.boundary);)+
                 self.grid.data.get(self.grid.shape.index(q)).copied().unwrap_or_default()
             }
         }
@@ -244,7 +270,7 @@ mod tests {
 
     #[test]
     fn cursors_wrap_and_clamp() {
-        let g = HostGrid::from_fn(Shape::d2(4, 3), |[x, y, _]| (10 * y + x) as i32);
+        let g = HostGrid::from_fn(Shape::d2(4, 3), |[x, y, _]| (10 * y + x) as i32).unwrap();
         assert_eq!(Grid2::new(&g, [0, 0, 0], Boundary::Periodic).at(-1, -1), 23);
         assert_eq!(Grid2::new(&g, [3, 2, 0], Boundary::Periodic).at(1, 1), 0);
         assert_eq!(Grid2::new(&g, [0, 2, 0], Boundary::Clamp).at(-2, 5), 20);

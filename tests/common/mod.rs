@@ -27,11 +27,11 @@ pub fn rng(seed: u64) -> SmallRng {
 }
 
 pub fn random_f32(shape: Shape, rng: &mut SmallRng, lo: f32, hi: f32) -> HostGrid<f32> {
-    HostGrid::from_fn(shape, |_| rng.random_range(lo..hi))
+    HostGrid::from_fn(shape, |_| rng.random_range(lo..hi)).expect("a host grid")
 }
 
 pub fn random_f64(shape: Shape, rng: &mut SmallRng, lo: f64, hi: f64) -> HostGrid<f64> {
-    HostGrid::from_fn(shape, |_| rng.random_range(lo..hi))
+    HostGrid::from_fn(shape, |_| rng.random_range(lo..hi)).expect("a host grid")
 }
 
 pub fn device() -> Device {

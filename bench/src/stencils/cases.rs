@@ -75,7 +75,7 @@ pub struct JacobiHost<T: Scalar> {
 }
 
 impl<T: Real> JacobiHost<T> {
-    pub fn new(shape: Shape) -> JacobiHost<T> {
+    pub fn new(shape: Shape) -> RtResult<JacobiHost<T>> {
         let [nx, ny, _] = shape.dims();
         let side = (ny / 6).max(2);
         let (x1, y1) = (nx / 2 - side / 2, ny / 2 - side / 2);
@@ -89,7 +89,7 @@ impl<T: Real> JacobiHost<T> {
             } else {
                 FLUID
             }
-        });
+        })?;
         let h = 1.0 / (ny - 1) as f32;
         let psi = HostGrid::from_fn(shape, |[x, y, _]| {
             T::from(if in_body(x, y) {
@@ -97,15 +97,15 @@ impl<T: Real> JacobiHost<T> {
             } else {
                 y as f32 * h + 0.01 * noise(x, y, 0, 1)
             })
-        });
-        let w = HostGrid::from_fn(shape, |[x, y, _]| T::from(2.0 * noise(x, y, 0, 2) - 1.0));
-        JacobiHost {
+        })?;
+        let w = HostGrid::from_fn(shape, |[x, y, _]| T::from(2.0 * noise(x, y, 0, 2) - 1.0))?;
+        Ok(JacobiHost {
             shape,
             body,
             psi,
             w,
             cell,
-        }
+        })
     }
 }
 
@@ -219,9 +219,9 @@ pub const CHECK_SHAPE_3D: (usize, usize, usize) = (37, 29, 23);
 /// Checks one clforge launch configuration of a Jacobi kernel on a small grid.
 pub fn check_jacobi<T: Real, K>(dev: &Device, kernel: JacobiKernel<T, K>, config: &LaunchConfig) -> Result<Check> {
     let shape = Shape::d2(CHECK_SHAPE_2D.0, CHECK_SHAPE_2D.1);
-    let host = JacobiHost::<T>::new(shape);
+    let host = JacobiHost::<T>::new(shape)?;
     let case = JacobiCase::new(dev, kernel, &host)?;
-    let mut want = HostGrid::new(shape);
+    let mut want = HostGrid::new(shape)?;
     (case.kernel.host)(&mut want, &host.psi, &host.w, &host.cell, &case.k)?;
     // A sentinel in the output shows points the kernel fails to write.
     let mut out = DeviceGrid::from_host(dev, &HostGrid::from_vec(shape, vec![T::from(-7.0); shape.len()])?)?;
@@ -248,7 +248,7 @@ pub fn check_seed<T: Real, K>(
     shape_seed: SeedShape,
 ) -> Result<Check> {
     let shape = Shape::d2(CHECK_SHAPE_SEED.0, CHECK_SHAPE_SEED.1);
-    let host = JacobiHost::<T>::new(shape);
+    let host = JacobiHost::<T>::new(shape)?;
     let mut case = JacobiCase::new(dev, kernel, &host)?;
     let mut want = host.psi.clone();
     (case.kernel.host)(&mut want, &host.psi, &host.w, &host.cell, &case.k)?;
@@ -272,7 +272,7 @@ pub struct HeatCase {
     pub r: f32,
 }
 
-pub fn heat_initial(shape: Shape) -> HostGrid<f32> {
+pub fn heat_initial(shape: Shape) -> RtResult<HostGrid<f32>> {
     HostGrid::from_fn(shape, |[x, y, z]| noise(x, y, z, 3))
 }
 
@@ -328,7 +328,7 @@ impl StencilCase for HeatCase {
 pub fn check_heat(dev: &Device, config: &LaunchConfig) -> Result<Check> {
     let (nx, ny, nz) = CHECK_SHAPE_3D;
     let shape = Shape::d3(nx, ny, nz);
-    let initial = heat_initial(shape);
+    let initial = heat_initial(shape)?;
     let mut case = HeatCase::new(dev, &initial)?;
     let mut want = initial.clone();
     Heat3d::apply_host(&mut want, &initial, case.r)?;
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn mask_has_every_cell_kind() {
-        let h = JacobiHost::<f32>::new(Shape::d2(96, 64));
+        let h = JacobiHost::<f32>::new(Shape::d2(96, 64)).unwrap();
         let count = |k: u8| h.cell.data().iter().filter(|&&c| c == k).count();
         assert_eq!(count(OUTFLOW), 62);
         // Walls, inlet (between the walls), a 10x10 body.

@@ -23,7 +23,7 @@ pub(super) fn run_heat(ctx: &mut Ctx, shape: Shape) -> Result<()> {
         return Ok(());
     }
     let dev = ctx.dev;
-    let mut case = HeatCase::new(dev, &cases::heat_initial(shape)).with_context(|| format!("{case_name} {shape}"))?;
+    let mut case = HeatCase::new(dev, &cases::heat_initial(shape)?).with_context(|| format!("{case_name} {shape}"))?;
     // Read u, write u: 8 B per point. lap = 5 additions + 6·centre (1 multiplication) - (1
     // subtraction), then centre + r·lap (1 multiplication, 1 addition): 9 flops.
     let timed = Timed {

@@ -26,7 +26,7 @@ pub(super) fn small_iterations(ctx: &mut Ctx) -> Result<()> {
         return Ok(());
     }
     let dev = ctx.dev;
-    let host = JacobiHost::<f32>::new(shape);
+    let host = JacobiHost::<f32>::new(shape)?;
     let mut case = JacobiCase::new(dev, cases::jacobi_f32(), &host)?;
     let spec = Jacobi::spec();
     let mut configs = vec![LaunchConfig::default()];

@@ -80,7 +80,7 @@ where
     }
     let dev = ctx.dev;
     let mut case = {
-        let host = JacobiHost::<T>::new(shape);
+        let host = JacobiHost::<T>::new(shape)?;
         JacobiCase::new(dev, kernel, &host).with_context(|| format!("{case_name} {shape}: allocating"))?
     };
     let spec = (kernel.spec)();

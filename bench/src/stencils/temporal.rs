@@ -53,9 +53,9 @@ fn temporal_blocking_at(ctx: &mut Ctx, shape: Shape, n: usize, check: bool) -> R
         } else {
             FLUID
         }
-    });
-    let psi0 = HostGrid::from_fn(shape, |[x, y, _]| ((x * 7 + y * 13) % 17) as f32 / 17.0);
-    let w = HostGrid::from_fn(shape, |[x, y, _]| ((x * 3 + y * 5) % 11) as f32 / 11.0 - 0.5);
+    })?;
+    let psi0 = HostGrid::from_fn(shape, |[x, y, _]| ((x * 7 + y * 13) % 17) as f32 / 17.0)?;
+    let w = HostGrid::from_fn(shape, |[x, y, _]| ((x * 3 + y * 5) % 11) as f32 / 11.0 - 0.5)?;
     let k = Coeffs {
         a: 0.25,
         b: 0.25,

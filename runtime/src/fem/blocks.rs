@@ -10,7 +10,7 @@ use clforge_abi::element as abi;
 pub(crate) fn block_control(b: Blocking, m: &StructuredMesh, map: &ElementMap) -> Result<(Vec<i32>, Vec<u32>)> {
     let nb = b.blocks(m);
     let words = b.mask_words();
-    let mut control = Vec::with_capacity(nb.iter().product::<usize>() * 4);
+    let mut control = Vec::with_capacity(nb.iter().fold(4, |a, &n| a.saturating_mul(n)));
     let mut masks = Vec::new();
     for bz in 0..nb[2] {
         for by in 0..nb[1] {

@@ -26,9 +26,10 @@ pub struct ElementSpec {
 }
 
 impl ElementSpec {
-    /// `nodes · dofs`, the size of `K_e`.
+    /// `nodes · dofs`, the size of `K_e` (saturating at `usize::MAX` for a spec that
+    /// [`check_spec`](super::geometry::check_spec) refuses).
     pub fn nd(&self) -> usize {
-        self.nodes * self.dofs
+        self.nodes.saturating_mul(self.dofs)
     }
 
     /// A host matrix with `nd` columns (`K_e`, `G_e`) in the kernels' layout: `f32`, each row

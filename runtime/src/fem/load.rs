@@ -48,7 +48,7 @@ impl Load {
     /// A point force `amplitude` on `component` of `node`, element of `dofs` DOFs per node.
     pub fn point(node: usize, dofs: usize, component: usize, amplitude: f32, time: TimeFunction) -> Load {
         Load {
-            dofs: vec![(node * dofs + component) as u32],
+            dofs: vec![dof_index(node, dofs, component)],
             weights: vec![amplitude],
             time,
         }
@@ -62,11 +62,18 @@ impl Load {
             .map(|i| if nodes.len() > 1 && (i == 0 || i + 1 == nodes.len()) { 0.5 } else { 1.0 } * total / segments)
             .collect();
         Load {
-            dofs: nodes.iter().map(|&n| (n * dofs + component) as u32).collect(),
+            dofs: nodes.iter().map(|&n| dof_index(n, dofs, component)).collect(),
             weights,
             time,
         }
     }
+}
+
+/// `node · dofs + component`, saturating at `u32::MAX` (a DOF no model has, which
+/// [`check_load`] refuses when the load is added).
+fn dof_index(node: usize, dofs: usize, component: usize) -> u32 {
+    let i = node.saturating_mul(dofs).saturating_add(component);
+    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 /// Checks that a load names each DOF once, within `dofs`, with one weight per DOF.

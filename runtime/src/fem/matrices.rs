@@ -317,6 +317,13 @@ fn scalar_mass<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::Material
     for (local, w) in quadrature_points::<E>()? {
         let det = jacobian::<E, P>(coords, local)?.det;
         let n = E::shape(local);
+        if n.len() != E::NODES {
+            return Err(Error::LengthMismatch {
+                what: format!("values of `{}::shape`", E::NAME),
+                expected: E::NODES,
+                found: n.len(),
+            });
+        }
         for i in 0..E::NODES {
             for j in 0..E::NODES {
                 m[(i, j)] += rho * t * w * det * n[i] * n[j];

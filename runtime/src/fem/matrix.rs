@@ -4,7 +4,8 @@
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
-/// A dense `rows × cols` matrix of `f64`, row-major.
+/// A dense `rows × cols` matrix of `f64`, row-major. Like slices and `vec!`, indexing out of
+/// range and sizes whose product overflows panic: the sizes are an element's (a few dozen).
 ///
 /// ```
 /// use clforge_runtime::fem::Matrix;
@@ -74,9 +75,10 @@ impl Matrix {
         &self.data
     }
 
-    /// One row.
+    /// One row (empty if there is no row `i`).
     pub fn row(&self, i: usize) -> &[f64] {
-        &self.data[i * self.cols..(i + 1) * self.cols]
+        let start = i.saturating_mul(self.cols);
+        self.data.get(start..start.saturating_add(self.cols)).unwrap_or(&[])
     }
 
     /// The transpose.

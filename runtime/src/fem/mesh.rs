@@ -27,7 +27,24 @@ pub struct StructuredMesh {
 
 impl StructuredMesh {
     /// A grid of `elements` elements of edge lengths `size`; in 2-D `elements[2]` must be 1.
+    /// The checks are [`StructuredMesh::check`]'s.
     pub fn new(dim: usize, order: usize, elements: [usize; 3], size: [f64; 3]) -> Result<Self> {
+        let mesh = StructuredMesh {
+            dim,
+            order,
+            elements,
+            size,
+        };
+        mesh.check()?;
+        Ok(mesh)
+    }
+
+    /// Dimension 2 or 3, order at least 1, at least one element per axis (one in z in 2-D),
+    /// positive finite sizes, node and element counts that fit `usize` and node indices that
+    /// fit the connectivity's `u32`. The fields are public, so models and steppers check a
+    /// mesh again through this.
+    pub fn check(&self) -> Result<()> {
+        let (dim, order, elements, size) = (self.dim, self.order, self.elements, self.size);
         if !(2..=3).contains(&dim) || order == 0 {
             return Err(Error::InvalidConfig(format!(
                 "a structured mesh needs dimension 2 or 3 and order >= 1, got dimension {dim}, order {order}"
@@ -38,15 +55,29 @@ impl StructuredMesh {
                 "structured mesh of {elements:?} elements: every count must be >= 1 and a 2-D mesh has 1 in z"
             )));
         }
-        if size[..dim].iter().any(|&h| h.is_nan() || h <= 0.0) {
-            return Err(Error::InvalidConfig(format!("element size {size:?} must be positive")));
+        if size[..dim].iter().any(|&h| !(h.is_finite() && h > 0.0)) {
+            return Err(Error::InvalidConfig(format!(
+                "element size {size:?} must be positive and finite"
+            )));
         }
-        Ok(StructuredMesh {
-            dim,
-            order,
-            elements,
-            size,
-        })
+        let too_large = |detail: String| Error::TooLarge {
+            what: format!("structured mesh of {elements:?} elements of order {order}"),
+            detail,
+        };
+        let mut nodes = 1usize;
+        for &n in &elements[..dim] {
+            nodes = order
+                .checked_mul(n)
+                .and_then(|n| n.checked_add(1))
+                .and_then(|n| n.checked_mul(nodes))
+                .ok_or_else(|| too_large("its node count overflows usize".into()))?;
+        }
+        if nodes - 1 > u32::MAX as usize {
+            return Err(too_large(format!(
+                "its {nodes} nodes pass the element→node arrays' 32-bit indices (at most 2^32 nodes)"
+            )));
+        }
+        Ok(())
     }
 
     /// The mesh for elements of type `spec`.
@@ -54,11 +85,14 @@ impl StructuredMesh {
         Self::new(spec.dim, spec.order, elements, size)
     }
 
+    // The accessors below saturate rather than panic on a mesh whose public fields were set
+    // to sizes `new` refuses; models and steppers check the mesh (`checked_counts`) first.
+
     /// Nodes along x, y, z.
     pub fn nodes(&self) -> [usize; 3] {
         std::array::from_fn(|k| {
             if k < self.dim {
-                self.order * self.elements[k] + 1
+                self.order.saturating_mul(self.elements[k]).saturating_add(1)
             } else {
                 1
             }
@@ -67,36 +101,37 @@ impl StructuredMesh {
 
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
-        self.nodes().iter().product()
+        self.nodes().iter().fold(1, |a, &n| a.saturating_mul(n))
     }
 
     /// Number of elements.
     pub fn element_count(&self) -> usize {
-        self.elements.iter().product()
+        self.elements.iter().fold(1, |a, &n| a.saturating_mul(n))
     }
 
     /// Index of node `(ix, iy, iz)`.
     pub fn node_index(&self, i: [usize; 3]) -> usize {
         let n = self.nodes();
-        i[0] + n[0] * (i[1] + n[1] * i[2])
+        i[0].saturating_add(n[0].saturating_mul(i[1].saturating_add(n[1].saturating_mul(i[2]))))
     }
 
     /// Position of node `i`.
     pub fn node_position(&self, node: usize) -> [f64; 3] {
-        let n = self.nodes();
-        let i = [node % n[0], (node / n[0]) % n[1], node / (n[0] * n[1])];
+        let [nx, ny, _] = self.nodes().map(|n| n.max(1));
+        let i = [node % nx, (node / nx) % ny, node / nx / ny];
         std::array::from_fn(|k| i[k] as f64 * self.size[k] / self.order as f64)
     }
 
     /// Index of element `(ex, ey, ez)`.
     pub fn element_index(&self, e: [usize; 3]) -> usize {
-        e[0] + self.elements[0] * (e[1] + self.elements[1] * e[2])
+        let [nx, ny, _] = self.elements;
+        e[0].saturating_add(nx.saturating_mul(e[1].saturating_add(ny.saturating_mul(e[2]))))
     }
 
     /// Coordinates of element `e`.
     pub fn element_coords(&self, e: usize) -> [usize; 3] {
-        let [nx, ny, _] = self.elements;
-        [e % nx, (e / nx) % ny, e / (nx * ny)]
+        let [nx, ny, _] = self.elements.map(|n| n.max(1));
+        [e % nx, (e / nx) % ny, e / nx / ny]
     }
 
     /// Node indices of element `e` in the local order of `offsets` (the element's node offsets).
@@ -104,7 +139,11 @@ impl StructuredMesh {
         let c = self.element_coords(e);
         offsets
             .iter()
-            .map(|o| self.node_index(std::array::from_fn(|k| self.order * c[k] + o[k])))
+            .map(|o| {
+                self.node_index(std::array::from_fn(|k| {
+                    self.order.saturating_mul(c[k]).saturating_add(o[k])
+                }))
+            })
             .collect()
     }
 
@@ -112,7 +151,7 @@ impl StructuredMesh {
     pub fn connectivity(&self, offsets: &[[usize; 3]]) -> Vec<u32> {
         (0..self.element_count())
             .flat_map(|e| self.element_nodes(offsets, e))
-            .map(|n| n as u32)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
             .collect()
     }
 
@@ -138,23 +177,39 @@ pub struct UnstructuredMesh {
 impl UnstructuredMesh {
     /// Checks that every index names a node and the array holds whole elements.
     pub fn new(coords: Vec<[f64; 3]>, nodes_per_element: usize, connectivity: Vec<u32>) -> Result<Self> {
-        if nodes_per_element == 0 || !connectivity.len().is_multiple_of(nodes_per_element) || connectivity.is_empty() {
-            return Err(Error::InvalidConfig(format!(
-                "element→node array of {} entries does not hold whole elements of {nodes_per_element} nodes",
-                connectivity.len()
-            )));
-        }
-        if let Some(bad) = connectivity.iter().find(|&&n| n as usize >= coords.len()) {
-            return Err(Error::InvalidConfig(format!(
-                "element→node array names node {bad}, but the mesh has {} nodes",
-                coords.len()
-            )));
-        }
-        Ok(UnstructuredMesh {
+        let mesh = UnstructuredMesh {
             coords,
             nodes_per_element,
             connectivity,
-        })
+        };
+        mesh.check()?;
+        Ok(mesh)
+    }
+
+    /// The checks of [`UnstructuredMesh::new`]: whole elements, every index names a node, every
+    /// coordinate finite. The fields are public, so models and steppers check again.
+    pub fn check(&self) -> Result<()> {
+        let (npe, conn) = (self.nodes_per_element, &self.connectivity);
+        if npe == 0 || !conn.len().is_multiple_of(npe) || conn.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "element→node array of {} entries does not hold whole elements of {npe} nodes",
+                conn.len()
+            )));
+        }
+        if let Some((i, bad)) = conn.iter().enumerate().find(|&(_, &n)| n as usize >= self.coords.len()) {
+            return Err(Error::InvalidConfig(format!(
+                "element {} names node {bad}, but the mesh has {} nodes",
+                i / npe,
+                self.coords.len()
+            )));
+        }
+        if let Some(n) = self.coords.iter().position(|p| p.iter().any(|v| !v.is_finite())) {
+            return Err(Error::InvalidConfig(format!(
+                "node {n} is at {:?}; coordinates must be finite",
+                self.coords[n]
+            )));
+        }
+        Ok(())
     }
 
     /// A structured mesh written as an unstructured one (same numbering).
@@ -163,9 +218,9 @@ impl UnstructuredMesh {
         Self::new(coords, offsets.len(), m.connectivity(offsets))
     }
 
-    /// Number of elements.
+    /// Number of elements (0 if `nodes_per_element` is 0).
     pub fn element_count(&self) -> usize {
-        self.connectivity.len() / self.nodes_per_element
+        self.connectivity.len().checked_div(self.nodes_per_element).unwrap_or(0)
     }
 
     /// Number of nodes.
@@ -173,9 +228,12 @@ impl UnstructuredMesh {
         self.coords.len()
     }
 
-    /// Node indices of element `e`.
+    /// Node indices of element `e` (empty if there is no element `e`).
     pub fn element_nodes(&self, e: usize) -> &[u32] {
-        &self.connectivity[e * self.nodes_per_element..(e + 1) * self.nodes_per_element]
+        let npe = self.nodes_per_element;
+        e.checked_mul(npe)
+            .and_then(|a| self.connectivity.get(a..a.checked_add(npe)?))
+            .unwrap_or(&[])
     }
 
     /// The shortest distance between two nodes of one element (Δx of seed 000 eq. 3.3.2).
@@ -185,7 +243,9 @@ impl UnstructuredMesh {
             let n = self.element_nodes(e);
             for (i, &a) in n.iter().enumerate() {
                 for &b in &n[i + 1..] {
-                    let (p, q) = (self.coords[a as usize], self.coords[b as usize]);
+                    let (Some(p), Some(q)) = (self.coords.get(a as usize), self.coords.get(b as usize)) else {
+                        continue;
+                    };
                     let d = (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt();
                     if d > 0.0 {
                         best = best.min(d);
@@ -200,6 +260,7 @@ impl UnstructuredMesh {
     /// shares a node, so elements of one colour can scatter forces without races. Returns the
     /// colour of each element and the number of colours (at most 64).
     pub fn greedy_colours(&self) -> Result<(Vec<u32>, usize)> {
+        self.check()?;
         let mut used = vec![0u64; self.node_count()];
         let mut colours = Vec::with_capacity(self.element_count());
         let mut count = 0;
@@ -255,7 +316,11 @@ impl Mesh {
                 .into_iter()
                 .map(|n| m.node_position(n))
                 .collect(),
-            Mesh::Unstructured(m) => m.element_nodes(e).iter().map(|&n| m.coords[n as usize]).collect(),
+            Mesh::Unstructured(m) => m
+                .element_nodes(e)
+                .iter()
+                .filter_map(|&n| m.coords.get(n as usize).copied())
+                .collect(),
         }
     }
 
@@ -302,10 +367,10 @@ impl ElementMap {
 
     /// Marks elements `[x0, x1) × [y0, y1) × [z0, z1)` of a structured mesh as cracked.
     pub fn crack_box(&mut self, mesh: &StructuredMesh, lo: [usize; 3], hi: [usize; 3]) {
-        for e in 0..mesh.element_count() {
+        for (e, dead) in self.dead.iter_mut().enumerate().take(mesh.element_count()) {
             let c = mesh.element_coords(e);
             if (0..3).all(|k| c[k] >= lo[k] && c[k] < hi[k]) {
-                self.dead[e] = true;
+                *dead = true;
             }
         }
     }

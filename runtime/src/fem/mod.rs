@@ -3,6 +3,7 @@
 
 mod blocks;
 pub mod element;
+pub mod geometry;
 pub mod kernels;
 pub mod load;
 pub mod matrices;

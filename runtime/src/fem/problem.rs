@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::fem::element::{Element, ElementSpec};
 use crate::fem::mesh::{ElementMap, Mesh};
 use crate::fem::schedule::Schedule;
-use crate::fem::{matrices, Matrix};
+use crate::fem::{geometry, matrices, Matrix};
 
 /// Everything about a model that does not depend on where it runs.
 #[derive(Clone, Debug)]
@@ -29,8 +29,18 @@ pub struct Model {
 impl Model {
     /// One material with stiffness `k` (`nd × nd` row-major) and lumped element mass
     /// `element_mass` shared equally by the element's nodes.
+    ///
+    /// The mesh must hold elements of `spec` ([`geometry::check_mesh`]: a structured mesh of
+    /// the element's order, an unstructured one of its nodes per element) and none of its
+    /// elements may be inverted ([`geometry::check_orientation`]).
     pub fn new(spec: ElementSpec, mesh: Mesh, k: Vec<f32>, element_mass: f64) -> Result<Model> {
-        let nd = spec.nodes * spec.dofs;
+        geometry::check_orientation(&spec, &mesh)?;
+        if !(element_mass.is_finite() && element_mass > 0.0) {
+            return Err(Error::InvalidConfig(format!(
+                "element mass {element_mass} must be positive and finite"
+            )));
+        }
+        let nd = spec.nd();
         if k.len() != nd * nd {
             return Err(Error::LengthMismatch {
                 what: "entries of K_e".into(),
@@ -46,7 +56,7 @@ impl Model {
                 found: conn.len() / mesh.element_count().max(1),
             });
         }
-        let mut mass = vec![0f64; mesh.node_count() * spec.dofs];
+        let mut mass = dof_vec(&spec, &mesh)?;
         for &n in &conn {
             for d in 0..spec.dofs {
                 mass[n as usize * spec.dofs + d] += element_mass / spec.nodes as f64;
@@ -69,8 +79,13 @@ impl Model {
     /// `E::mass_lumped`) at the mesh's element geometry. The device kernels share one `K_e`
     /// per material, so every element must be a translate of element 0; a mesh whose elements
     /// differ in shape or size is an error rather than a silently wrong model.
+    ///
+    /// The mesh must hold elements of `E` ([`geometry::check_mesh`]) and no element may be
+    /// inverted or degenerate: `det J > 0` at every quadrature point and node of `E`
+    /// ([`Error::InvertedElement`] names the element).
     pub fn of<E: Element>(mesh: Mesh, material: &E::Material) -> Result<Model> {
         let spec = E::spec();
+        geometry::check_mesh(&spec, &mesh)?;
         let ne = mesh.element_count();
         let conn = mesh.connectivity(spec.node_offsets);
         if ne == 0 || conn.len() != ne * spec.nodes {
@@ -82,6 +97,7 @@ impl Model {
             )));
         }
         let first = mesh.element_coords(spec.node_offsets, 0);
+        check_orientation::<E>(&first, 0)?;
         let shape =
             |c: &[[f64; 3]]| -> Vec<[f64; 3]> { c.iter().map(|p| std::array::from_fn(|k| p[k] - c[0][k])).collect() };
         let reference = shape(&first);
@@ -94,6 +110,8 @@ impl Model {
                 .zip(other.iter().flatten())
                 .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
             if off.is_nan() || off > 1e-9 * size {
+                // An inverted element differs from element 0 too: say which it is.
+                check_orientation::<E>(&mesh.element_coords(spec.node_offsets, e), e)?;
                 return Err(Error::InvalidConfig(format!(
                     "element {e} of the mesh differs in shape from element 0 (by {off:.3e}); the device \
                      kernels share one K_e per material, so `Model::of` needs congruent, equally oriented elements"
@@ -105,7 +123,7 @@ impl Model {
         let k = matrices::stiffness::<E, _>(&coords, material)?;
         let g = matrices::stress_matrix::<E, _>(&coords, material)?;
         let lumped = matrices::mass_lumped::<E, _>(&coords, material)?;
-        let mut mass = vec![0f64; mesh.node_count() * spec.dofs];
+        let mut mass = dof_vec(&spec, &mesh)?;
         for e in 0..ne {
             for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
                 for d in 0..spec.dofs {
@@ -127,15 +145,34 @@ impl Model {
 
     /// `nodes · dofs`.
     pub fn nd(&self) -> usize {
-        self.spec.nodes * self.spec.dofs
+        self.spec.nd()
     }
 
-    /// Number of global DOFs.
+    /// Number of global DOFs (saturating at `usize::MAX`; [`Model::validate`] refuses that).
     pub fn dof_count(&self) -> usize {
-        self.mesh.node_count() * self.spec.dofs
+        self.mesh.node_count().saturating_mul(self.spec.dofs)
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks everything the steppers rely on, since the fields are public: the mesh holds
+    /// elements of `spec` and none is inverted ([`geometry::check_orientation`]), one mass and
+    /// fixed flag per DOF, one material and crack flag per element, 1 to 254 matrices of the
+    /// element's sizes, every element's material among them, a positive finite mass on every
+    /// free DOF.
+    pub fn validate(&self) -> Result<()> {
+        geometry::check_orientation(&self.spec, &self.mesh)?;
+        self.check_sizes()
+    }
+
+    /// [`Model::validate`] without the element orientations: what indexing relies on.
+    fn check_sizes(&self) -> Result<()> {
+        geometry::check_mesh(&self.spec, &self.mesh)?;
+        self.mesh
+            .node_count()
+            .checked_mul(self.spec.dofs)
+            .ok_or_else(|| Error::TooLarge {
+                what: format!("a model of {} nodes", self.mesh.node_count()),
+                detail: format!("its DOFs ({} per node) overflow usize", self.spec.dofs),
+            })?;
         let nd = self.nd();
         let ne = self.mesh.element_count();
         let n = self.dof_count();
@@ -177,7 +214,8 @@ impl Model {
                 self.stiffness.len()
             )));
         }
-        if let Some(i) = (0..n).find(|&i| !self.fixed[i] && (self.mass[i].is_nan() || self.mass[i] <= 0.0)) {
+        let positive = |m: f32| m.is_finite() && m > 0.0;
+        if let Some(i) = (0..n).find(|&i| !self.fixed[i] && !positive(self.mass[i])) {
             return Err(Error::InvalidConfig(format!(
                 "DOF {i} is free but has mass {}; give it a positive mass",
                 self.mass[i]
@@ -203,8 +241,20 @@ impl Model {
         (minv, damp)
     }
 
-    /// `½ vᵀ M v + ½ uᵀ K u` (in f64; dead elements store no energy).
-    pub fn energy(&self, u: &[f32], v: &[f32]) -> f64 {
+    /// `½ vᵀ M v + ½ uᵀ K u` (in f64; dead elements store no energy); `u` and `v` hold one
+    /// value per DOF, and the model must be valid ([`Model::validate`]).
+    pub fn energy(&self, u: &[f32], v: &[f32]) -> Result<f64> {
+        self.check_sizes()?;
+        let n = self.dof_count();
+        for (what, x) in [("displacements", u), ("velocities", v)] {
+            if x.len() != n {
+                return Err(Error::LengthMismatch {
+                    what: format!("{what} for the energy"),
+                    expected: n,
+                    found: x.len(),
+                });
+            }
+        }
         let kinetic: f64 = v
             .iter()
             .zip(&self.mass)
@@ -226,8 +276,41 @@ impl Model {
                 strain += 0.5 * ue[r] * ku;
             }
         }
-        kinetic + strain
+        Ok(kinetic + strain)
     }
+}
+
+/// A zero per DOF of `spec` on `mesh`, or an error where their count overflows or does not fit
+/// in host memory.
+fn dof_vec(spec: &ElementSpec, mesh: &Mesh) -> Result<Vec<f64>> {
+    let n = mesh
+        .node_count()
+        .checked_mul(spec.dofs)
+        .ok_or_else(|| Error::TooLarge {
+            what: format!("a model of {} nodes", mesh.node_count()),
+            detail: format!("its DOFs ({} per node) overflow usize", spec.dofs),
+        })?;
+    crate::grid::try_filled(n, 0.0, || "lumped masses".into())
+}
+
+/// `det J > 0` at every quadrature point and local node of `E` for element `index` at `coords`.
+fn check_orientation<E: Element>(coords: &[[f64; 3]], index: usize) -> Result<()> {
+    let coords: Vec<&[f64]> = coords.iter().map(|p| &p[..E::DIM.min(3)]).collect();
+    let points = matrices::quadrature_points::<E>()?.into_iter().map(|(p, _)| p);
+    for local in points.chain(E::local_nodes().iter().copied()) {
+        match matrices::jacobian::<E, _>(&coords, local) {
+            Err(Error::DegenerateElement { element, det, local }) => {
+                return Err(Error::InvertedElement {
+                    index,
+                    element,
+                    det,
+                    local,
+                })
+            }
+            other => other?,
+        };
+    }
+    Ok(())
 }
 
 /// Time step, damping and stability data of a run.

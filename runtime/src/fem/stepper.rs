@@ -414,7 +414,7 @@ impl Stepper {
             .as_ref()
             .ok_or_else(|| Error::InvalidConfig("no G_e matrices were given: set `Model::stress`".into()))?;
         let device = self.u.device().clone();
-        let mut out = Buffer::<f32>::new(&device, self.n_elements * self.spec.strains)?;
+        let mut out = Buffer::<f32>::new(&device, self.n_elements.saturating_mul(self.spec.strains))?;
         let kernels = self.kernels()?;
         let [nx, ny, nz] = self.mesh_dims;
         if self.schedule == Schedule::Unstructured {

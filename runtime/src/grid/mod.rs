@@ -34,3 +34,25 @@ pub(crate) fn overflow(shape: Shape) -> Error {
         ),
     }
 }
+
+/// `len` copies of `value` in a vector whose allocation failure is an error, not an abort:
+/// a size that passed every overflow check can still be more than the host has.
+pub(crate) fn try_filled<T: Clone>(len: usize, value: T, what: impl Fn() -> String) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(len, what)?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` elements, or [`Error::TooLarge`] if the host cannot
+/// allocate it.
+pub(crate) fn try_with_capacity<T>(len: usize, what: impl Fn() -> String) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::TooLarge {
+        what: what(),
+        detail: format!(
+            "host memory cannot hold its {len} elements of {} bytes",
+            std::mem::size_of::<T>()
+        ),
+    })?;
+    Ok(v)
+}

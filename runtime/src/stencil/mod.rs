@@ -768,7 +768,7 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
         send_sync::<StencilPlan>();
         let dev = Device::default().unwrap();
         let shape = Shape::d1(100);
-        let u = DeviceGrid::from_host(&dev, &HostGrid::from_fn(shape, |[x, _, _]| x as f32)).unwrap();
+        let u = DeviceGrid::from_host(&dev, &HostGrid::from_fn(shape, |[x, _, _]| x as f32).unwrap()).unwrap();
         let mut out = DeviceGrid::<f32>::new(&dev, shape).unwrap();
         let plan = StencilPlan::new(&dev, spec(), &LaunchConfig::default(), shape).unwrap();
         let run = |plan: &StencilPlan, out: &mut DeviceGrid<f32>, s: Scale, t: Scale, c: f32| {

@@ -442,7 +442,9 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
         ],
     };
     // A work-group dimension wider than the grid's next power of two only idles work-items.
-    let fits_grid = |wg: [usize; 3], items: [usize; 3]| (0..3).all(|d| wg[d] <= items[d].next_power_of_two());
+    let fits_grid = |wg: [usize; 3], items: [usize; 3]| {
+        (0..3).all(|d| wg[d] <= items[d].checked_next_power_of_two().unwrap_or(usize::MAX))
+    };
     // Device limits (work-group size, local memory) are the plan's own checks.
     let fits_device = |c: &LaunchConfig| super::size_launch(spec, info, c, shape).is_ok();
     // The default launch first, so that a pass can report what tuning gained over it;
