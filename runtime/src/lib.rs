@@ -9,6 +9,8 @@
 
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod assume;
 pub mod buffer;
 mod cache;
 mod cl;

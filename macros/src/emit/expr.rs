@@ -215,15 +215,20 @@ impl Emitter<'_> {
 
     /// A vector mask converted to `bits`-wide lanes.
     fn mask_as(&self, e: &Expr, bits: u32) -> String {
-        let text = self.expr(e);
+        self.mask_as_p(e, bits).0
+    }
+
+    /// [`Self::mask_as`] with the precedence of the text, for an operand of an operator.
+    fn mask_as_p(&self, e: &Expr, bits: u32) -> (String, u8) {
+        let (text, p) = self.print(e);
         if !e.varying {
             let t = Self::mask_type(bits);
-            return format!("(({t}{LANES})(({text}) ? -1 : 0))");
+            return (format!("(({t}{LANES})(({text}) ? -1 : 0))"), P_ATOM);
         }
         if self.mask_bits(e) == bits {
-            text
+            (text, p)
         } else {
-            format!("convert_{}{LANES}({text})", Self::mask_type(bits))
+            (format!("convert_{}{LANES}({text})", Self::mask_type(bits)), P_ATOM)
         }
     }
 
@@ -352,6 +357,20 @@ impl Emitter<'_> {
         use BinOp::*;
         let vec_expr = self.vector() && e.varying;
         if op == Rem && l.ty.is_float() {
+            if vec_expr {
+                // Lane by lane: PoCL's `fmod` on `double8` gives wrong lanes (measured: -296.53 % 3.5
+                // gave -1.5); GPUs compute lanes one by one anyway. The lowering names both operands.
+                let lane = |x: &Expr, i: usize| {
+                    let (t, p) = self.print(x);
+                    if x.varying {
+                        format!("{}.s{i}", paren(t, p, P_ATOM))
+                    } else {
+                        t
+                    }
+                };
+                let lanes: Vec<String> = (0..LANES).map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i))).collect();
+                return (format!("({})({})", ty_vec(l.ty), lanes.join(", ")), P_ATOM);
+            }
             let args = [l, r].map(|x| self.widen(x, l.ty, vec_expr).0);
             return (format!("fmod({}, {})", args[0], args[1]), P_ATOM);
         }
@@ -360,20 +379,33 @@ impl Emitter<'_> {
         // as masks of one width. `false < true`, but mask `true` (-1) < mask `false` (0).
         if vec_expr && (op.is_logical() || l.ty == Scalar::Bool) {
             let bits = self.pair_bits(l, r);
-            let (a, b) = (self.mask_as(l, bits), self.mask_as(r, bits));
+            let (a, b) = (self.mask_as_p(l, bits), self.mask_as_p(r, bits));
             let (a, b) = if matches!(op, Lt | Le | Gt | Ge) { (b, a) } else { (a, b) };
-            return (format!("{a} {} {b}", op_text(op)), p);
+            return (format!("{} {} {}", paren(a.0, a.1, p), op_text(op), paren(b.0, b.1, p + 1)), p);
         }
         let (lt, lp) = self.widen(l, l.ty, false);
-        let (rt, rp) = if vec_expr && r.varying && r.ty != l.ty && matches!(op, Shl | Shr) {
-            (format!("convert_{}{LANES}({})", l.ty.cl(), self.expr(r)), P_ATOM)
+        let shift = matches!(op, Shl | Shr);
+        let (rt, rp) = if shift && vec_expr && r.ty != l.ty {
+            // OpenCL shifts a vector by a vector or scalar of its own element type.
+            if r.varying {
+                (format!("convert_{}{LANES}({})", l.ty.cl(), self.expr(r)), P_ATOM)
+            } else {
+                let (t, p) = self.print(r);
+                (format!("({}){}", l.ty.cl(), paren(t, p, P_UNARY)), P_UNARY)
+            }
         } else {
-            self.widen(r, l.ty, false)
+            self.print(r)
         };
+        let (rt, rp) = if shift { (rt, rp) } else { self.widen(r, l.ty, false) };
         // Shift amounts wrap at the bit width as in Rust's release builds; OpenCL masks by
         // the promoted width (32 for a scalar `uchar`), so `u8` masks by hand.
-        let (rt, rp) = if matches!(op, Shl | Shr) && l.ty == Scalar::U8 {
-            (format!("{} & 7", paren(rt, rp, prec(BitAnd) + 1)), prec(BitAnd))
+        let (rt, rp) = if shift && l.ty == Scalar::U8 {
+            let amount = paren(rt, rp, prec(BitAnd) + 1);
+            match (vec_expr, r.varying) {
+                (true, true) => (format!("({amount} & (uchar)7)"), P_ATOM),
+                (true, false) => (format!("(uchar)({amount} & 7)"), P_UNARY),
+                _ => (format!("{amount} & 7"), prec(BitAnd)),
+            }
         } else {
             (rt, rp)
         };

@@ -1,13 +1,14 @@
 //! The generated OpenCL assumes types for params members and constants the attribute cannot
 //! see; Rust checks each assumption at the user's token (`let _: f32 = k.a;`).
 
-use super::scalar_ty;
+use super::{rt, scalar_ty};
 use crate::ir::Completion;
 use crate::model::Arg;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 pub fn assumed_types(args: &[Arg], c: &Completion) -> TokenStream {
+    let rt = rt();
     let mut checks = Vec::new();
     let mut check_params = Vec::new();
     for a in args {
@@ -21,12 +22,12 @@ pub fn assumed_types(args: &[Arg], c: &Completion) -> TokenStream {
         // `k` as written in the signature would stretch the error from there to `n`.
         let mut base = args[m.arg].name().clone();
         base.set_span(member.span());
-        checks.push(quote_spanned!(member.span()=> let _: #t = #base.#member;));
+        checks.push(quote_spanned!(member.span()=> #rt::assume::assumed::<#t, _>(#base.#member);));
     }
     for c in &c.consts {
         let t = scalar_ty(c.ty);
         let path = &c.path;
-        checks.push(quote_spanned!(c.span=> let _: #t = #path;));
+        checks.push(quote_spanned!(c.span=> #rt::assume::assumed::<#t, _>(#path);));
     }
     quote! {
         const _: () = {

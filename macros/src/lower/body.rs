@@ -35,7 +35,7 @@ pub struct Names {
 impl Names {
     pub fn new(args: &[Arg]) -> (Names, Vec<String>) {
         let mut n = Names::default();
-        let names = args.iter().map(|a| n.fresh(&a.name().to_string())).collect();
+        let names = args.iter().map(|a| n.fresh(&a.name().unraw().to_string())).collect();
         (n, names)
     }
 
@@ -151,7 +151,7 @@ impl Lowerer<'_> {
                 _ => None,
             },
             ExprKind::Local(id) => self
-                .lookup(&id.to_string())
+                .lookup(&id.unraw().to_string())
                 .filter(|l| !self.open.contains(&l.key) || self.decided.contains_key(&l.key))
                 .map(|l| l.ty),
             ExprKind::Member { .. } | ExprKind::Const(_) => None,
@@ -230,9 +230,9 @@ impl Lowerer<'_> {
                 Some(t) => self.coerce(value, t),
                 None => value,
             };
-            let cl = self.fresh(&l.name.to_string());
+            let cl = self.fresh(&l.name.unraw().to_string());
             self.scope.push(Local {
-                user: l.name.to_string(),
+                user: l.name.unraw().to_string(),
                 cl: cl.clone(),
                 ty: value.ty,
                 varying: value.varying,
@@ -316,7 +316,7 @@ impl Lowerer<'_> {
             }
             ExprKind::Local(id) => {
                 let l = self
-                    .lookup(&id.to_string())
+                    .lookup(&id.unraw().to_string())
                     .ok_or_else(|| syn::Error::new(e.span, format!("`{id}` is not in scope")))?;
                 if let Some(t) = expected {
                     if self.open.contains(&l.key) && t != l.ty && !self.decided.contains_key(&l.key) {
@@ -404,6 +404,11 @@ impl Lowerer<'_> {
                 };
                 if matches!(op, BinOp::Div | BinOp::Rem) && !ty.is_float() && !safe_divisor(&r) {
                     return Ok(self.guarded_division(*op, l, r, e));
+                }
+                if *op == BinOp::Rem && ty.is_float() && (l.varying || r.varying) {
+                    // `vec8` prints float `%` lane by lane (emit/expr.rs): name the operands once.
+                    let (l, r) = (self.named(l, e), self.named(r, e));
+                    return Ok(binary(*op, l, r, ty));
                 }
                 Ok(binary(*op, l, r, ty))
             }

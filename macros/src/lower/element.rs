@@ -2,6 +2,7 @@
 //! polynomials), checks that the shape functions interpolate at their nodes, the nodes' places
 //! on a structured node grid, and the kernels of every schedule with their signatures.
 
+use syn::ext::IdentExt;
 use super::stencil::{define, tunable};
 use crate::ir::element::ElementBody;
 use crate::ir::{Access, Binding, Body, Completion, Elem, Extension, Kernel, Origin, Param, Program, Ty};
@@ -13,6 +14,7 @@ use clforge_abi::element as abi;
 const TOL: f64 = 1e-9;
 
 pub fn lower(e: &Element) -> syn::Result<Program> {
+    check_box(e)?;
     check_interpolation(e)?;
     let (order, node_offsets) = grid_offsets(e)?;
     let dshape = (0..e.dim)
@@ -32,7 +34,7 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
         chunks: nd.div_ceil(lanes),
     };
     let origin = Origin {
-        name: e.name.to_string(),
+        name: e.name.unraw().to_string(),
         file: e.file.clone(),
         line: e.line,
         doc: e.doc.clone(),
@@ -57,10 +59,10 @@ fn extend(p: &mut Program, f: &UserFamily) {
                     UserParamKind::Write => (Ty::Global { elem, lanes: 1 }, Access::Write),
                     UserParamKind::Value => (Ty::Value(elem), Access::Read),
                 };
-                Param::new(&q.name.to_string(), ty, access, Binding::Named)
+                Param::new(&q.name.unraw().to_string(), ty, access, Binding::Named)
             })
             .collect();
-        let mut kernel = Kernel::new(&p.origin, &k.name.to_string(), params);
+        let mut kernel = Kernel::new(&p.origin, &k.name.unraw().to_string(), params);
         kernel.user = true;
         kernel.doc = k.doc.clone();
         p.kernels.push(kernel);
@@ -308,6 +310,31 @@ fn blocking_unavailable(b: &ElementBody) -> Option<String> {
         "the element's top nodes do not mirror its bottom nodes, so the blocked schedules cannot shift them up a column"
             .to_string()
     })
+}
+
+/// Elements are integrated over the reference box [-1, 1]^dim (tensor Gauss rules), so their
+/// nodes must include its 2^dim corners. A triangle or tetrahedron written on box corners
+/// passes every other check and would be integrated over the square (K_e 2x, 6x in 3-D).
+fn check_box(e: &Element) -> syn::Result<()> {
+    for corner in 0..1usize << e.dim {
+        let c: Vec<f64> = (0..e.dim).map(|a| if corner >> a & 1 == 1 { 1.0 } else { -1.0 }).collect();
+        let found = e
+            .local_nodes
+            .iter()
+            .any(|n| (0..e.dim).all(|a| (n[a] - c[a]).abs() <= TOL));
+        if !found {
+            let at: Vec<String> = c.iter().map(|v| format!("{v:?}")).collect();
+            return Err(syn::Error::new_spanned(
+                &e.nodes_tokens,
+                format!(
+                    "`NODES` has no node at the corner ({}) of the reference box [-1, 1]^{}: clforge integrates elements over the whole box with tensor Gauss rules, so every corner must be a node. A simplex (triangle, tetrahedron) written on box corners would be integrated over the box, not the simplex; simplex elements are not supported yet",
+                    at.join(", "),
+                    e.dim
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `N_i(node_j) = δ_ij`: without it nodal values are not the field's values at the nodes, so a

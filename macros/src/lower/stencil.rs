@@ -1,6 +1,7 @@
 //! Stencil model -> IR program: the body lowered once, the access analysis, and the four
 //! variants (plain, tiled, vec8, steps) with their signatures, legality and local memory.
 
+use syn::ext::IdentExt;
 use super::body::{Lowerer, Names};
 use super::{access, variants};
 use crate::ir::stencil::StencilBody;
@@ -16,7 +17,7 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         if let Arg::Params { ty, .. } = a {
             let written = quote::quote!(#ty).to_string();
             if !struct_names.iter().any(|(w, _)| *w == written) {
-                let last = ty.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let last = ty.segments.last().map(|s| s.ident.unraw().to_string()).unwrap_or_default();
                 struct_names.push((written, names.fresh(&last)));
             }
         }
@@ -40,7 +41,7 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         lanes: variants::LANES,
     };
     let origin = Origin {
-        name: s.name.to_string(),
+        name: s.name.unraw().to_string(),
         file: s.file.clone(),
         line: s.line,
         doc: s.doc.clone(),

@@ -2,6 +2,7 @@
 //! `match` on integer constants, arithmetic, comparisons, casts, the math methods of
 //! `f32`/`f64`, named constants, `grid.at(dx, dy, dz)` with integer-literal offsets.
 
+use syn::ext::IdentExt;
 use super::{line_of, rust_text, Errors};
 use crate::model::{Arg, Arm, BinOp, Block, Expr, ExprKind, Let, MathFn, Pat, Scalar, UnOp};
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ impl Scope {
             args: args
                 .iter()
                 .enumerate()
-                .map(|(i, a)| (a.name().to_string(), i))
+                .map(|(i, a)| (a.name().unraw().to_string(), i))
                 .collect(),
             locals: Vec::new(),
         }
@@ -82,7 +83,7 @@ impl<'a> BodyParser<'a> {
             match stmt {
                 syn::Stmt::Local(local) => match self.local(local, &scope) {
                     Ok(l) => {
-                        scope.locals.push(l.name.to_string());
+                        scope.locals.push(l.name.unraw().to_string());
                         lets.push(l);
                     }
                     Err(e) => {
@@ -179,7 +180,7 @@ impl<'a> BodyParser<'a> {
         if let Some((_, d)) = &init.diverge {
             return Err(syn::Error::new_spanned(d, "`let ... else` is not allowed in a stencil"));
         }
-        if scope.args.contains_key(&ident.to_string()) {
+        if scope.args.contains_key(&ident.unraw().to_string()) {
             return Err(syn::Error::new_spanned(
                 &ident,
                 format!("`{ident}` shadows an argument of the stencil; choose another name"),
@@ -248,7 +249,7 @@ impl<'a> BodyParser<'a> {
 
     fn path(&self, p: &syn::ExprPath, scope: &Scope) -> syn::Result<ExprKind> {
         if let Some(id) = p.path.get_ident() {
-            let name = id.to_string();
+            let name = id.unraw().to_string();
             if scope.locals.contains(&name) {
                 return Ok(ExprKind::Local(id.clone()));
             }
@@ -278,7 +279,7 @@ impl<'a> BodyParser<'a> {
         };
         if let syn::Expr::Path(p) = &*f.base {
             if let Some(id) = p.path.get_ident() {
-                if let Some(&i) = scope.args.get(&id.to_string()) {
+                if let Some(&i) = scope.args.get(&id.unraw().to_string()) {
                     if let Arg::Params { .. } = self.args[i] {
                         return Ok(ExprKind::Member {
                             arg: i,
@@ -330,7 +331,7 @@ impl<'a> BodyParser<'a> {
             syn::Expr::Path(p) => p
                 .path
                 .get_ident()
-                .and_then(|id| scope.args.get(&id.to_string()).copied()),
+                .and_then(|id| scope.args.get(&id.unraw().to_string()).copied()),
             _ => None,
         };
         let Some(arg) = field.filter(|&i| matches!(self.args[i], Arg::Field(_))) else {

@@ -9,6 +9,7 @@
 //! -> `model::family::UserFamily`. The declaration is the kernel's ABI: the template prints the
 //! signature from it (`k.strain_energy.params`) and the generated launcher binds it in order.
 
+use syn::ext::IdentExt;
 use super::Errors;
 use crate::model::family::{UserFamily, UserKernel, UserParam, UserParamKind};
 use crate::model::Scalar;
@@ -140,7 +141,7 @@ pub fn family(
         match item {
             syn::ForeignItem::Fn(f) => {
                 if let Some(k) = kernel(f, errors) {
-                    let name = k.name.to_string();
+                    let name = k.name.unraw().to_string();
                     if builtin.contains(&name.as_str()) {
                         errors.spanned(
                             &k.name,

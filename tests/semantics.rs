@@ -1,0 +1,462 @@
+//! The kernel means what the Rust means: one regression per divergence users found (issue 8),
+//! each stencil run host vs every variant on input full of NaN, ±inf, ±0, subnormals and
+//! extremes, compared bit for bit (any NaN equals any NaN). docs/SEMANTICS.md says why each
+//! lowering equals Rust.
+#![allow(non_upper_case_globals)]
+
+mod common;
+
+use clforge::prelude::*;
+use clforge::runtime::{Scalar, StencilSpec};
+use common::*;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// Values that break naive lowerings, mixed with ordinary ones.
+trait Special: Scalar + Copy + std::fmt::Debug {
+    fn special(r: &mut SmallRng) -> Self;
+    /// Same value: equal bits, or both NaN.
+    fn same(a: Self, b: Self) -> bool;
+}
+
+impl Special for f32 {
+    fn special(r: &mut SmallRng) -> f32 {
+        let pick = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-40,
+            -1e-41,
+            f32::MAX,
+            -f32::MAX,
+            f32::MIN_POSITIVE,
+            1.076,
+            0.5,
+            -1.0,
+            2.5e9,
+            -3.0e9,
+            1.0,
+        ];
+        if r.random_bool(0.5) {
+            pick[r.random_range(0..pick.len())]
+        } else {
+            r.random_range(-300.0..300.0)
+        }
+    }
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+}
+
+impl Special for f64 {
+    fn special(r: &mut SmallRng) -> f64 {
+        let pick = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-310,
+            f64::MAX,
+            -f64::MAX,
+            1e300,
+            -1e-300,
+            1.076,
+            0.5,
+            -1.0,
+            5e9,
+            1.0,
+        ];
+        if r.random_bool(0.5) {
+            pick[r.random_range(0..pick.len())]
+        } else {
+            r.random_range(-300.0..300.0)
+        }
+    }
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+}
+
+macro_rules! special_int {
+    ($($t:ty),*) => {$(
+        impl Special for $t {
+            fn special(r: &mut SmallRng) -> $t {
+                let pick = [<$t>::MIN, <$t>::MAX, 0, 1, 2, 3, 7, 8, 250, 255];
+                if r.random_bool(0.5) {
+                    pick[r.random_range(0..pick.len())] as $t
+                } else {
+                    r.random()
+                }
+            }
+            fn same(a: $t, b: $t) -> bool {
+                a == b
+            }
+        }
+    )*};
+}
+special_int!(u8, i32, u32);
+
+fn special<T: Special>(shape: Shape, r: &mut SmallRng) -> HostGrid<T> {
+    HostGrid::from_fn(shape, |_| T::special(r)).expect("grid")
+}
+
+/// Every generated variant of a stencil: plain, vector, tiled (default and a small tile),
+/// and one step of the steps variant where it exists.
+fn variants(spec: &StencilSpec) -> Vec<LaunchConfig> {
+    let small = if spec.rank == 1 {
+        Tile { x: 16, y: 1, rows: 1 }
+    } else {
+        Tile { x: 8, y: 8, rows: 2 }
+    };
+    let mut v = vec![
+        LaunchConfig::variant(Variant::Plain),
+        LaunchConfig::variant(Variant::Vector),
+        LaunchConfig::variant(Variant::Tiled),
+        LaunchConfig::tiled(small),
+    ];
+    if spec.variant(Variant::Steps).unavailable.is_none() {
+        v.push(LaunchConfig::steps(1, small));
+    }
+    v
+}
+
+fn assert_same<T: Special>(name: &str, config: &LaunchConfig, dev: &HostGrid<T>, host: &HostGrid<T>, inputs: &str) {
+    for (i, (d, h)) in dev.data().iter().zip(host.data()).enumerate() {
+        assert!(
+            T::same(*d, *h),
+            "{name} {config:?}: point {i} of {}: device {d:?}, host {h:?}\n{inputs}",
+            host.shape()
+        );
+    }
+}
+
+/// Runs a stencil on the host and in every variant on random special input; `$g: $t` are its
+/// grids (in order), `$s` its scalar and params arguments after the grids.
+macro_rules! same {
+    ($ty:ident -> $out:ty, ($($g:ident: $gt:ty),*) $(, $s:expr)*) => {{
+        for (seed, shape) in [Shape::d2(37, 11), Shape::d2(9, 3)].into_iter().enumerate() {
+            let mut r = rng(7 + seed as u64);
+            $(let $g: HostGrid<$gt> = special(shape, &mut r);)*
+            let mut host = HostGrid::<$out>::new(shape).expect("grid");
+            $ty::apply_host(&mut host, $(&$g,)* $($s),*).expect("host");
+            for config in variants(&$ty::spec()) {
+                let mut out = DeviceGrid::<$out>::new(&device(), shape).expect("out");
+                // The steps variant starts from the state: give it the host's untouched ring.
+                if config.variant == Variant::Steps {
+                    out.upload(&host).expect("upload");
+                }
+                $ty::launch(&config, &mut out, $(&up(&$g),)* $($s),*).expect("launch");
+                let inputs = format!(concat!($(stringify!($g), " = {:?}\n"),*), $($g.data()),*);
+                assert_same(stringify!($ty), &config, &out.to_host().expect("download"), &host, &inputs);
+            }
+        }
+    }};
+}
+
+mod bools {
+    use clforge::prelude::*;
+
+    /// A per-point mask beside a uniform bool (`vec8` used to mix -1 and 1 lanes).
+    #[stencil]
+    pub fn mask_or_force(u: &Grid<f32>, force: f32) -> f32 {
+        if (u.at(0, 0) > 0.0) | (force > 0.0) {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    #[stencil]
+    pub fn eq_true(u: &Grid<f32>) -> f32 {
+        let pos = u.at(0, 0) > 0.0;
+        if pos == true {
+            u.at(1, 0)
+        } else {
+            -1.0
+        }
+    }
+
+    /// Masks of three widths (`long8` from doubles, `char8` from bytes, uniform `int`).
+    #[stencil]
+    pub fn wide_masks(u: &Grid<f64>, m: &Grid<u8>, flag: i32) -> f64 {
+        let a = u.at(0, 0) > 0.0;
+        let b = m.at(1, 0) > 2;
+        let c = flag > 0;
+        let d = (a ^ b) & !c || (b && c);
+        if d != (a | b) {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// `false < true`, though a true mask lane is -1.
+    #[stencil]
+    pub fn bool_order(u: &Grid<f32>, g: f32) -> f32 {
+        if (u.at(0, 0) > 0.0) < (g > 0.0) {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// A bool chosen per point between a uniform and a varying one.
+    #[stencil]
+    pub fn bool_value(u: &Grid<f32>, g: f32) -> f32 {
+        let b = if u.at(0, 0) > 0.0 { g > 0.0 } else { u.at(1, 0) > 0.0 };
+        if b {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+#[test]
+fn bools_mix_masks_and_uniform_values() {
+    use bools::*;
+    for g in [1.0f32, -1.0] {
+        same!(MaskOrForce -> f32, (u: f32), g);
+        same!(BoolOrder -> f32, (u: f32), g);
+        same!(BoolValue -> f32, (u: f32), g);
+    }
+    same!(EqTrue -> f32, (u: f32));
+    for flag in [1, -1] {
+        same!(WideMasks -> f64, (u: f64, m: u8), flag);
+    }
+}
+
+mod literals {
+    use clforge::prelude::*;
+
+    /// `t0` is `f64` because of its use with an `f64` grid, two lines later.
+    #[stencil]
+    pub fn late_f64(u: &Grid<f64>) -> f64 {
+        let t0 = 1000000000.25;
+        let shifted = t0 - 1000000000.0;
+        u.at(0, 0) + shifted
+    }
+
+    /// Unconstrained float literals are `f64` in Rust (`1e300 * 1e-300` is 1, not NaN).
+    #[stencil]
+    pub fn unconstrained(u: &Grid<f32>) -> f32 {
+        let t = 0.1;
+        let big = 1e300;
+        u.at(0, 0) + (t as f32) + ((big * 1e-300) as f32)
+    }
+
+    /// `-2147483648` is one `i32` literal.
+    #[stencil]
+    pub fn int_min(m: &Grid<i32>) -> i32 {
+        if m.at(0, 0) == -2147483648 {
+            1
+        } else {
+            m.at(0, 0) / 2
+        }
+    }
+}
+
+#[test]
+fn literals_take_rust_types() {
+    use literals::*;
+    same!(LateF64 -> f64, (u: f64));
+    same!(Unconstrained -> f32, (u: f32));
+    same!(IntMin -> i32, (m: i32));
+}
+
+mod casts {
+    use clforge::prelude::*;
+
+    /// Float to integer saturates, NaN gives 0 (C: undefined, 1.076 * 255 gave 18).
+    #[stencil]
+    pub fn to_u8(u: &Grid<f32>) -> u8 {
+        (u.at(0, 0) * 255.0) as u8
+    }
+
+    #[stencil]
+    pub fn to_i32(u: &Grid<f32>) -> i32 {
+        u.at(0, 0) as i32
+    }
+
+    #[stencil]
+    pub fn to_u32(u: &Grid<f64>) -> u32 {
+        u.at(0, 0) as u32
+    }
+
+    /// Integer casts keep the low bits; `u32 as i32` reinterprets.
+    #[stencil]
+    pub fn int_casts(m: &Grid<u32>, k: &Grid<i32>) -> i32 {
+        (m.at(0, 0) as i32) ^ ((k.at(0, 0) as u8) as i32) ^ ((k.at(1, 0) as u32 >> 3) as i32)
+    }
+
+    /// `clamp` keeps NaN (OpenCL's returns the lower bound) and `-0.0`.
+    #[stencil]
+    pub fn clamp_nan(u: &Grid<f32>) -> f32 {
+        u.at(0, 0).clamp(-1.0, 1.0) + (u.at(0, 0) * 2.0 - u.at(1, 0)).clamp(-0.0, 0.5)
+    }
+
+    /// `u8` arithmetic stays in 8 bits: `!`, shifts (OpenCL promotes to `int`).
+    #[stencil]
+    pub fn u8_ops(m: &Grid<u8>, s: &Grid<u8>) -> u8 {
+        let n = !m.at(0, 0);
+        let sh = (m.at(0, 0) << (s.at(0, 0) & 7)) >> 1;
+        if n == 250 {
+            sh
+        } else {
+            n ^ sh
+        }
+    }
+
+    /// A guarded integer division: the select evaluates both branches, so the kernel must
+    /// not divide by zero (x86 traps) where the host does not.
+    #[stencil]
+    pub fn guarded_div(m: &Grid<i32>, d: &Grid<i32>, e: &Grid<u32>) -> i32 {
+        let q = if d.at(0, 0) != 0 && d.at(0, 0) != -1 {
+            m.at(0, 0) / d.at(0, 0) + m.at(0, 0) % d.at(0, 0)
+        } else {
+            7
+        };
+        let r = if e.at(0, 0) != 0 { (e.at(1, 0) % e.at(0, 0)) as i32 } else { 1 };
+        q ^ r
+    }
+
+    #[stencil]
+    pub fn int_ops(m: &Grid<i32>) -> i32 {
+        let a = if m.at(0, 0) == -2147483648 { 0 } else { m.at(0, 0).abs() };
+        (m.at(0, 0) >> 16) * 3 + (m.at(1, 0) & 1023) - 5 + (a >> 2) + m.at(0, 0).min(m.at(1, 0)) / 4
+    }
+
+    /// Float `%` is `fmod`; min/max ignore a NaN operand as Rust's do.
+    #[stencil]
+    pub fn float_ops(u: &Grid<f64>) -> f64 {
+        u.at(0, 0) % 3.5 + u.at(1, 0).max(u.at(0, 0)) * u.at(-1, 0).min(-2.0) + u.at(0, 0).mul_add(2.0, 1.0)
+    }
+}
+
+#[test]
+fn casts_and_integer_ops_follow_rust() {
+    use casts::*;
+    same!(ToU8 -> u8, (u: f32));
+    same!(ToI32 -> i32, (u: f32));
+    same!(ToU32 -> u32, (u: f64));
+    same!(IntCasts -> i32, (m: u32, k: i32));
+    same!(ClampNan -> f32, (u: f32));
+    same!(U8Ops -> u8, (m: u8, s: u8));
+    same!(GuardedDiv -> i32, (m: i32, d: i32, e: u32));
+    same!(IntOps -> i32, (m: i32));
+    same!(FloatOps -> f64, (u: f64));
+}
+
+mod names {
+    use clforge::prelude::*;
+
+    pub mod gain {
+        pub const K: f32 = 2.0;
+    }
+    /// Would map to the same OpenCL name as `gain::K`.
+    pub const gain_K: f32 = 3.0;
+    /// Names of the generated macros.
+    pub const HX: f32 = 0.5;
+    pub const INTERIOR: f32 = 0.25;
+
+    #[stencil]
+    pub fn consts(u: &Grid<f32>) -> f32 {
+        u.at(1, 0) * gain::K + u.at(-1, 0) * gain_K + HX * INTERIOR
+    }
+
+    /// OpenCL keywords and builtins as names. A doc comment with */ inside, /* and ??/ too.
+    #[stencil]
+    pub fn keywords(local: &Grid<f32>, global: &Grid<f32>, kernel: f32, half: f32, constant: f32) -> f32 {
+        let floor = local.at(1, 0).floor();
+        let x = global.at(0, 0);
+        let c = floor * 2.0;
+        floor + x * kernel + half - constant + c
+    }
+
+    /// Names the generated Rust uses for its own parameters.
+    #[stencil]
+    pub fn rust_names(p: &Grid<f32>, out: &Grid<f32>, shape: &Grid<f32>, config: f32, plan: f32) -> f32 {
+        p.at(1, 0) + out.at(0, 0) * shape.at(-1, 0) + config * plan
+    }
+
+    pub mod a {
+        use clforge::prelude::*;
+        #[derive(Clone, Copy, Debug, Params)]
+        pub struct Coeffs {
+            pub half: f32,
+            pub c: f32,
+        }
+    }
+    pub mod b {
+        use clforge::prelude::*;
+        #[derive(Clone, Copy, Debug, Params)]
+        pub struct Coeffs {
+            pub w: f64,
+        }
+    }
+
+    /// Two params structs of one name, and members named like OpenCL types and kernel locals.
+    #[stencil]
+    pub fn two_params(u: &Grid<f32>, ka: &a::Coeffs, kb: &b::Coeffs) -> f32 {
+        let w: f64 = kb.w;
+        u.at(0, 0) * ka.half + ka.c + w as f32
+    }
+
+    /// Raw identifiers.
+    #[stencil]
+    pub fn r#yield(r#loop: &Grid<f32>) -> f32 {
+        let r#match = r#loop.at(1, 0);
+        r#match + r#loop.at(0, 0)
+    }
+}
+
+#[test]
+fn user_names_never_collide() {
+    use names::*;
+    same!(Consts -> f32, (u: f32));
+    same!(Keywords -> f32, (local: f32, global: f32), 1.5, 0.25, -2.0);
+    same!(RustNames -> f32, (p: f32, out: f32, shape: f32), 3.0, -0.5);
+    let (ka, kb) = (a::Coeffs { half: 0.5, c: -1.0 }, b::Coeffs { w: 0.125 });
+    same!(TwoParams -> f32, (u: f32), &ka, &kb);
+    same!(Yield -> f32, (r#loop: f32));
+}
+
+mod state {
+    use clforge::prelude::*;
+
+    /// The right-hand side comes first: which grid does temporal blocking iterate?
+    #[stencil]
+    pub fn rhs_first(rhs: &Grid<f32>, u: &Grid<f32>) -> f32 {
+        0.25 * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) - rhs.at(0, 0)
+    }
+
+    #[stencil(state = u)]
+    pub fn rhs_first_named(rhs: &Grid<f32>, u: &Grid<f32>) -> f32 {
+        0.25 * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) - rhs.at(0, 0)
+    }
+}
+
+#[test]
+fn steps_iterates_the_named_state_and_refuses_a_guess() {
+    use state::*;
+    let shape = Shape::d2(40, 19);
+    let tile = Tile { x: 8, y: 8, rows: 2 };
+    let err = RhsFirst::plan(&device(), &LaunchConfig::steps(3, tile), shape).unwrap_err();
+    assert!(err.to_string().contains("state = rhs"), "{err}");
+    let mut r = rng(3);
+    let rhs = random_f32(shape, &mut r, -1.0, 1.0);
+    let u = random_f32(shape, &mut r, -1.0, 1.0);
+    let mut host = u.clone();
+    for _ in 0..3 {
+        let mut next = host.clone();
+        RhsFirstNamed::apply_host(&mut next, &rhs, &host).unwrap();
+        host = next;
+    }
+    let mut out = up(&u);
+    RhsFirstNamed::launch(&LaunchConfig::steps(3, tile), &mut out, &up(&rhs), &up(&u)).unwrap();
+    let err = rel_error(&out.to_host().unwrap(), &host);
+    assert!(err <= 1e-6, "steps iterated the wrong grid: relative error {err:e}");
+}
