@@ -7,6 +7,7 @@ pub mod diffusion_f64;
 pub mod heat3d;
 pub mod jacobi;
 pub mod limiter_clamp;
+pub mod rust_semantics;
 
 /// (file, DSL text, generated OpenCL) of every test stencil.
 pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -27,6 +28,11 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             "limiter_clamp",
             include_str!("limiter_clamp.rs"),
             limiter_clamp::LimiterClamp::source(),
+        ),
+        (
+            "rust_semantics",
+            include_str!("rust_semantics.rs"),
+            rust_semantics::RustSemantics::source(),
         ),
     ]
 }

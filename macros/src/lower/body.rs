@@ -368,7 +368,7 @@ impl Lowerer<'_> {
                 };
                 let x = self.expr(x, want)?;
                 // `-2147483648i32` is one literal in Rust; in C `2147483648` is a `long`.
-                if let (UnOp::Neg, Kind::Lit(text), false) = (op, &x.op, x.ty.is_float()) {
+                if let (UnOp::Neg, Kind::Lit(text)) = (op, &x.op) {
                     let text = match (x.ty, text.as_str()) {
                         (Scalar::I32, "2147483648") => "(-2147483647 - 1)".to_string(),
                         _ => format!("-{text}"),
@@ -407,7 +407,7 @@ impl Lowerer<'_> {
                 }
                 if *op == BinOp::Rem && ty.is_float() && (l.varying || r.varying) {
                     // `vec8` prints float `%` lane by lane (emit/expr.rs): name the operands once.
-                    let (l, r) = (self.named(l, e), self.named(r, e));
+                    let (l, r) = (self.named(l, "num", e), self.named(r, "den", e));
                     return Ok(binary(*op, l, r, ty));
                 }
                 Ok(binary(*op, l, r, ty))
@@ -462,7 +462,9 @@ impl Lowerer<'_> {
         if let (MathFn::Clamp, true, [x, lo, hi]) = (f, t.is_float(), &out[..]) {
             // Rust's `clamp`: `if x < lo { lo } else if x > hi { hi } else { x }`. OpenCL's
             // `clamp` is `fmin(fmax(x, lo), hi)`, which turns NaN into `lo`.
-            let [x, lo, hi] = [x, lo, hi].map(|v| self.named(v.clone(), e));
+            let x = self.named(x.clone(), "clamped", e);
+            let lo = self.named(lo.clone(), "lo", e);
+            let hi = self.named(hi.clone(), "hi", e);
             let above = select(binary(BinOp::Gt, x.clone(), hi.clone(), Scalar::Bool), hi, x.clone());
             return Ok(select(binary(BinOp::Lt, x, lo.clone(), Scalar::Bool), lo, above));
         }
@@ -568,14 +570,14 @@ impl Lowerer<'_> {
 
 impl Lowerer<'_> {
     /// `v` itself when it is a leaf (cheap and pure to repeat), else a fresh `let` holding it.
-    fn named(&mut self, v: ir::Expr, at: &Expr) -> ir::Expr {
+    fn named(&mut self, v: ir::Expr, base: &str, at: &Expr) -> ir::Expr {
         if matches!(
             v.op,
             Kind::Lit(_) | Kind::Local(_) | Kind::Const(_) | Kind::ScalarArg(_) | Kind::Member { .. } | Kind::Read { .. }
         ) {
             return v;
         }
-        let name = self.fresh("v");
+        let name = self.fresh(base);
         let (ty, varying) = (v.ty, v.varying);
         self.lets.push(ir::Let {
             name: name.clone(),
@@ -596,8 +598,8 @@ impl Lowerer<'_> {
     /// division by -1 is negation (`%` by -1 is 0), which equals Rust wherever Rust does not panic.
     fn guarded_division(&mut self, op: BinOp, n: ir::Expr, d: ir::Expr, at: &Expr) -> ir::Expr {
         let ty = n.ty;
-        let n = self.named(n, at);
-        let d = self.named(d, at);
+        let n = self.named(n, "num", at);
+        let d = self.named(d, "den", at);
         let lit = |v: &str| ir::Expr {
             op: Kind::Lit(if ty == Scalar::U32 { format!("{v}u") } else { v.to_string() }),
             ty,
