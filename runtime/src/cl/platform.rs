@@ -49,6 +49,9 @@ pub struct DeviceInfo {
     pub max_alloc_bytes: u64,
     /// Whether `double` is supported.
     pub fp64: bool,
+    /// `CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT` in `CL_DEVICE_SINGLE_FP_CONFIG`: `float` division and
+    /// `sqrt` can be built correctly rounded (as Rust computes them); programs then are.
+    pub fp32_correctly_rounded_divide_sqrt: bool,
 }
 
 /// One discovered device.
@@ -158,5 +161,7 @@ fn query_info(index: usize, id: DeviceId, platform: &str) -> Result<DeviceInfo> 
         global_mem_bytes: num_info(id, I::GlobalMemSize)?,
         max_alloc_bytes: num_info(id, I::MaxMemAllocSize)?,
         fp64,
+        // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT is bit 7 of the single-precision config.
+        fp32_correctly_rounded_divide_sqrt: num_info(id, I::SingleFpConfig).is_ok_and(|c| c & (1 << 7) != 0),
     })
 }

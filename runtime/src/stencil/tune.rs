@@ -569,6 +569,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             global_mem_bytes: 1 << 30,
             max_alloc_bytes: 1 << 28,
             fp64: true,
+            fp32_correctly_rounded_divide_sqrt: true,
         }
     }
 
