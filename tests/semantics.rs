@@ -248,6 +248,14 @@ mod literals {
         u.at(0, 0) + (t as f32) + ((big * 1e-300) as f32)
     }
 
+    /// `f32::sqrt(0.1)` is an `f32` computed in `f32`, though the literal alone would be `f64`.
+    #[stencil]
+    pub fn typed_call(u: &Grid<f64>) -> f64 {
+        let s = f32::sqrt(0.1);
+        let m = f32::max(0.3, 0.2);
+        u.at(0, 0) + s as f64 + m as f64
+    }
+
     /// `-2147483648` is one `i32` literal.
     #[stencil]
     pub fn int_min(m: &Grid<i32>) -> i32 {
@@ -265,6 +273,7 @@ fn literals_take_rust_types() {
     same!(LateF64 -> f64, (u: f64));
     same!(Unconstrained -> f32, (u: f32));
     same!(IntMin -> i32, (m: i32));
+    same!(TypedCall -> f64, (u: f64));
 }
 
 mod casts {

@@ -173,6 +173,7 @@ impl Lowerer<'_> {
             ExprKind::If(_, a, b) => self.natural(&a.tail).or_else(|| self.natural(&b.tail)),
             ExprKind::Match(_, arms) => arms.iter().find_map(|a| self.natural(&a.body.tail)),
             ExprKind::Block(b) => self.natural(&b.tail),
+            ExprKind::Typed(_, t) => Some(*t),
         }
     }
 
@@ -435,6 +436,10 @@ impl Lowerer<'_> {
             }
             ExprKind::Match(scrut, arms) => self.match_expr(scrut, arms, expected),
             ExprKind::Block(b) => self.block(b, expected),
+            ExprKind::Typed(x, t) => {
+                let v = self.expr(x, Some(*t))?;
+                Ok(self.coerce(v, *t))
+            }
         }
     }
 

@@ -293,6 +293,8 @@ pub enum ExprKind {
     If(Box<Expr>, Block, Block),
     Match(Box<Expr>, Vec<Arm>),
     Block(Block),
+    /// An expression Rust gives this type whatever its parts are: `f32::sqrt(2.0)`.
+    Typed(Box<Expr>, Scalar),
 }
 
 #[derive(Clone, Debug)]

@@ -371,10 +371,11 @@ impl<'a> BodyParser<'a> {
             ));
         };
         let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let f = match segs.as_slice() {
-            [ty, name] if Scalar::from_ident(ty).is_some() => MathFn::from_name(name),
-            _ => None,
+        let (f, ty) = match segs.as_slice() {
+            [ty, name] => (MathFn::from_name(name), Scalar::from_ident(ty)),
+            _ => (None, None),
         };
+        let f = f.filter(|_| ty.is_some());
         let Some(f) = f else {
             return Err(syn::Error::new_spanned(
                 &c.func,
@@ -396,7 +397,17 @@ impl<'a> BodyParser<'a> {
                 format!("`{}` takes {} argument(s)", segs.join("::"), f.arity()),
             ));
         }
-        Ok(ExprKind::Call(f, args))
+        // `f32::sqrt(2.0)` is an `f32` whatever the literal would default to.
+        let call = Expr {
+            kind: ExprKind::Call(f, args),
+            span: c.span(),
+            line: line_of(c.span()),
+            text: rust_text(&syn::Expr::Call(c.clone())),
+        };
+        Ok(match ty {
+            Some(t) if f.arity() > 0 => ExprKind::Typed(Box::new(call), t),
+            _ => call.kind,
+        })
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, scope: &Scope) -> syn::Result<ExprKind> {
