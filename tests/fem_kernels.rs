@@ -68,9 +68,11 @@ fn quad4_plane_stress(a: f64, b: f64, young: f64, nu: f64) -> (Vec<f32>, Vec<f32
     (k.into_iter().map(|v| v as f32).collect(), gm)
 }
 
+/// A random symmetric matrix (element stiffnesses are symmetric; the stability bound needs it).
 fn random_matrix(n: usize, seed: u64) -> Vec<f32> {
     let mut r = rng(seed);
-    (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect()
+    let a: Vec<f32> = (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect();
+    (0..n * n).map(|ij| 0.5 * (a[ij] + a[(ij % n) * n + ij / n])).collect()
 }
 
 fn rel_error(a: &[f32], b: &[f32]) -> f64 {
@@ -375,15 +377,25 @@ fn pulse_travels_at_plane_stress_p_wave_speed() {
 fn unstable_time_step_is_a_typed_error() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
     let model = Model::new(quad4(), structured(quad4(), [4, 4, 1]), k, 1.0).unwrap();
+    // The bound comes from K_e and the lumped masses (tests/runtime_checks.rs checks it).
+    let bound = clforge::runtime::fem::stability::stability_bound(&model, 0.0).unwrap();
     let cfg = StepperConfig {
         schedule: Schedule::Computed,
-        dt: 0.6,
+        dt: 1.01 * bound.dt_max,
         alpha: 0.0,
         c_max: 1.0,
     };
     let err = Stepper::new(&device(), &model, &cfg).unwrap_err();
-    assert!(matches!(err, clforge::runtime::Error::InvalidConfig(_)));
+    assert!(matches!(err, clforge::runtime::Error::UnstableTimeStep { .. }));
     assert!(err.to_string().contains("stability bound"), "{err}");
-    let ok = Stepper::new(&device(), &model, &StepperConfig { dt: 0.4, ..cfg }).unwrap();
-    assert_eq!(ok.stability_bound(), 0.5);
+    let ok = Stepper::new(
+        &device(),
+        &model,
+        &StepperConfig {
+            dt: bound.dt_max,
+            ..cfg
+        },
+    )
+    .unwrap();
+    assert_eq!(ok.stability_bound(), &bound);
 }

@@ -488,3 +488,256 @@ mod fem {
         assert_eq!(inverted(err), 3);
     }
 }
+
+/// The explicit stability bound from the element matrices (seed 000's `Δx / (2 sqrt(E/ρ))` is
+/// twice too large for nearly incompressible plane strain). The bound must be right (never
+/// above the mesh's real limit, which a power iteration on the assembled `M⁻¹K` measures
+/// here) and tight enough to use (within 1.5× of that limit): runs at 0.9× the bound stay
+/// bounded, runs at 1.5× the bound and just above the real limit grow without bound.
+mod stability {
+    use super::common::rng;
+    use super::elements::hex8::{Hex8, Solid};
+    use clforge::prelude::*;
+    use clforge::runtime::fem::mesh::{Mesh, StructuredMesh};
+    use clforge::runtime::fem::schedule::Schedule;
+    use clforge::runtime::fem::stability::{stability_bound, wave_speed, SAFETY};
+    use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper, StepperConfig};
+    use clforge::runtime::fem::Element;
+    use rand::Rng;
+
+    #[derive(Clone, Copy, Debug)]
+    pub struct Body {
+        pub e: f64,
+        pub nu: f64,
+        pub rho: f64,
+    }
+
+    /// Bilinear quadrilateral in plane strain.
+    #[element(dim = 2, nodes = 4, dofs = 2, operator = plane_strain, quadrature = 2)]
+    pub mod strain4 {
+        use super::Body;
+
+        pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+
+        pub fn shape(r: f64, s: f64) -> [f64; 4] {
+            [
+                0.25 * (1.0 - r) * (1.0 - s),
+                0.25 * (1.0 + r) * (1.0 - s),
+                0.25 * (1.0 + r) * (1.0 + s),
+                0.25 * (1.0 - r) * (1.0 + s),
+            ]
+        }
+
+        pub fn material(m: &Body) -> [[f64; 3]; 3] {
+            let c = m.e / ((1.0 + m.nu) * (1.0 - 2.0 * m.nu));
+            [
+                [c * (1.0 - m.nu), c * m.nu, 0.0],
+                [c * m.nu, c * (1.0 - m.nu), 0.0],
+                [0.0, 0.0, c * (0.5 - m.nu)],
+            ]
+        }
+
+        pub fn density(m: &Body) -> f64 {
+            m.rho
+        }
+    }
+
+    fn plane_strain(nu: f64) -> Model {
+        let sm = StructuredMesh::for_element(&Strain4::spec(), [10, 8, 1], [1.0; 3]).unwrap();
+        let body = Body { e: 1.0, nu, rho: 1.0 };
+        Model::of::<Strain4>(Mesh::Structured(sm), &body).unwrap()
+    }
+
+    fn hex(nu: f64) -> Model {
+        let sm = StructuredMesh::for_element(&Hex8::spec(), [5, 4, 4], [1.0; 3]).unwrap();
+        let e = 1.0;
+        let solid = Solid {
+            lambda: e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+            mu: e / (2.0 * (1.0 + nu)),
+            rho: 1.0,
+        };
+        Model::of::<Hex8>(Mesh::Structured(sm), &solid).unwrap()
+    }
+
+    fn config(dt: f64, alpha: f64) -> StepperConfig {
+        StepperConfig {
+            schedule: Schedule::Coloured,
+            dt,
+            alpha,
+            c_max: 0.0,
+        }
+    }
+
+    fn random_state(model: &Model, seed: u64) -> Vec<f32> {
+        let mut r = rng(seed);
+        (0..model.dof_count()).map(|_| r.random_range(-1.0..1.0)).collect()
+    }
+
+    fn max_abs(u: &[f32]) -> f64 {
+        u.iter().fold(0.0f64, |m, &v| m.max(f64::from(v).abs()))
+    }
+
+    /// The largest eigenvalue of the assembled `M⁻¹K`, from below: power iteration through the
+    /// host stepper (one undamped step of `dt = 1` from `(x, 0)` leaves `v = −M⁻¹K x`).
+    fn global_lambda(model: &Model) -> f64 {
+        let mut host = HostStepper::new_unchecked(model, &config(1.0, 0.0)).unwrap();
+        let mut x = random_state(model, 17);
+        let zeros = vec![0.0f32; x.len()];
+        let mut lambda = 0.0;
+        for _ in 0..3000 {
+            host.set_state(&x, &zeros).unwrap();
+            host.step(1);
+            let (mut kx, mut mx, mut norm) = (0.0, 0.0, 0.0);
+            for ((&x, &v), &m) in x.iter().zip(&host.v).zip(&model.mass) {
+                let (xi, vi, m) = (f64::from(x), f64::from(v), f64::from(m));
+                kx -= xi * vi * m;
+                mx += xi * xi * m;
+                norm += vi * vi;
+            }
+            lambda = kx / mx;
+            x = host.v.iter().map(|&v| (f64::from(v) / norm.sqrt()) as f32).collect();
+        }
+        lambda
+    }
+
+    /// `H = ½ v⁻ᵀ M v⁺ + ½ uᵀ K u`: what central differences conserve without damping
+    /// (positive below the limit), from the state after `n` steps and the velocity after `n + 1`.
+    fn leapfrog_energy(model: &Model, u: &[f32], v_before: &[f32], v_after: &[f32]) -> f64 {
+        let zeros = vec![0.0f32; u.len()];
+        let strain = model.energy(u, &zeros).unwrap();
+        let kinetic: f64 = (0..u.len())
+            .map(|i| 0.5 * f64::from(model.mass[i]) * f64::from(v_before[i]) * f64::from(v_after[i]))
+            .sum();
+        strain + kinetic
+    }
+
+    /// `steps` host steps at `dt` from a random displacement at rest: the largest displacement
+    /// over the run relative to the first (infinite once it passes 1e12), and the leapfrog
+    /// energy at the end relative to the start.
+    fn run_host(model: &Model, dt: f64, alpha: f64, steps: usize) -> (f64, f64) {
+        let mut host = HostStepper::new_unchecked(model, &config(dt, alpha)).unwrap();
+        let u0 = random_state(model, 5);
+        let zeros = vec![0.0f32; u0.len()];
+        host.set_state(&u0, &zeros).unwrap();
+        host.step(1);
+        let h0 = leapfrog_energy(model, &u0, &zeros, &host.v);
+        let mut growth = 1.0f64;
+        for _ in 0..steps {
+            host.step(1);
+            growth = growth.max(max_abs(&host.u) / max_abs(&u0));
+            if growth.is_nan() || growth > 1e12 {
+                return (f64::INFINITY, f64::NAN);
+            }
+        }
+        let (u, v) = (host.u.clone(), host.v.clone());
+        host.step(1);
+        (growth, leapfrog_energy(model, &u, &v, &host.v) / h0)
+    }
+
+    fn right_and_tight(model: &Model, what: &str) {
+        let bound = stability_bound(model, 0.0).unwrap();
+        assert!(
+            bound.lambda_max > 0.0 && bound.dt_max == SAFETY * bound.dt_critical,
+            "{bound:?}"
+        );
+        assert!((bound.dt_critical - 2.0 / bound.lambda_max.sqrt()).abs() < 1e-12 * bound.dt_critical);
+        let real = 2.0 / global_lambda(model).sqrt();
+        eprintln!(
+            "{what}: λ_max {:.4}, Δt_crit {:.5}; the mesh's own limit {real:.5} = {:.3} Δt_crit",
+            bound.lambda_max,
+            bound.dt_critical,
+            real / bound.dt_critical
+        );
+        assert!(
+            bound.dt_critical <= real * (1.0 + 1e-4),
+            "{what}: the bound is above the real limit {real}"
+        );
+        assert!(
+            real < 1.5 * bound.dt_critical,
+            "{what}: the bound is loose, real limit {real}"
+        );
+        let (growth, energy) = run_host(model, 0.9 * bound.dt_critical, 0.0, 300);
+        assert!(growth < 10.0, "{what}: displacements grew {growth}× at 0.9 Δt_crit");
+        assert!(
+            (energy - 1.0).abs() < 1e-3,
+            "{what}: energy ratio {energy} at 0.9 Δt_crit"
+        );
+        assert_eq!(
+            run_host(model, 1.5 * bound.dt_critical, 0.0, 300).0,
+            f64::INFINITY,
+            "{what}"
+        );
+        // The real limit is where growth starts.
+        assert!(run_host(model, 0.97 * real, 0.0, 300).0 < 10.0, "{what}");
+        assert_eq!(run_host(model, 1.05 * real, 0.0, 300).0, f64::INFINITY, "{what}");
+        // The steppers accept up to SAFETY of the bound and refuse beyond it.
+        HostStepper::new(model, &config(0.9 * bound.dt_critical, 0.0)).unwrap();
+        for dt in [1.5 * bound.dt_critical, 1.001 * bound.dt_max, 0.0, -1.0, f64::NAN] {
+            let err = HostStepper::new(model, &config(dt, 0.0)).unwrap_err();
+            assert!(matches!(err, Error::UnstableTimeStep { .. }), "{what} {dt}: {err}");
+        }
+    }
+
+    #[test]
+    fn plane_strain_at_nu_0_49_is_bounded_below_and_blows_up_above() {
+        let model = plane_strain(0.49);
+        right_and_tight(&model, "plane strain ν = 0.49");
+        // The wave-speed estimate Δx / (2 sqrt(E/ρ)) is far above the real limit here.
+        let estimate = 1.0 / (2.0 * wave_speed(1.0, 1.0));
+        let bound = stability_bound(&model, 0.0).unwrap();
+        assert!(estimate > 2.5 * bound.dt_critical, "{estimate} vs {bound:?}");
+        assert_eq!(run_host(&model, estimate, 0.0, 300).0, f64::INFINITY);
+        // A wave speed given as information changes nothing (and c_max = 0 disables nothing).
+        let cfg = StepperConfig {
+            c_max: 1.0,
+            ..config(estimate, 0.0)
+        };
+        let err = HostStepper::new(&model, &cfg).unwrap_err().to_string();
+        assert!(err.contains("stability bound") && err.contains("not a bound"), "{err}");
+    }
+
+    #[test]
+    fn hex8_at_nu_0_45_is_bounded_below_and_blows_up_above() {
+        right_and_tight(&hex(0.45), "hex8 ν = 0.45");
+    }
+
+    #[test]
+    fn damping_lowers_the_limit_as_derived() {
+        // Mass-proportional damping α: Δt_crit = 4 / (α + sqrt(α² + 4λ)) on the bound and on the
+        // mesh's own λ alike, below the undamped 2 / sqrt(λ).
+        let model = plane_strain(0.3);
+        let free = stability_bound(&model, 0.0).unwrap();
+        let alpha = 1.0 / free.dt_critical;
+        let damped = stability_bound(&model, alpha).unwrap();
+        let limit = |lambda: f64| 4.0 / (alpha + (alpha * alpha + 4.0 * lambda).sqrt());
+        assert!((damped.dt_critical - limit(free.lambda_max)).abs() < 1e-12 * damped.dt_critical);
+        assert!(damped.dt_critical < 0.8 * free.dt_critical);
+        assert!(run_host(&model, 0.9 * damped.dt_critical, alpha, 300).0 < 10.0);
+        let lambda = global_lambda(&model);
+        let (real_damped, real_free) = (limit(lambda), 2.0 / lambda.sqrt());
+        assert!(damped.dt_critical <= real_damped);
+        // Between the damped and the undamped limits of the mesh the damped scheme grows.
+        assert!(1.1 * real_damped < real_free);
+        assert!(run_host(&model, 0.97 * real_damped, alpha, 300).0 < 10.0);
+        assert_eq!(run_host(&model, 1.1 * real_damped, alpha, 300).0, f64::INFINITY);
+        assert!(stability_bound(&model, -1.0).is_err());
+    }
+
+    #[test]
+    fn the_device_stepper_checks_and_stays_bounded() {
+        let model = plane_strain(0.49);
+        let bound = stability_bound(&model, 0.0).unwrap();
+        let dev = super::device();
+        for dt in [1.2 * bound.dt_critical, 1.01 * bound.dt_max] {
+            let err = Stepper::new(&dev, &model, &config(dt, 0.0)).unwrap_err();
+            assert!(matches!(err, Error::UnstableTimeStep { .. }), "{err}");
+        }
+        let mut s = Stepper::new(&dev, &model, &config(0.9 * bound.dt_critical, 0.0)).unwrap();
+        assert_eq!(s.stability_bound(), &bound);
+        let u0 = random_state(&model, 5);
+        s.set_state(&u0, &vec![0.0; u0.len()]).unwrap();
+        s.step(300).unwrap();
+        let growth = max_abs(&s.displacement().unwrap()) / max_abs(&u0);
+        assert!(growth < 10.0, "device run grew {growth}×");
+    }
+}

@@ -150,6 +150,33 @@ pub enum Error {
         local: [f64; 3],
     },
 
+    /// A time step beyond the stability limit of explicit central differences, computed from
+    /// the model's element matrices and masses (see `fem::stability`).
+    #[error(
+        "time step {dt:e} s violates the stability bound of explicit central differences: Δt ≤ {safety} · \
+         Δt_crit = {dt_max:e} s, where Δt_crit = 4 / (α + sqrt(α² + 4 λ_max)) = {dt_critical:e} s for damping \
+         α = {alpha:e} 1/s and λ_max = {lambda_max:e} 1/s², the largest eigenvalue of K_e x = λ M_e x over the \
+         model's elements (reached at element {element}){note}; choose 0 < dt ≤ {dt_max:e}"
+    )]
+    UnstableTimeStep {
+        /// The time step given.
+        dt: f64,
+        /// The largest time step accepted, `safety · dt_critical`.
+        dt_max: f64,
+        /// The limit of the scheme.
+        dt_critical: f64,
+        /// The fraction of `dt_critical` accepted.
+        safety: f64,
+        /// The largest generalized eigenvalue of the element matrices (1/s²).
+        lambda_max: f64,
+        /// The mass-proportional damping.
+        alpha: f64,
+        /// An element where `lambda_max` is reached.
+        element: usize,
+        /// Extra information (a user's wave speed, for comparison), or empty.
+        note: String,
+    },
+
     /// Any other OpenCL failure.
     #[error("OpenCL call `{op}` failed: {message}")]
     Cl {

@@ -61,7 +61,8 @@ mod quad4 {
     }
 }
 
-/// Unit square elements: `c = 1`, stability bound `h / 2c = 0.5`.
+/// Unit square elements of a unit plate: well inside the stability bound the stepper computes
+/// from `K_e` and the lumped masses (`Δt_crit ≈ 0.8`).
 pub const DT: f64 = 0.05;
 /// Mass-proportional damping `C = α·M`.
 pub const ALPHA: f64 = 0.05;

@@ -318,10 +318,14 @@ fn check_orientation<E: Element>(coords: &[[f64; 3]], index: usize) -> Result<()
 pub struct StepperConfig {
     /// How element forces are scattered.
     pub schedule: Schedule,
-    /// Time step in s; must satisfy [`stability_bound`](crate::fem::stability::stability_bound).
+    /// Time step in s: `0 < dt ≤ SAFETY · Δt_crit` of
+    /// [`stability_bound`](crate::fem::stability::stability_bound), computed from the model's
+    /// element matrices and masses when a stepper is made.
     pub dt: f64,
-    /// Mass-proportional damping `C = α·M`.
+    /// Mass-proportional damping `C = α·M` (1/s, non-negative); it lowers `Δt_crit`.
     pub alpha: f64,
-    /// The fastest longitudinal wave speed `sqrt(E/ρ)` over the materials.
+    /// Information only (0: not given): the fastest wave speed the user expects. It is never
+    /// the stability bound; a time-step error quotes the estimate `Δx / (2 c_max)` beside the
+    /// computed bound.
     pub c_max: f64,
 }

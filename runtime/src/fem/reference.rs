@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::fem::load::{check_load, Load};
 use crate::fem::problem::{Model, StepperConfig};
-use crate::fem::stability::check_time_step;
+use crate::fem::stability::{check_time_step, StabilityBound};
 
 /// 8-lane pairwise sum of the seed's `sum_v8`.
 fn sum_v8(p: &[f32; 8]) -> f32 {
@@ -48,13 +48,32 @@ pub struct HostStepper {
     f: Vec<f32>,
     loads: Vec<Load>,
     steps: u64,
+    bound: Option<StabilityBound>,
 }
 
 impl HostStepper {
-    /// A host stepper at rest.
+    /// A host stepper at rest, after the checks of [`Stepper::new`](crate::fem::stepper::Stepper::new):
+    /// a valid model and a time step within the stability bound.
     pub fn new(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
+        let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
+        Self::build(model, config, Some(bound))
+    }
+
+    /// A host stepper at rest that skips the time-step check (the model is still validated):
+    /// for experiments that probe the stability bound, such as showing that a run just above
+    /// it grows without bound. [`HostStepper::stability_bound`] is `None`.
+    pub fn new_unchecked(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
         model.validate()?;
-        check_time_step(config.dt, model.mesh.min_spacing(), config.c_max)?;
+        Self::build(model, config, None)
+    }
+
+    /// The stability bound the time step was checked against (`None` from
+    /// [`HostStepper::new_unchecked`]).
+    pub fn stability_bound(&self) -> Option<&StabilityBound> {
+        self.bound.as_ref()
+    }
+
+    fn build(model: &Model, config: &StepperConfig, bound: Option<StabilityBound>) -> Result<HostStepper> {
         let nd = model.nd();
         let ndp = nd.div_ceil(8) * 8;
         let (minv, damp) = model.integration(config.alpha as f32);
@@ -76,6 +95,7 @@ impl HostStepper {
             f: vec![0.0; n],
             loads: vec![],
             steps: 0,
+            bound,
         })
     }
 

@@ -18,7 +18,7 @@ use crate::program::{check_work_group, Event, Program};
 pub use crate::fem::load::{Load, TimeFunction};
 pub use crate::fem::problem::{Model, StepperConfig};
 pub use crate::fem::reference::HostStepper;
-pub use crate::fem::stability::{check_resolution, check_time_step, stability_bound, wave_speed};
+pub use crate::fem::stability::{check_resolution, check_time_step, stability_bound, wave_speed, StabilityBound};
 
 /// `n` as a kernel's `int`, or [`Error::TooLarge`] naming `what`.
 fn int_index(what: &str, n: usize) -> Result<i32> {
@@ -84,7 +84,7 @@ pub struct Stepper {
     passes: Vec<Pass>,
     mesh_dims: [i32; 3],
     dt: f32,
-    bound: f64,
+    bound: StabilityBound,
     n_dofs: usize,
     n_elements: usize,
     k: Buffer<f32>,
@@ -118,12 +118,11 @@ impl std::fmt::Debug for Stepper {
 }
 
 impl Stepper {
-    /// Builds the element's program for `config.schedule`, checks the time step against the
-    /// stability bound and uploads the model at rest.
+    /// Builds the element's program for `config.schedule`, checks the model
+    /// ([`Model::validate`]) and the time step against the stability bound computed from its
+    /// element matrices and masses ([`check_time_step`]), and uploads the model at rest.
     pub fn new(device: &Device, model: &Model, config: &StepperConfig) -> Result<Stepper> {
-        model.validate()?;
-        let bound = stability_bound(model.mesh.min_spacing(), config.c_max);
-        check_time_step(config.dt, model.mesh.min_spacing(), config.c_max)?;
+        let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
         let spec = model.spec;
         let schedule = config.schedule;
         let (nd, ne) = (model.nd(), model.mesh.element_count());
@@ -242,9 +241,9 @@ impl Stepper {
         })
     }
 
-    /// The stability bound `Δx / (2 c_max)` this run was checked against.
-    pub fn stability_bound(&self) -> f64 {
-        self.bound
+    /// The stability bound this run was checked against (`dt ≤ dt_max = SAFETY · dt_critical`).
+    pub fn stability_bound(&self) -> &StabilityBound {
+        &self.bound
     }
 
     /// Steps taken so far.
