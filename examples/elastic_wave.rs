@@ -244,7 +244,7 @@ fn main() -> Result<()> {
 
     let spec = Quad4::spec();
     let sm = StructuredMesh::for_element(&spec, [nx, ny, 1], [h, h, 1.0])?;
-    let mut elements = ElementMap::uniform(sm.element_count());
+    let mut elements = ElementMap::uniform(sm.element_count())?;
     if let Some([x0, x1, y0, y1]) = defect {
         elements.crack_box(&sm, [x0, y0, 0], [x1, y1, 1]);
     }

@@ -308,8 +308,8 @@ fn host_grids_and_cursors_never_panic_on_odd_points() {
 mod fem {
     use super::elements::{hex8, quad4, quad9};
     use clforge::prelude::*;
-    use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-    use clforge::runtime::fem::schedule::Schedule;
+    use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
+    use clforge::runtime::fem::schedule::{plan, Schedule};
     use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
     use clforge::runtime::fem::{Element, ElementSpec};
 
@@ -349,9 +349,17 @@ mod fem {
         let mut sm = StructuredMesh::for_element(&spec, [2, 2, 1], [1.0; 3]).unwrap();
         sm.elements = [0, usize::MAX, 7];
         sm.dim = 70;
-        let _ = (sm.nodes(), sm.node_count(), sm.element_coords(5), sm.node_position(9));
+        let _ = (
+            sm.nodes(),
+            sm.node_count(),
+            sm.element_coords(5),
+            sm.node_position(9),
+            sm.min_spacing(),
+        );
         let _ = sm.element_nodes(spec.node_offsets, usize::MAX);
+        assert!(plan(Schedule::Coloured, &Mesh::Structured(sm.clone()), &[]).is_err());
         assert!(Model::new(spec, Mesh::Structured(sm), zeros_k(&spec), 1.0).is_err());
+        assert!(ElementMap::uniform(usize::MAX).is_err());
         let mut um = unstructured(&spec, [2, 2, 1]);
         um.nodes_per_element = 0;
         assert_eq!(um.element_count(), 0);

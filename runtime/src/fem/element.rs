@@ -35,6 +35,7 @@ impl ElementSpec {
     /// A host matrix with `nd` columns (`K_e`, `G_e`) in the kernels' layout: `f32`, each row
     /// padded with zeros to whole `real8` chunks, so a kernel reads row `i` as `K[i * NV + c]`.
     pub fn device_rows(&self, m: &super::Matrix) -> crate::error::Result<Vec<f32>> {
+        super::geometry::check_spec(self)?;
         let nd = self.nd();
         if m.cols() != nd {
             return Err(crate::error::Error::LengthMismatch {

@@ -157,8 +157,9 @@ impl StructuredMesh {
 
     /// The shortest distance between nodes (Δx of seed 000 eq. 3.3.2).
     pub fn min_spacing(&self) -> f64 {
-        self.size[..self.dim]
+        self.size
             .iter()
+            .take(self.dim)
             .fold(f64::INFINITY, |a, &h| a.min(h / self.order as f64))
     }
 }
@@ -352,12 +353,14 @@ pub struct ElementMap {
 }
 
 impl ElementMap {
-    /// `elements` intact elements of material 0.
-    pub fn uniform(elements: usize) -> Self {
-        ElementMap {
-            material: vec![0; elements],
-            dead: vec![false; elements],
-        }
+    /// `elements` intact elements of material 0; [`Error::TooLarge`] if the host cannot hold
+    /// them.
+    pub fn uniform(elements: usize) -> Result<Self> {
+        let what = || format!("element map of {elements} elements");
+        Ok(ElementMap {
+            material: crate::grid::try_filled(elements, 0, what)?,
+            dead: crate::grid::try_filled(elements, false, what)?,
+        })
     }
 
     /// Whether every element is intact material 0 (all elements alike).

@@ -65,7 +65,7 @@ impl Model {
         let dofs = mass.len();
         Ok(Model {
             spec,
-            elements: ElementMap::uniform(mesh.element_count()),
+            elements: ElementMap::uniform(mesh.element_count())?,
             mesh,
             stiffness: vec![k],
             stress: vec![],
@@ -134,7 +134,7 @@ impl Model {
         let dofs = mass.len();
         Ok(Model {
             spec,
-            elements: ElementMap::uniform(ne),
+            elements: ElementMap::uniform(ne)?,
             mesh,
             stiffness: vec![to_f32(&k)],
             stress: vec![to_f32(&g)],

@@ -136,7 +136,7 @@ pub struct Pass {
 pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<Vec<Pass>> {
     let structured = |s: Schedule| -> Result<&StructuredMesh> {
         match mesh {
-            Mesh::Structured(m) => Ok(m),
+            Mesh::Structured(m) => m.check().map(|()| m),
             Mesh::Unstructured(_) => Err(Error::InvalidConfig(format!(
                 "schedule `{}` needs a structured mesh; use `Schedule::Unstructured` for an unstructured one",
                 s.suffix()
