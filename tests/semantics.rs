@@ -2,7 +2,7 @@
 //! each stencil run host vs every variant on input full of NaN, ±inf, ±0, subnormals and
 //! extremes, compared bit for bit (any NaN equals any NaN). docs/SEMANTICS.md says why each
 //! lowering equals Rust.
-#![allow(non_upper_case_globals)]
+#![allow(non_upper_case_globals, clippy::bool_comparison)]
 
 mod common;
 
@@ -328,7 +328,11 @@ mod casts {
         } else {
             7
         };
-        let r = if e.at(0, 0) != 0 { (e.at(1, 0) % e.at(0, 0)) as i32 } else { 1 };
+        let r = if e.at(0, 0) != 0 {
+            (e.at(1, 0) % e.at(0, 0)) as i32
+        } else {
+            1
+        };
         q ^ r
     }
 

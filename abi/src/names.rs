@@ -13,6 +13,7 @@
 pub const PREFIX: &str = "rs_";
 
 /// OpenCL C 1.2 keywords, types, qualifiers and the C99 keywords it keeps or reserves.
+#[rustfmt::skip]
 const KEYWORDS: &[&str] = &[
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float",
     "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
@@ -26,6 +27,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// OpenCL C builtin functions without a reserved prefix (see [`PREFIXES`]).
+#[rustfmt::skip]
 const BUILTINS: &[&str] = &[
     // math
     "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atan2", "atanh", "atanpi", "atan2pi", "cbrt", "ceil",
@@ -46,6 +48,7 @@ const BUILTINS: &[&str] = &[
 ];
 
 /// Prefixes of builtin functions, types and macros (`convert_int8_sat`, `vload8`, `CLK_*`, ...).
+#[rustfmt::skip]
 const PREFIXES: &[&str] = &[
     "convert_", "as_", "vload", "vstore", "atomic_", "atom_", "get_", "native_", "half_", "fast_", "async_",
     "read_image", "write_image", "__", "cl_", "CL_", "CLK_", "FLT_", "DBL_", "HALF_", "M_", "FP_", "CHAR_", "SCHAR_",
@@ -53,6 +56,7 @@ const PREFIXES: &[&str] = &[
 ];
 
 /// Scalar type names that take a vector width (`float8`, `int16`, `double4x4`).
+#[rustfmt::skip]
 const VECTOR_BASES: &[&str] = &[
     "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double", "half", "bool", "quad",
     "real",
@@ -60,6 +64,7 @@ const VECTOR_BASES: &[&str] = &[
 
 /// Identifiers the templates and emitters of clforge print themselves: the stencil kernels'
 /// variables, the generated macros, and the element programs' file-scope names.
+#[rustfmt::skip]
 const GENERATED: &[&str] = &[
     // stencil kernels
     "AT", "WRAP", "UPDATED",
@@ -71,6 +76,7 @@ const GENERATED: &[&str] = &[
 ];
 
 /// The stencil kernels' local variables (not macros: a struct member may have these names).
+#[rustfmt::skip]
 const LOCALS: &[&str] = &[
     "x", "y", "z", "c", "t", "i", "n", "v", "row", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lz",
     "gx", "gy", "gz", "tx", "ty", "tz", "step", "s_cur", "s_next", "s_a", "s_b", "s_tmp",
@@ -143,7 +149,10 @@ mod tests {
     impl core::fmt::Write for Buf {
         fn write_str(&mut self, s: &str) -> core::fmt::Result {
             let end = self.1 + s.len();
-            self.0.get_mut(self.1..end).ok_or(core::fmt::Error)?.copy_from_slice(s.as_bytes());
+            self.0
+                .get_mut(self.1..end)
+                .ok_or(core::fmt::Error)?
+                .copy_from_slice(s.as_bytes());
             self.1 = end;
             Ok(())
         }
@@ -160,8 +169,26 @@ mod tests {
     #[test]
     fn unsafe_names_are_prefixed_and_the_map_is_injective() {
         let names = [
-            "psi", "local", "rs_local", "rs_rs_local", "HX", "float8", "double4x4", "floor", "convert_x", "r#yield",
-            "yield", "x", "x_p1", "x_max", "t_psi", "u", "gain_K", "int", "integer", "K",
+            "psi",
+            "local",
+            "rs_local",
+            "rs_rs_local",
+            "HX",
+            "float8",
+            "double4x4",
+            "floor",
+            "convert_x",
+            "r#yield",
+            "yield",
+            "x",
+            "x_p1",
+            "x_max",
+            "t_psi",
+            "u",
+            "gain_K",
+            "int",
+            "integer",
+            "K",
         ];
         for n in names {
             let b = spell(n);

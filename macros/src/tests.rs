@@ -152,7 +152,14 @@ fn template_identifiers_are_reserved() {
         let mut out = String::new();
         let mut rest = text.as_str();
         // Drop Tera tags, C comments and strings: what is left is C code.
-        let pairs = [("{#", "#}"), ("{%", "%}"), ("{{", "}}"), ("/*", "*/"), ("//", "\n"), ("\"", "\"")];
+        let pairs = [
+            ("{#", "#}"),
+            ("{%", "%}"),
+            ("{{", "}}"),
+            ("/*", "*/"),
+            ("//", "\n"),
+            ("\"", "\""),
+        ];
         while !rest.is_empty() {
             let next = pairs
                 .iter()
@@ -185,10 +192,16 @@ fn template_identifiers_are_reserved() {
         .flat_map(|p| identifiers(p))
         .filter(|id| !clforge_abi::names::is_reserved(id))
         .collect();
-    assert!(stencil.is_empty(), "stencil template names a user may also use: {stencil:?}");
+    assert!(
+        stencil.is_empty(),
+        "stencil template names a user may also use: {stencil:?}"
+    );
     let element: Vec<String> = identifiers("element/element.cl.tera")
         .into_iter()
-        .filter(|id| id.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .filter(|id| {
+            id.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
         .filter(|id| !clforge_abi::names::is_reserved(id))
         .collect();
     assert!(element.is_empty(), "element macros a user may also use: {element:?}");

@@ -413,7 +413,10 @@ mod tests {
         let dev = Device::default().unwrap();
         match dev.program("opts", SAXPY, "-cl-std=CL1.2 -definitely-not-an-option") {
             Err(Error::Build { options, log, .. }) => {
-                assert!(options.starts_with("-cl-std=CL1.2 -definitely-not-an-option"), "{options}");
+                assert!(
+                    options.starts_with("-cl-std=CL1.2 -definitely-not-an-option"),
+                    "{options}"
+                );
                 assert!(!log.trim().is_empty());
             }
             other => panic!("expected Error::Build, got {other:?}"),

@@ -154,7 +154,10 @@ pub fn stmt(s: &S) -> String {
         } => {
             let vars: Vec<String> = vars.iter().map(|(n, v)| format!("{n} = {}", expr(v))).collect();
             let c = if *konst { "const " } else { "" };
-            let comment = comment.as_ref().map(|c| format!(" /* {} */", super::comment(c))).unwrap_or_default();
+            let comment = comment
+                .as_ref()
+                .map(|c| format!(" /* {} */", super::comment(c)))
+                .unwrap_or_default();
             format!("{c}{ty} {};{comment}", vars.join(", "))
         }
         S::Assign { lhs, op, rhs } => format!("{} {op}= {};", expr(lhs), expr(rhs)),

@@ -197,7 +197,10 @@ impl Emitter<'_> {
     /// The mask width two bool operands are combined in: the varying ones' if they agree, else 32.
     fn pair_bits(&self, l: &Expr, r: &Expr) -> u32 {
         match (l.varying, r.varying) {
-            (true, true) if self.mask_bits(l) == self.mask_bits(r) => self.mask_bits(l),
+            (true, true) => match (self.mask_bits(l), self.mask_bits(r)) {
+                (a, b) if a == b => a,
+                _ => 32,
+            },
             (true, false) => self.mask_bits(l),
             (false, true) => self.mask_bits(r),
             _ => 32,
@@ -267,7 +270,9 @@ impl Emitter<'_> {
             format!("AT({})", axes.join(", "))
         };
         match self.access {
-            Access::Tiled if self.k.access.staged[arg] => format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "TW", "TWH")),
+            Access::Tiled if self.k.access.staged[arg] => {
+                format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "TW", "TWH"))
+            }
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
             }
@@ -311,7 +316,9 @@ impl Emitter<'_> {
                 match (op, x.ty) {
                     (UnOp::Not, Scalar::Bool) => (format!("!{t}"), P_UNARY),
                     // Rust wraps (`-i32::MIN == i32::MIN`); C's signed overflow is undefined.
-                    (UnOp::Neg, Scalar::I32) => self.wrapping_i32(&format!("-{}", self.as_uint(&t, vec_expr)), vec_expr),
+                    (UnOp::Neg, Scalar::I32) => {
+                        self.wrapping_i32(&format!("-{}", self.as_uint(&t, vec_expr)), vec_expr)
+                    }
                     // `~` promotes `uchar` to `int`: back to 8 bits.
                     (UnOp::Not, Scalar::U8) if !vec_expr => (format!("(uchar)~{t}"), P_UNARY),
                     (UnOp::Not, _) => (format!("~{t}"), P_UNARY),
@@ -368,7 +375,9 @@ impl Emitter<'_> {
                         t
                     }
                 };
-                let lanes: Vec<String> = (0..LANES).map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i))).collect();
+                let lanes: Vec<String> = (0..LANES)
+                    .map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i)))
+                    .collect();
                 return (format!("({})({})", ty_vec(l.ty), lanes.join(", ")), P_ATOM);
             }
             let args = [l, r].map(|x| self.widen(x, l.ty, vec_expr).0);
@@ -380,8 +389,15 @@ impl Emitter<'_> {
         if vec_expr && (op.is_logical() || l.ty == Scalar::Bool) {
             let bits = self.pair_bits(l, r);
             let (a, b) = (self.mask_as_p(l, bits), self.mask_as_p(r, bits));
-            let (a, b) = if matches!(op, Lt | Le | Gt | Ge) { (b, a) } else { (a, b) };
-            return (format!("{} {} {}", paren(a.0, a.1, p), op_text(op), paren(b.0, b.1, p + 1)), p);
+            let (a, b) = if matches!(op, Lt | Le | Gt | Ge) {
+                (b, a)
+            } else {
+                (a, b)
+            };
+            return (
+                format!("{} {} {}", paren(a.0, a.1, p), op_text(op), paren(b.0, b.1, p + 1)),
+                p,
+            );
         }
         let (lt, lp) = self.widen(l, l.ty, false);
         let shift = matches!(op, Shl | Shr);
@@ -393,10 +409,12 @@ impl Emitter<'_> {
                 let (t, p) = self.print(r);
                 (format!("({}){}", l.ty.cl(), paren(t, p, P_UNARY)), P_UNARY)
             }
-        } else {
+        } else if shift {
             self.print(r)
+        } else {
+            // Printed once: printing twice per level is exponential in the nesting.
+            self.widen(r, l.ty, false)
         };
-        let (rt, rp) = if shift { (rt, rp) } else { self.widen(r, l.ty, false) };
         // Shift amounts wrap at the bit width as in Rust's release builds; OpenCL masks by
         // the promoted width (32 for a scalar `uchar`), so `u8` masks by hand.
         let (rt, rp) = if shift && l.ty == Scalar::U8 {
@@ -460,9 +478,9 @@ impl Emitter<'_> {
                 let m = self.mask_as(x, ty.bits());
                 return (format!("select(({t})(0), ({t})(1), {m})"), P_ATOM);
             }
-            let inner = self.expr(x);
+            let (inner, p) = self.print(x);
             return match (from, ty) {
-                (f, t) if f == t => (inner, self.print(x).1),
+                (f, t) if f == t => (inner, p),
                 (f, t) if f.is_float() && !t.is_float() => (format!("convert_{t}_sat({inner})", t = ty_vec(t)), P_ATOM),
                 (Scalar::U32, Scalar::I32) => (format!("as_int{LANES}({inner})"), P_ATOM),
                 _ => (format!("convert_{t}({inner})"), P_ATOM),

@@ -10,10 +10,7 @@ pub mod stencil;
 /// User text (a doc line, a Rust expression) made safe inside a C comment: no `*/` or `/*`, no
 /// line breaks, no trigraph `??`, no line splice.
 pub fn comment(text: &str) -> String {
-    let mut s: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let mut s: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     for (from, to) in [("*/", "* /"), ("/*", "/ *"), ("??", "? ?")] {
         while s.contains(from) {
             s = s.replace(from, to);
@@ -25,7 +22,13 @@ pub fn comment(text: &str) -> String {
 /// A file name made safe inside a `#line` string.
 pub fn file_literal(file: &str) -> String {
     file.chars()
-        .map(|c| if c == '"' || c == '\\' || c.is_control() { '_' } else { c })
+        .map(|c| {
+            if c == '"' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 

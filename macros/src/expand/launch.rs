@@ -20,10 +20,19 @@ fn rust_elem(e: Elem) -> TokenStream {
     }
 }
 
+/// A parameter name as a Rust identifier: raw where it is a keyword (`r#async`), with a `_`
+/// where it cannot be raw either (`self_`).
+fn rust_ident(name: &str) -> syn::Ident {
+    [name.to_string(), format!("r#{name}"), format!("{name}_")]
+        .iter()
+        .find_map(|n| syn::parse_str::<syn::Ident>(n).ok())
+        .unwrap_or_else(|| format_ident!("param"))
+}
+
 /// `(parameter declaration, argument binding)` for one kernel parameter.
 fn param(p: &Param) -> (TokenStream, TokenStream) {
     let rt = rt();
-    let name = format_ident!("{}", p.name.to_lowercase());
+    let name = rust_ident(&p.name.to_lowercase());
     match &p.ty {
         Ty::Global { elem, .. } | Ty::Constant { elem, .. } => {
             let t = rust_elem(*elem);

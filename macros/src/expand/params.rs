@@ -9,7 +9,11 @@ pub fn expand(p: &ParamsStruct) -> TokenStream {
     let rt = rt();
     let ident = &p.ident;
     let name = syn::ext::IdentExt::unraw(ident).to_string();
-    let names: Vec<String> = p.fields.iter().map(|(n, ..)| syn::ext::IdentExt::unraw(n).to_string()).collect();
+    let names: Vec<String> = p
+        .fields
+        .iter()
+        .map(|(n, ..)| syn::ext::IdentExt::unraw(n).to_string())
+        .collect();
     let fields: Vec<&syn::Ident> = p.fields.iter().map(|(n, ..)| n).collect();
     let tys: Vec<&syn::Type> = p.fields.iter().map(|(_, t, _)| t).collect();
     quote! {

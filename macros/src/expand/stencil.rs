@@ -1,7 +1,7 @@
 //! The stencil's Rust side: the kernel type with its source, spec, typed launchers and the
 //! host reference driver.
 
-use super::{checks, rt, scalar_ty, source, type_name};
+use super::{checks, rt, scalar_ty, source, type_ident};
 use crate::ir::{Binding, Body, Program};
 use crate::model::{Arg, Boundary};
 use proc_macro2::TokenStream;
@@ -18,7 +18,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let vis = &item.vis;
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
-    let ty_name = syn::Ident::new(&type_name(name), fn_name.span());
+    let ty_name = type_ident(fn_name)?;
     let out_ty = scalar_ty(k.out);
     let source_fn = source::source_fn(name, text, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);

@@ -118,8 +118,8 @@ impl<'a> Lowerer<'a> {
             let result = self.block(body, Some(self.out))?;
             let mut changed = false;
             for (k, t) in std::mem::take(&mut self.wanted) {
-                if !self.decided.contains_key(&k) {
-                    self.decided.insert(k, t);
+                if let std::collections::hash_map::Entry::Vacant(v) = self.decided.entry(k) {
+                    v.insert(t);
                     changed = true;
                 }
             }
@@ -389,7 +389,10 @@ impl Lowerer<'_> {
                 let (lt, rt) = if op.is_logical() {
                     (Some(Scalar::Bool), Some(Scalar::Bool))
                 } else if matches!(op, BinOp::Shl | BinOp::Shr) {
-                    (self.natural(l).or(expected).or_else(|| self.assumed(l)), self.natural(r))
+                    (
+                        self.natural(l).or(expected).or_else(|| self.assumed(l)),
+                        self.natural(r),
+                    )
                 } else {
                     let t = self.natural(l).or_else(|| self.natural(r));
                     let t = if op.is_comparison() { t } else { t.or(expected) };
@@ -578,7 +581,12 @@ impl Lowerer<'_> {
     fn named(&mut self, v: ir::Expr, base: &str, at: &Expr) -> ir::Expr {
         if matches!(
             v.op,
-            Kind::Lit(_) | Kind::Local(_) | Kind::Const(_) | Kind::ScalarArg(_) | Kind::Member { .. } | Kind::Read { .. }
+            Kind::Lit(_)
+                | Kind::Local(_)
+                | Kind::Const(_)
+                | Kind::ScalarArg(_)
+                | Kind::Member { .. }
+                | Kind::Read { .. }
         ) {
             return v;
         }
@@ -606,7 +614,11 @@ impl Lowerer<'_> {
         let n = self.named(n, "num", at);
         let d = self.named(d, "den", at);
         let lit = |v: &str| ir::Expr {
-            op: Kind::Lit(if ty == Scalar::U32 { format!("{v}u") } else { v.to_string() }),
+            op: Kind::Lit(if ty == Scalar::U32 {
+                format!("{v}u")
+            } else {
+                v.to_string()
+            }),
             ty,
             varying: false,
         };

@@ -2,7 +2,6 @@
 //! polynomials), checks that the shape functions interpolate at their nodes, the nodes' places
 //! on a structured node grid, and the kernels of every schedule with their signatures.
 
-use syn::ext::IdentExt;
 use super::stencil::{define, tunable};
 use crate::ir::element::ElementBody;
 use crate::ir::{Access, Binding, Body, Completion, Elem, Extension, Kernel, Origin, Param, Program, Ty};
@@ -10,6 +9,7 @@ use crate::model::element::Element;
 use crate::model::family::{UserFamily, UserParamKind};
 use crate::model::Scalar;
 use clforge_abi::element as abi;
+use syn::ext::IdentExt;
 
 const TOL: f64 = 1e-9;
 
@@ -317,7 +317,9 @@ fn blocking_unavailable(b: &ElementBody) -> Option<String> {
 /// passes every other check and would be integrated over the square (K_e 2x, 6x in 3-D).
 fn check_box(e: &Element) -> syn::Result<()> {
     for corner in 0..1usize << e.dim {
-        let c: Vec<f64> = (0..e.dim).map(|a| if corner >> a & 1 == 1 { 1.0 } else { -1.0 }).collect();
+        let c: Vec<f64> = (0..e.dim)
+            .map(|a| if corner >> a & 1 == 1 { 1.0 } else { -1.0 })
+            .collect();
         let found = e
             .local_nodes
             .iter()

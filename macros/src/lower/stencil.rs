@@ -1,12 +1,12 @@
 //! Stencil model -> IR program: the body lowered once, the access analysis, and the four
 //! variants (plain, tiled, vec8, steps) with their signatures, legality and local memory.
 
-use syn::ext::IdentExt;
 use super::body::{Lowerer, Names};
 use super::{access, variants};
 use crate::ir::stencil::StencilBody;
 use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
 use crate::model::{Arg, Boundary, Scalar, Stencil};
+use syn::ext::IdentExt;
 
 pub fn lower(s: &Stencil) -> syn::Result<Program> {
     let (mut names, arg_names) = Names::new(&s.args);
@@ -17,7 +17,11 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         if let Arg::Params { ty, .. } = a {
             let written = quote::quote!(#ty).to_string();
             if !struct_names.iter().any(|(w, _)| *w == written) {
-                let last = ty.segments.last().map(|s| s.ident.unraw().to_string()).unwrap_or_default();
+                let last = ty
+                    .segments
+                    .last()
+                    .map(|s| s.ident.unraw().to_string())
+                    .unwrap_or_default();
                 struct_names.push((written, names.fresh(&last)));
             }
         }

@@ -2,10 +2,10 @@
 //! `match` on integer constants, arithmetic, comparisons, casts, the math methods of
 //! `f32`/`f64`, named constants, `grid.at(dx, dy, dz)` with integer-literal offsets.
 
-use syn::ext::IdentExt;
 use super::{line_of, rust_text, Errors};
 use crate::model::{Arg, Arm, BinOp, Block, Expr, ExprKind, Let, MathFn, Pat, Scalar, UnOp};
 use std::collections::HashMap;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 /// Names visible in the body: arguments (by index) and `let` bindings.

@@ -9,11 +9,11 @@
 //! -> `model::family::UserFamily`. The declaration is the kernel's ABI: the template prints the
 //! signature from it (`k.strain_energy.params`) and the generated launcher binds it in order.
 
-use syn::ext::IdentExt;
 use super::Errors;
 use crate::model::family::{UserFamily, UserKernel, UserParam, UserParamKind};
 use crate::model::Scalar;
 use std::path::PathBuf;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 /// The ABI string that marks a block of user kernels.
@@ -147,7 +147,7 @@ pub fn family(
                             &k.name,
                             format!("`{name}` is a kernel of the built-in family already; choose another name"),
                         );
-                    } else if kernels.iter().any(|o| o.name == k.name) {
+                    } else if kernels.iter().any(|o| o.name.unraw() == k.name.unraw()) {
                         errors.spanned(&k.name, format!("kernel `{name}` is declared twice"));
                     } else {
                         kernels.push(k);
@@ -179,7 +179,8 @@ pub fn family(
 }
 
 fn reserved(name: &syn::Ident, what: &str, errors: &mut Errors) -> bool {
-    let s = name.to_string();
+    // `r#int` is `int` in OpenCL too.
+    let s = name.unraw().to_string();
     let bad = RESERVED.contains(&s.as_str()) || s.starts_with("__") || s.starts_with("get_");
     if bad {
         errors.spanned(
@@ -227,7 +228,7 @@ fn kernel(f: &syn::ForeignItemFn, errors: &mut Errors) -> Option<UserKernel> {
             ok = false;
             continue;
         }
-        if params.iter().any(|p| p.name == *name) {
+        if params.iter().any(|p| p.name.unraw() == name.unraw()) {
             errors.spanned(name, format!("parameter `{name}` is declared twice"));
             ok = false;
             continue;
