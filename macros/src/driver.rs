@@ -2,10 +2,14 @@
 //! emitted (beside the `compile_error!`) so that the IDE keeps working.
 
 use crate::kind::Kind;
-use crate::{diag, expand, render};
+use crate::{diag, expand, parse, render};
 use proc_macro2::TokenStream;
 
 pub fn run<K: Kind>(attr: TokenStream, item: TokenStream) -> TokenStream {
+    // Before syn recurses into them; the item goes back as it came, for rustc to parse.
+    if let Err(e) = diag::nesting(&attr).and_then(|()| diag::nesting(&item)) {
+        return expand::error_with_item(item, e);
+    }
     let parsed: K::Item = match syn::parse2(item.clone()) {
         Ok(i) => i,
         Err(_) => return expand::error_with_item(item.clone(), K::wrong_item(&item)),
@@ -27,4 +31,13 @@ fn pipeline<K: Kind>(attr: TokenStream, item: &K::Item) -> syn::Result<TokenStre
     })?;
     // [model, ir::Program, text] -> Rust
     K::expand(item, &model, &program, &text)
+}
+
+/// `#[derive(Params)]`: the struct's OpenCL declaration and bytes, or the error.
+pub fn derive_params(input: TokenStream) -> TokenStream {
+    diag::nesting(&input)
+        .and_then(|()| syn::parse2::<syn::DeriveInput>(input))
+        .and_then(|i| parse::params::from_syn(&i))
+        .map(|p| expand::params::expand(&p))
+        .unwrap_or_else(syn::Error::into_compile_error)
 }

@@ -36,12 +36,10 @@ pub fn element(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a struct of scalars usable as stencil parameters (passed in constant memory).
 #[proc_macro_derive(Params)]
 pub fn derive_params(input: TokenStream) -> TokenStream {
-    let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    parse::params::from_syn(&input)
-        .map(|p| expand::params::expand(&p))
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    driver::derive_params(input.into()).into()
 }
 
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;

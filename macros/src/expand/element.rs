@@ -1,7 +1,7 @@
 //! Rust output of `#[clforge::element]`: the user's module kept as written plus `dshape`, and
 //! beside it the element type (`mod quad4` -> `Quad4`) implementing the runtime's `Element`.
 
-use super::type_name;
+use super::type_ident;
 use crate::ir::{Body, Program};
 use crate::model::element::{Element, Poly};
 use proc_macro2::TokenStream;
@@ -36,7 +36,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
             const _: &[u8] = ::core::include_bytes!(#path);
         )
     });
-    let ty = syn::Ident::new(&type_name(&m.to_string()), m.span());
+    let ty = type_ident(m)?;
     let coords = &e.coords;
     let (dim, nodes, dofs, quadrature) = (e.dim, e.nodes, e.dofs, e.quadrature);
     let order = body.order;

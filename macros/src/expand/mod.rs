@@ -36,6 +36,30 @@ pub fn type_name(name: &str) -> String {
         .collect()
 }
 
+/// The generated type's identifier for an item named `item` (raw or not), spanned there; an
+/// error there when the name gives no type name (`__` gives nothing, `_1` gives `1`).
+pub fn type_ident(item: &syn::Ident) -> syn::Result<syn::Ident> {
+    use syn::ext::IdentExt;
+    let name = type_name(&item.unraw().to_string());
+    let mut id = syn::parse_str::<syn::Ident>(&name).map_err(|_| {
+        let gives = if name.is_empty() {
+            "nothing".to_string()
+        } else {
+            format!("`{name}`")
+        };
+        syn::Error::new(
+            item.span(),
+            format!(
+                "clforge names the generated type after `{}` in UpperCamelCase, which gives {gives}, not a type \
+                 name; rename the item",
+                item.unraw()
+            ),
+        )
+    })?;
+    id.set_span(item.span());
+    Ok(id)
+}
+
 pub fn error_with_item(item: TokenStream, err: syn::Error) -> TokenStream {
     let e = err.into_compile_error();
     quote!(#item #e)

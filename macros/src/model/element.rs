@@ -130,6 +130,11 @@ impl Poly {
         (0..n).fold(Poly::constant(1.0), |acc, _| acc.mul(self))
     }
 
+    /// The highest total degree of a term (0 for a constant).
+    pub fn degree(&self) -> u32 {
+        self.0.keys().map(|e| e.iter().sum()).max().unwrap_or(0)
+    }
+
     pub fn derivative(&self, axis: usize) -> Poly {
         let mut out = Poly::default();
         for (e, c) in &self.0 {

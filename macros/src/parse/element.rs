@@ -517,11 +517,20 @@ fn node_row(row: &syn::Expr, dim: usize, errors: &mut Errors) -> Option<[f64; 3]
     Some(p)
 }
 
+/// Highest total degree of a shape function (Lagrange elements of order 8 stay below): it bounds
+/// the work of the exact arithmetic, the size of the generated `dshape` and the exponents, which
+/// chained `powi`s would otherwise overflow.
+pub const MAX_DEGREE: u32 = 24;
+
 /// Rust expressions of `shape` -> exact polynomials.
 struct ShapeParser<'a> {
     coords: &'a [Ident],
     lets: HashMap<String, Poly>,
     errors: &'a mut Errors,
+}
+
+fn too_high(degree: u32) -> String {
+    format!("this gives degree {degree} in the coordinates; shape functions have degree {MAX_DEGREE} at most")
 }
 
 const ALLOWED: &str = "shape functions are polynomials: use literals, the coordinates, `let` names, `+`, `-`, `*`, \
@@ -558,7 +567,14 @@ impl ShapeParser<'_> {
                         .elems
                         .iter()
                         .filter_map(|e| {
-                            self.poly(e).ok().map(|poly| ShapeFn {
+                            let poly = self.poly(e).ok()?;
+                            // Also the derivatives' (exponent times coefficient) must stay finite.
+                            if !poly.0.values().all(|c| (c * f64::from(MAX_DEGREE)).is_finite()) {
+                                self.errors
+                                    .spanned(e, "this shape function's coefficients overflow `f64`");
+                                return None;
+                            }
+                            Some(ShapeFn {
                                 poly,
                                 tokens: e.to_token_stream(),
                             })
@@ -627,6 +643,9 @@ impl ShapeParser<'_> {
                 match b.op {
                     syn::BinOp::Add(_) => Ok(l.add(&r)),
                     syn::BinOp::Sub(_) => Ok(l.sub(&r)),
+                    syn::BinOp::Mul(_) if l.degree() + r.degree() > MAX_DEGREE => {
+                        err(self, &b.op, too_high(l.degree() + r.degree()))
+                    }
                     syn::BinOp::Mul(_) => Ok(l.mul(&r)),
                     syn::BinOp::Div(_) => match r.as_constant() {
                         Some(c) if c != 0.0 => Ok(l.scale(1.0 / c)),
@@ -664,11 +683,20 @@ impl ShapeParser<'_> {
                     ) => n.base10_parse::<u32>().ok(),
                     _ => None,
                 };
+                // `.powi()` has no argument tokens to point at.
+                let at: &dyn ToTokens = if m.args.is_empty() { &m.method } else { &m.args };
                 match exponent {
-                    Some(n) if n <= 16 => Ok(base?.powi(n)),
+                    Some(n) if n <= 16 => {
+                        let base = base?;
+                        if base.degree() * n > MAX_DEGREE {
+                            err(self, &m.method, too_high(base.degree() * n))
+                        } else {
+                            Ok(base.powi(n))
+                        }
+                    }
                     _ => err(
                         self,
-                        &m.args,
+                        at,
                         "`powi` in `shape` takes a literal exponent from 0 to 16, e.g. `.powi(2)`".to_string(),
                     ),
                 }

@@ -2,6 +2,7 @@
 
 use crate::model::params::ParamsStruct;
 use crate::model::Scalar;
+use quote::ToTokens;
 
 pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
     if !input.generics.params.is_empty() {
@@ -17,7 +18,12 @@ pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
         ));
     };
     let syn::Fields::Named(named) = &data.fields else {
-        return Err(syn::Error::new_spanned(&data.fields, "`Params` needs named fields"));
+        // A unit struct has no field tokens to point at.
+        let at = match &data.fields {
+            syn::Fields::Unit => input.ident.to_token_stream(),
+            other => other.to_token_stream(),
+        };
+        return Err(syn::Error::new_spanned(at, "`Params` needs named fields"));
     };
     let mut errors = crate::diag::Errors::default();
     let mut fields = Vec::new();
@@ -28,6 +34,8 @@ pub fn from_syn(input: &syn::DeriveInput) -> syn::Result<ParamsStruct> {
         }
         .filter(|s| *s != Scalar::Bool);
         match (scalar, &f.ident) {
+            // syn reads `_: f32` (unnamed fields, unstable); `self._` is no Rust.
+            (_, Some(id)) if id == "_" => errors.spanned(id, "`Params` fields need names"),
             (Some(s), Some(id)) => fields.push((id.clone(), f.ty.clone(), s)),
             _ => errors.spanned(&f.ty, "`Params` fields are `f32`, `f64`, `i32`, `u32` or `u8`"),
         }
