@@ -3,7 +3,7 @@ CARGO ?= cargo
 # PoCL's kernel cache, kept in the tree so repeated runs skip compilation.
 export POCL_CACHE_DIR ?= $(CURDIR)/target/pocl-cache
 
-.PHONY: deps run test lint bench-quick bench-smoke
+.PHONY: deps run test lint bench-quick bench-smoke difftest difftest-long
 
 deps:
 	@scripts/install-deps.sh
@@ -16,6 +16,19 @@ test: deps lint
 	$(CARGO) test --workspace --doc
 	$(CARGO) run --example custom_template
 	$(MAKE) bench-smoke
+	$(MAKE) difftest
+
+# Differential tester (docs/DIFFTEST.md): random stencils through the real macro, host vs every
+# variant on the device; any difference fails. The short run is part of `make test`; the long
+# run (10^4 stencils in batches of 200) is on demand. DIFFTEST_SEED picks other stencils.
+DIFFTEST_SEED ?= 1
+DIFFTEST_COUNT ?= 100
+difftest:
+	$(CARGO) run -p clforge-difftest -- --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
+
+difftest-long:
+	$(CARGO) run --release -p clforge-difftest -- --seed $(DIFFTEST_SEED) --first 100000 --count 10000 \
+		--batch 200 --shrink 20 --summary target/difftest/summary.md
 
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
 # against the host reference before timing; timings are reported, never asserted).
