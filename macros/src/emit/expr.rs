@@ -481,7 +481,16 @@ impl Emitter<'_> {
             let (inner, p) = self.print(x);
             return match (from, ty) {
                 (f, t) if f == t => (inner, p),
-                (f, t) if f.is_float() && !t.is_float() => (format!("convert_{t}_sat({inner})", t = ty_vec(t)), P_ATOM),
+                // NaN is 0 in Rust and in OpenCL's saturated conversion, but NVIDIA's gives
+                // 2^31 for `uint` (measured on the H100): test it first.
+                (f, t) if f.is_float() && !t.is_float() => (
+                    format!(
+                        "select(convert_{tv}_sat({inner}), ({tv})(0), convert_{m}{LANES}(isnan({inner})))",
+                        tv = ty_vec(t),
+                        m = Self::mask_type(t.bits())
+                    ),
+                    P_ATOM,
+                ),
                 (Scalar::U32, Scalar::I32) => (format!("as_int{LANES}({inner})"), P_ATOM),
                 _ => (format!("convert_{t}({inner})"), P_ATOM),
             };
@@ -489,7 +498,10 @@ impl Emitter<'_> {
         let (t, p) = self.print(x);
         match (from, ty) {
             (f, t2) if f == t2 => (t, p),
-            (f, t2) if f.is_float() && !t2.is_float() => (format!("convert_{}_sat({t})", t2.cl()), P_ATOM),
+            (f, t2) if f.is_float() && !t2.is_float() => (
+                format!("isnan({t}) ? 0 : convert_{}_sat({t})", t2.cl()),
+                P_TERNARY,
+            ),
             (Scalar::U32, Scalar::I32) => (format!("as_int({t})"), P_ATOM),
             _ => (format!("({}){}", ty.cl(), paren(t, p, P_UNARY)), P_UNARY),
         }

@@ -418,6 +418,12 @@ impl Lowerer<'_> {
             }
             ExprKind::Cast(x, ty) => {
                 let inner = self.expr(x, self.natural(x))?;
+                // Float to integer tests the value for NaN, then converts it: name it once.
+                let inner = if inner.ty.is_float() && !ty.is_float() {
+                    self.named(inner, "unrounded", e)
+                } else {
+                    inner
+                };
                 Ok(ir::Expr {
                     varying: inner.varying,
                     op: Kind::Cast(Box::new(inner), *ty),

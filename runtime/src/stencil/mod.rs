@@ -314,6 +314,21 @@ impl StencilPlan {
                     .into(),
             });
         }
+        // The driver may need a few bytes more than the kernel declares (NVIDIA: 4).
+        let have = device.info().local_mem_bytes;
+        if limits.local_mem_bytes > have {
+            return Err(Error::DeviceLimit {
+                what: format!(
+                    "local memory of the {} variant of stencil `{}` as built",
+                    config.variant.name(),
+                    spec.name
+                ),
+                needed: limits.local_mem_bytes,
+                limit: have,
+                limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
+                hint: "choose a smaller tile or fewer steps".into(),
+            });
+        }
         let rank = spec.rank;
         Ok(StencilPlan {
             program,
