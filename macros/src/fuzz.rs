@@ -4,9 +4,11 @@
 //! (read from the files at test time), token-level mutations of them, and bodies generated from
 //! the stencil and element grammars; a few hand-built deep nestings test the stack.
 //!
-//! `cargo test -p clforge-macros fuzz` runs `DEFAULT_CASES`. The long run (docs/SEMANTICS.md):
-//! `CLFORGE_FUZZ_CASES=100000 CLFORGE_FUZZ_SEED=1 cargo test --release -p clforge-macros fuzz`.
-//! A failure prints the seed, the case and its input; `CLFORGE_FUZZ_CASE=n` reruns one case.
+//! `cargo test -p clforge-macros fuzz` runs `DEFAULT_CASES`. The long run (docs/SEMANTICS.md),
+//! in the dev profile, whose overflow checks are those of the macro as cargo builds it:
+//! `CLFORGE_FUZZ_CASES=100000 CLFORGE_FUZZ_SEED=2026 cargo test -p clforge-macros fuzz::expansion`.
+//! A failure prints the seed, the case and its input; `CLFORGE_FUZZ_CASE=n` reruns one case and
+//! prints it; `CLFORGE_FUZZ_TRACE=1` names each case before it runs (a stack overflow aborts).
 
 use crate::{driver, kind};
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
@@ -30,8 +32,8 @@ const STACK: usize = 4 << 20;
 /// in a thread-local map, so a fresh thread now and then keeps the memory flat.
 const CHUNK: u64 = 2000;
 const THREAD: &str = "clforge-fuzz";
-/// A case that runs longer hangs the compiler as good as: a failure (the slowest legitimate
-/// inputs take a fraction of a second in the dev profile).
+/// A case that runs longer is as good as a hung compiler: a failure (the slowest legitimate
+/// inputs take under a second in the dev profile).
 const HANG: Duration = Duration::from_secs(20);
 
 // ---------------------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ enum Verdict {
     Code,
     /// A `compile_error!` with a span.
     Error,
-    /// Text that does not lex: rustc never calls the macro with it.
+    /// Text that does not lex, or no item: rustc never calls the macro with those.
     Skipped,
 }
 
@@ -339,7 +341,7 @@ fn report(seed: u64, tally: &Tally) -> String {
     for (n, f) in tally.failures.values() {
         s += &format!(
             "\n--- {} ({n} case(s)); smallest: case {} \
-             (rerun: CLFORGE_FUZZ_SEED={seed:#x} CLFORGE_FUZZ_CASE={} cargo test -p clforge-macros fuzz)\n\
+             (rerun: CLFORGE_FUZZ_SEED={seed:#x} CLFORGE_FUZZ_CASE={} cargo test -p clforge-macros fuzz::expansion)\n\
              target: {:?}\nattr: {}\nitem:\n{}\n",
             f.what, f.case, f.case, f.input.target, f.input.attr, f.input.item
         );
@@ -536,7 +538,7 @@ fn items(list: &[syn::Item], root: &Path, out: &mut Vec<Input>) {
             let target = match last.as_str() {
                 "stencil" => Target::Stencil,
                 "element" => Target::Element,
-                "derive" if a.to_token_stream_string().contains("Params") => Target::Params,
+                "derive" if derives_params(a) => Target::Params,
                 _ => continue,
             };
             let attr = match &a.meta {
@@ -556,14 +558,14 @@ fn items(list: &[syn::Item], root: &Path, out: &mut Vec<Input>) {
     }
 }
 
-trait AttrText {
-    fn to_token_stream_string(&self) -> String;
-}
-
-impl AttrText for syn::Attribute {
-    fn to_token_stream_string(&self) -> String {
-        quote::quote!(#self).to_string()
-    }
+/// `#[derive(..., Params, ...)]`, with any path to `Params`.
+fn derives_params(a: &syn::Attribute) -> bool {
+    a.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+        .is_ok_and(|paths| {
+            paths
+                .iter()
+                .any(|p| p.segments.last().is_some_and(|s| s.ident == "Params"))
+        })
 }
 
 fn item_attrs(item: &mut syn::Item) -> &mut Vec<syn::Attribute> {
@@ -778,204 +780,33 @@ fn leaves(toks: &[Tok], pick: &dyn Fn(&TokenTree) -> bool) -> Vec<(Vec<usize>, u
 
 /// Identifiers a mutation puts in place of one: keywords, raw identifiers, OpenCL keywords and
 /// builtins, names the generated OpenCL and Rust use, non-ASCII and odd names.
+#[rustfmt::skip]
 const IDENTS: &[&str] = &[
-    "fn",
-    "let",
-    "match",
-    "if",
-    "else",
-    "as",
-    "mut",
-    "ref",
-    "self",
-    "Self",
-    "super",
-    "crate",
-    "async",
-    "await",
-    "dyn",
-    "impl",
-    "move",
-    "return",
-    "loop",
-    "for",
-    "while",
-    "in",
-    "where",
-    "type",
-    "struct",
-    "enum",
-    "static",
-    "const",
-    "pub",
-    "unsafe",
-    "extern",
-    "true",
-    "false",
-    "_",
-    "r#yield",
-    "r#match",
-    "r#fn",
-    "r#type",
-    "r#async",
-    "r#try",
-    "r#u",
-    "r#f32",
-    "r#at",
-    "r#abs",
-    "r#Grid",
-    "local",
-    "global",
-    "kernel",
-    "half",
-    "constant",
-    "floor",
-    "private",
-    "float",
-    "double",
-    "int",
-    "uint",
-    "uchar",
-    "sqrt",
-    "select",
-    "read_only",
-    "restrict",
-    "__kernel",
-    "get_global_id",
-    "__local",
-    "real",
-    "real8",
-    "HX",
-    "HY",
-    "UX",
-    "INTERIOR",
-    "AT",
-    "WRAP",
-    "LOAD",
-    "TILE_X",
-    "STEPS",
-    "DIM",
-    "NODES",
-    "ND",
-    "c",
-    "x",
-    "y",
-    "z",
-    "t",
-    "nx",
-    "ny",
-    "out_arg",
-    "t_u",
-    "k_",
-    "match0",
-    "p",
-    "out",
-    "shape",
-    "config",
-    "plan",
-    "device",
-    "params",
-    "coords",
-    "bytes",
-    "decl",
-    "spec",
-    "source",
-    "launch",
-    "dshape",
-    "material",
-    "density",
-    "thickness",
-    "at",
-    "abs",
-    "powi",
-    "powf",
-    "mul_add",
-    "clamp",
-    "recip",
-    "f32",
-    "f64",
-    "u8",
-    "i32",
-    "u32",
-    "bool",
-    "usize",
-    "f16",
-    "Grid",
-    "Grid1",
-    "Grid2",
-    "Grid3",
-    "Grid4",
-    "Coeffs",
-    "ψ",
-    "δx",
-    "ñ",
-    "Ω",
-    "_u",
-    "__",
-    "_1",
-    "a1",
-    "A",
-    "ZZ",
-    "x_p1",
-    "u_1",
-    "compile",
-    "core",
-    "std",
-    "clforge",
+    "fn", "let", "match", "if", "else", "as", "mut", "ref", "self", "Self", "super", "crate", "async", "await",
+    "dyn", "impl", "move", "return", "loop", "for", "while", "in", "where", "type", "struct", "enum", "static",
+    "const", "pub", "unsafe", "extern", "true", "false", "_", "r#yield", "r#match", "r#fn", "r#type", "r#async",
+    "r#try", "r#u", "r#f32", "r#at", "r#abs", "r#Grid", "local", "global", "kernel", "half", "constant", "floor",
+    "private", "float", "double", "int", "uint", "uchar", "sqrt", "select", "read_only", "restrict", "__kernel",
+    "get_global_id", "__local", "real", "real8", "HX", "HY", "UX", "INTERIOR", "AT", "WRAP", "LOAD", "TILE_X",
+    "STEPS", "DIM", "NODES", "ND", "c", "x", "y", "z", "t", "nx", "ny", "out_arg", "t_u", "k_", "match0", "p",
+    "out", "shape", "config", "plan", "device", "params", "coords", "bytes", "decl", "spec", "source", "launch",
+    "dshape", "material", "density", "thickness", "at", "abs", "powi", "powf", "mul_add", "clamp", "recip", "f32",
+    "f64", "u8", "i32", "u32", "bool", "usize", "f16", "Grid", "Grid1", "Grid2", "Grid3", "Grid4", "Coeffs", "ψ",
+    "δx", "ñ", "Ω", "_u", "__", "_1", "a1", "A", "ZZ", "x_p1", "u_1", "compile", "core", "std", "clforge",
 ];
 
 /// Literals a mutation puts in place of one: extremes of every numeric form.
+#[rustfmt::skip]
 const LITERALS: &[&str] = &[
-    "1e39",
-    "1e-46",
-    "0.0",
-    "-0.0",
-    "18446744073709551616",
-    "255u8",
-    "256u8",
-    "4294967296u32",
-    "1_000_000_000.25",
-    "0x7fffffff",
-    "0xffffffffu32",
-    "0b1010",
-    "0o777",
-    "2147483647",
-    "2147483648",
-    "-2147483648",
-    "9223372036854775807",
-    "340282366920938463463374607431768211456",
-    "1e308",
-    "1e309f64",
-    "3.4e38f32",
-    "1f32",
-    "2f64",
-    "1.",
-    "1E5",
-    "0.1e-1_0",
-    "7i64",
-    "3usize",
-    "1.5f16",
-    "0",
-    "1",
-    "-1",
-    "2",
-    "16",
-    "17",
-    "'c'",
-    "\"s\"",
-    "b'x'",
-    "b\"x\"",
-    "r\"*/\"",
-    "\"*/ ψ\"",
-    "true",
-    "false",
-    "1u128",
-    "1e",
-    "0.",
-    "1_f32",
+    "1e39", "1e-46", "0.0", "-0.0", "18446744073709551616", "255u8", "256u8", "4294967296u32", "1_000_000_000.25",
+    "0x7fffffff", "0xffffffffu32", "0b1010", "0o777", "2147483647", "2147483648", "-2147483648",
+    "9223372036854775807", "340282366920938463463374607431768211456", "1e308", "1e309f64", "3.4e38f32", "1f32",
+    "2f64", "1.", "1E5", "0.1e-1_0", "7i64", "3usize", "1.5f16", "0", "1", "-1", "2", "16", "17", "'c'", "\"s\"",
+    "b'x'", "b\"x\"", "r\"*/\"", "\"*/ ψ\"", "true", "false", "1u128", "1e", "0.", "1_f32",
 ];
 
 /// Punctuation and short sequences a mutation puts in place of one.
+#[rustfmt::skip]
 const PUNCTS: &[&str] = &[
     "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", ">", "<=", ">=", "&&", "||", "!", "?", ":",
     ";", ",", ".", "..", "..=", "=", "+=", "@", "#", "$", "~", "::", "->", "=>", "'a", "&mut", "as f32", "as u8",
@@ -1127,6 +958,8 @@ fn element_attr(rng: &mut SmallRng) -> String {
         "\"/\"",
         "\"../examples/templates/strain_energy.cl.tera\"",
         "\"../Cargo.toml\"",
+        "\"/dev/zero\"",
+        "\"/dev/stdin\"",
         "\"../tests/ui/template/templates/syntax_error.cl.tera\"",
         "\"../tests/ui/template/templates/unknown_field.cl.tera\"",
         "r\"../examples/templates/strain_energy.cl.tera\"",
@@ -1353,6 +1186,7 @@ fn is_comma(t: &Tok) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Generators: stencils, elements, params structs from their grammars
 
+#[rustfmt::skip]
 const NAMES: &[&str] = &[
     "u", "v", "w", "psi", "mask", "cell", "k", "alpha", "beta", "h", "dt", "phi", "rho", "temp", "flux",
 ];
@@ -2441,4 +2275,20 @@ fn generated_names_are_identifiers() {
     }
     let (v, out) = expands(Target::Params, "", "pub struct K { pub _: f32 }");
     assert_eq!(v, Verdict::Error, "{out}");
+}
+
+/// `template = "/dev/zero"` was read for ever (parse/family.rs); devices and pipes are refused.
+#[test]
+fn templates_are_regular_files() {
+    for path in ["/dev/zero", "/dev/stdin", ".."] {
+        let attr = format!("dim = 1, nodes = 2, operator = diffusion, quadrature = 2, template = {path:?}");
+        let item = "mod bar { pub const NODES: [[f64; 1]; 2] = [[-1.0], [1.0]];
+            pub fn shape(r: f64) -> [f64; 2] { [0.5 * (1.0 - r), 0.5 * (1.0 + r)] }
+            pub fn material(k: &f64) -> [[f64; 1]; 1] { [[*k]] }
+            pub fn density(k: &f64) -> f64 { *k }
+            extern \"OpenCL\" { fn k(u: &[f32]); } }";
+        let (v, out) = expands(Target::Element, &attr, item);
+        assert_eq!(v, Verdict::Error, "{out}");
+        assert!(out.contains("not a regular file"), "{out}");
+    }
 }

@@ -89,7 +89,12 @@ pub fn read_template(lit: &syn::LitStr) -> syn::Result<(String, PathBuf, String)
         .map(PathBuf::from)
         .unwrap_or_default();
     let path = base.join(&shown);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    // A device or a pipe (`/dev/zero`, `/dev/stdin`) would be read for ever.
+    let text = match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() => Err(std::io::Error::other("not a regular file")),
+        _ => std::fs::read_to_string(&path),
+    }
+    .map_err(|e| {
         syn::Error::new(
             lit.span(),
             format!(
