@@ -93,12 +93,20 @@ fn local_memory_is_what_the_kernels_declare() {
         // The driver may add a few bytes of its own (NVIDIA: 4 on the H100, measured).
         let slack = |declared: u64, reported: u64| reported >= declared && reported <= declared + 64;
         let reported = tiled.kernel_local_bytes().unwrap();
-        assert!(slack(tiled.local_bytes(), reported), "{t:?}: {} vs {reported}", tiled.local_bytes());
+        assert!(
+            slack(tiled.local_bytes(), reported),
+            "{t:?}: {} vs {reported}",
+            tiled.local_bytes()
+        );
         for steps in [1, 3] {
             let p = plan(LaunchConfig::steps(steps, t), shape).unwrap();
             assert_eq!(p.local_bytes(), ((x + 2 * steps) * (y + 2 * steps) * 8) as u64);
             let reported = p.kernel_local_bytes().unwrap();
-            assert!(slack(p.local_bytes(), reported), "{t:?} {steps} steps: {} vs {reported}", p.local_bytes());
+            assert!(
+                slack(p.local_bytes(), reported),
+                "{t:?} {steps} steps: {} vs {reported}",
+                p.local_bytes()
+            );
         }
     }
     for v in [Variant::Plain, Variant::Vector] {

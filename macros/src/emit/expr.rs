@@ -498,10 +498,9 @@ impl Emitter<'_> {
         let (t, p) = self.print(x);
         match (from, ty) {
             (f, t2) if f == t2 => (t, p),
-            (f, t2) if f.is_float() && !t2.is_float() => (
-                format!("isnan({t}) ? 0 : convert_{}_sat({t})", t2.cl()),
-                P_TERNARY,
-            ),
+            (f, t2) if f.is_float() && !t2.is_float() => {
+                (format!("isnan({t}) ? 0 : convert_{}_sat({t})", t2.cl()), P_TERNARY)
+            }
             (Scalar::U32, Scalar::I32) => (format!("as_int({t})"), P_ATOM),
             _ => (format!("({}){}", ty.cl(), paren(t, p, P_UNARY)), P_UNARY),
         }
