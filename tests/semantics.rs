@@ -342,6 +342,20 @@ mod casts {
         (m.at(0, 0) >> 16) * 3 + (m.at(1, 0) & 1023) - 5 + (a >> 2) + m.at(0, 0).min(m.at(1, 0)) / 4
     }
 
+    /// Uniform `u8` arithmetic beside `uchar8` lanes, and integer `clamp`/`min` with literal
+    /// bounds (C promotes both to `int`: ambiguous overloads, refused vector operands; found
+    /// by the differential tester).
+    #[stencil]
+    pub fn u8_uniform(m: &Grid<u8>) -> u8 {
+        let q = m.at(0, 0) / (15u8 | 1) + 0x80u8.min(127u8);
+        let c = (m.at(1, 0) / 3).clamp(0, 3u8);
+        if q == 4 {
+            c
+        } else {
+            !q ^ c
+        }
+    }
+
     /// Float `%` is `fmod`; min/max ignore a NaN operand as Rust's do.
     #[stencil]
     pub fn float_ops(u: &Grid<f64>) -> f64 {
@@ -360,6 +374,7 @@ fn casts_and_integer_ops_follow_rust() {
     same!(U8Ops -> u8, (m: u8, s: u8));
     same!(GuardedDiv -> i32, (m: i32, d: i32, e: u32));
     same!(IntOps -> i32, (m: i32));
+    same!(U8Uniform -> u8, (m: u8));
     same!(FloatOps -> f64, (u: f64));
 }
 

@@ -244,8 +244,15 @@ impl Emitter<'_> {
         if force {
             return (format!("({}{LANES})({text})", ty.cl()), P_ATOM);
         }
-        // Integer literals and constants are `int` in OpenCL: give them the lane type.
-        let untyped = matches!(e.op, Kind::Lit(_) | Kind::Const(_)) && !ty.is_float() && ty != Scalar::I32;
+        // Integer literals and constants are `int` in OpenCL, and C computes `uchar`
+        // arithmetic in `int`: give uniform integer operands the lane type (a `uchar8`
+        // operator refuses an `int` scalar).
+        let untyped = !matches!(
+            e.op,
+            Kind::Read { .. } | Kind::Local(_) | Kind::ScalarArg(_) | Kind::Member { .. }
+        ) && !ty.is_float()
+            && ty != Scalar::I32
+            && ty != Scalar::Bool;
         if untyped {
             (format!("({}){}", ty.cl(), paren(text, p, P_UNARY)), P_UNARY)
         } else {
@@ -544,7 +551,19 @@ impl Emitter<'_> {
             .enumerate()
             .map(|(i, a)| {
                 let ty = if f == Powi && i == 1 { Scalar::I32 } else { e.ty };
-                self.widen(a, ty, vec_expr).0
+                let (t, p) = self.widen(a, ty, vec_expr);
+                // Integer builtins (`min`, `max`, `clamp`) are overloaded per type: an `int`
+                // literal or a promoted `uchar` expression beside a `uchar` makes the call
+                // ambiguous. Scalars get the call's type.
+                let leaf = matches!(
+                    a.op,
+                    Kind::Read { .. } | Kind::Local(_) | Kind::ScalarArg(_) | Kind::Member { .. }
+                );
+                if !float && !vec_expr && !leaf && ty == e.ty && !t.starts_with(&format!("({})", ty.cl())) {
+                    format!("({}){}", ty.cl(), paren(t, p, P_UNARY))
+                } else {
+                    t
+                }
             })
             .collect();
         let call = format!("{name}({})", texts.join(", "));
