@@ -406,8 +406,9 @@ impl Emitter<'_> {
                 p,
             );
         }
-        let (lt, lp) = self.widen(l, l.ty, false);
         let shift = matches!(op, Shl | Shr);
+        // OpenCL shifts a vector by a vector, never a scalar by a vector: broadcast the value.
+        let (lt, lp) = self.widen(l, l.ty, shift && vec_expr && r.varying);
         let (rt, rp) = if shift && vec_expr && r.ty != l.ty {
             // OpenCL shifts a vector by a vector or scalar of its own element type.
             if r.varying {
@@ -566,6 +567,22 @@ impl Emitter<'_> {
                 }
             })
             .collect();
+        if f == Powi && vec_expr {
+            // Lane by lane: PoCL's `pown` on `double8` gives wrong exponents for negative `n`
+            // (measured: pown(15, -2) gave 256/225), like its `fmod`.
+            let lane = |x: &Expr, i: usize| {
+                let (t, p) = self.print(x);
+                if x.varying {
+                    format!("{}.s{i}", paren(t, p, P_ATOM))
+                } else {
+                    t
+                }
+            };
+            let lanes: Vec<String> = (0..LANES)
+                .map(|i| format!("pown({}, {})", lane(&args[0], i), lane(&args[1], i)))
+                .collect();
+            return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
+        }
         let call = format!("{name}({})", texts.join(", "));
         // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one and
         // wraps (`i32::MIN.abs() == i32::MIN` in release builds): the same bits.
