@@ -256,6 +256,12 @@ mod literals {
         u.at(0, 0) + s as f64 + m as f64
     }
 
+    /// Negated negative literals (`--1e30f` is a decrement in C; found by the tester).
+    #[stencil]
+    pub fn double_negation(u: &Grid<f32>) -> f32 {
+        -(-1e30f32) * u.at(0, 0) + -(-0.0f32) + (-(-3i32)) as f32
+    }
+
     /// `-2147483648` is one `i32` literal.
     #[stencil]
     pub fn int_min(m: &Grid<i32>) -> i32 {
@@ -274,6 +280,7 @@ fn literals_take_rust_types() {
     same!(Unconstrained -> f32, (u: f32));
     same!(IntMin -> i32, (m: i32));
     same!(TypedCall -> f64, (u: f64));
+    same!(DoubleNegation -> f32, (u: f32));
 }
 
 mod casts {

@@ -372,6 +372,8 @@ impl Lowerer<'_> {
                 if let (UnOp::Neg, Kind::Lit(text)) = (op, &x.op) {
                     let text = match (x.ty, text.as_str()) {
                         (Scalar::I32, "2147483648") => "(-2147483647 - 1)".to_string(),
+                        // `-(-1e30)`: C would read `--` as a decrement.
+                        (_, t) if t.starts_with('-') => t[1..].to_string(),
                         _ => format!("-{text}"),
                     };
                     return Ok(ir::Expr {
