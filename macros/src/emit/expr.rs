@@ -567,7 +567,7 @@ impl Emitter<'_> {
                 }
             })
             .collect();
-        if f == Powi && vec_expr {
+        if f.lane_by_lane() && vec_expr {
             // Lane by lane: PoCL's `pown` on `double8` gives wrong exponents for negative `n`
             // (measured: pown(15, -2) gave 256/225), like its `fmod`.
             let lane = |x: &Expr, i: usize| {
@@ -579,7 +579,10 @@ impl Emitter<'_> {
                 }
             };
             let lanes: Vec<String> = (0..LANES)
-                .map(|i| format!("pown({}, {})", lane(&args[0], i), lane(&args[1], i)))
+                .map(|i| {
+                    let a: Vec<String> = args.iter().map(|x| lane(x, i)).collect();
+                    format!("{name}({})", a.join(", "))
+                })
                 .collect();
             return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
         }

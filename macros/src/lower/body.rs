@@ -484,8 +484,8 @@ impl Lowerer<'_> {
             let above = select(binary(BinOp::Gt, x.clone(), hi.clone(), Scalar::Bool), hi, x.clone());
             return Ok(select(binary(BinOp::Lt, x, lo.clone(), Scalar::Bool), lo, above));
         }
-        if f == MathFn::Powi && out.iter().any(|a| a.varying) {
-            // `vec8` prints `pown` lane by lane (emit/expr.rs): name the operands once.
+        if f.lane_by_lane() && out.iter().any(|a| a.varying) {
+            // `vec8` prints these lane by lane (emit/expr.rs): name the operands once.
             out = out.into_iter().map(|a| self.named(a, "base", e)).collect();
         }
         let varying = out.iter().any(|a| a.varying);

@@ -208,6 +208,16 @@ impl MathFn {
     /// Accepted names, for the error message.
     pub const NAMES: &'static str = "abs, sqrt, cbrt, exp, ln, log10, log2, sin, cos, tan, tanh, atan, atan2, hypot, powf, powi, min, max, floor, ceil, round, mul_add, clamp, recip";
 
+    /// Printed lane by lane in `vec8` code: PoCL's vectorised versions give wrong lanes
+    /// (`pown` on `double8` with negative `n`; `sin` of `-FLT_MIN` on `float8` gave -0.0078).
+    pub fn lane_by_lane(self) -> bool {
+        use MathFn::*;
+        matches!(
+            self,
+            Powi | Powf | Sin | Cos | Tan | Tanh | Atan | Atan2 | Exp | Ln | Log2 | Log10 | Cbrt | Hypot
+        )
+    }
+
     pub fn from_name(name: &str) -> Option<MathFn> {
         use MathFn::*;
         Some(match name {
