@@ -560,7 +560,7 @@ impl Emitter<'_> {
                     a.op,
                     Kind::Read { .. } | Kind::Local(_) | Kind::ScalarArg(_) | Kind::Member { .. }
                 );
-                if !float && !vec_expr && !leaf && ty == e.ty && !t.starts_with(&format!("({})", ty.cl())) {
+                if !float && !vec_expr && !leaf && ty == e.ty && ty != Scalar::I32 {
                     format!("({}){}", ty.cl(), paren(t, p, P_UNARY))
                 } else {
                     t

@@ -267,6 +267,8 @@ impl Lowerer<'_> {
                 let text = match ty {
                     Scalar::F32 | Scalar::F64 => float_lit(digits, ty),
                     Scalar::U32 => format!("{digits}u"),
+                    // A negative pattern literal arrives whole; in C `2147483648` is a `long`.
+                    Scalar::I32 if digits == "-2147483648" => "(-2147483647 - 1)".to_string(),
                     _ => digits.clone(),
                 };
                 leaf(Kind::Lit(text), ty, false)
