@@ -257,25 +257,6 @@ fn dedup<'a>(rs: &[&'a Record]) -> Vec<(&'a Record, Vec<String>, Vec<String>)> {
 /// A coarse signature of a divergence, to group stencils that likely share a cause: the first
 /// compiler error of a build failure, else the kind, the configuration and the output type.
 fn signature(r: &Record, st: &Stencil) -> String {
-    let first_error = |text: &str| {
-        let line = text.lines().find(|l| l.contains("error")).unwrap_or_default();
-        // Drop locations (`src/s000012.rs:8:34`, `<Spelling=...>`) and quoted names.
-        let mut out = String::new();
-        let mut skip = false;
-        for w in line.split_whitespace() {
-            if w.starts_with("<Spelling") {
-                skip = true;
-            }
-            if !skip && !w.contains(".rs:") && !w.starts_with("-->") {
-                out.push_str(w);
-                out.push(' ');
-            }
-            if w.ends_with('>') {
-                skip = false;
-            }
-        }
-        out.trim().to_string()
-    };
     match r.kind.as_str() {
         "device-error" | "rejected" | "generator" | "host-panic" => format!("{}: {}", r.kind, first_error(&r.text)),
         "crash" | "hang" => r.kind.clone(),
@@ -283,6 +264,43 @@ fn signature(r: &Record, st: &Stencil) -> String {
             let variant = r.config.split('-').next().unwrap_or_default();
             format!("{} in {variant}, output {}", r.kind, st.out.rust())
         }
+    }
+}
+
+/// The first error line of a compiler's output without its location and qualifiers:
+/// `error: src/s000012.rs:8:87 <Spelling=...>: call to '_cl_min' is ambiguous` ->
+/// `error: call to '_cl_min' is ambiguous`.
+fn first_error(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("error"))
+        .unwrap_or_else(|| text.lines().next().unwrap_or_default());
+    let mut s = line.trim().to_string();
+    while let Some(a) = s.find("<Spelling") {
+        match s[a..].find('>') {
+            Some(b) => s.replace_range(a..=a + b, ""),
+            None => break,
+        }
+    }
+    while let Some(a) = s.find(" (aka '") {
+        match s[a + 7..].find("')") {
+            Some(b) => s.replace_range(a..a + 7 + b + 2, ""),
+            None => break,
+        }
+    }
+    for q in ["const __private ", "const __constant ", "const __global "] {
+        s = s.replace(q, "");
+    }
+    let words: Vec<&str> = s.split_whitespace().filter(|w| !w.contains(".rs:")).collect();
+    words.join(" ").replace(" :", "")
+}
+
+/// Shrinking order of classes: wrong values first (the silent bugs), then everything else.
+fn priority(signature: &str) -> u8 {
+    match signature.split([' ', ':']).next().unwrap_or_default() {
+        "value" | "nan" | "zero-sign" => 0,
+        "crash" | "hang" => 1,
+        _ => 2,
     }
 }
 
@@ -372,9 +390,11 @@ fn main() -> Result<()> {
         }
         println!();
     }
-    // Shrink the first stencil of each class (up to --shrink of them).
+    // Shrink the first stencil of each class (up to --shrink of them), wrong values first.
+    let mut order: Vec<(&String, &Vec<u64>)> = classes.iter().collect();
+    order.sort_by_key(|(sig, _)| priority(sig));
     let mut shrunk = 0;
-    for ids in classes.values() {
+    for (_, ids) in order {
         let id = &ids[0];
         let rs = &by_id[id];
         if shrunk >= t.cli.shrink {
@@ -461,5 +481,21 @@ fn harness_device() -> String {
     match clforge::prelude::Device::default() {
         Ok(d) => format!("{d:?}"),
         Err(e) => format!("no device ({e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiler_errors_lose_their_locations() {
+        let log = "LaunchConfig { .. }: failed to build\nerror: src/s000012.rs:8:87 <Spelling=/x/_builtin_renames.h:140:24>: call to '_cl_min' is ambiguous\n";
+        assert_eq!(first_error(log), "error: call to '_cl_min' is ambiguous");
+        let log = "error: src/s1.rs:3:4: requested shift is a vector of type 'uint8' but the first operand is not a vector ('const __private uint' (aka 'const __private unsigned int'))";
+        assert_eq!(
+            first_error(log),
+            "error: requested shift is a vector of type 'uint8' but the first operand is not a vector ('uint')"
+        );
     }
 }
