@@ -82,8 +82,13 @@ const LOCALS: &[&str] = &[
     "gx", "gy", "gz", "tx", "ty", "tz", "step", "s_cur", "s_next", "s_a", "s_b", "s_tmp",
 ];
 
-/// Generated names made of a stem and a number: `x_p1`, `y_m2` (wrapped coordinates).
+/// Generated names made of a stem and a number: `x_p1`, `y_m2` (wrapped coordinates), and the
+/// sweep kernels' names (`sw_` and `SW_` prefixes).
 fn generated_pattern(name: &str) -> bool {
+    // The sweep kernels' own names: `sw_diag`, `SW_L`, ...
+    if name.starts_with("sw_") || name.starts_with("SW_") {
+        return true;
+    }
     ["x_p", "x_m", "y_p", "y_m", "z_p", "z_m"].iter().any(|p| {
         name.strip_prefix(p)
             .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_digit()))

@@ -97,3 +97,40 @@ impl Kind for Element {
         expand::element::expand(item, model, program, text)
     }
 }
+
+/// `#[clforge::sweep]` on an in-place directional point update.
+pub struct Sweep;
+
+impl Kind for Sweep {
+    type Item = syn::ItemFn;
+    type Args = parse::attr::SweepArgs;
+    type Model = model::sweep::Sweep;
+
+    fn wrong_item(item: &TokenStream) -> syn::Error {
+        syn::Error::new_spanned(
+            item,
+            "`#[clforge::sweep]` goes on a function: `fn forward(c: &Sweep<f32>, ...) -> f32`",
+        )
+    }
+    fn span(item: &syn::ItemFn) -> Span {
+        item.sig.ident.span()
+    }
+    fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
+        let (stencil, state, reads) = parse::stencil::sweep_from_syn(item, args.boundary)?;
+        Ok(model::sweep::Sweep {
+            stencil,
+            state,
+            order: args.order.clone(),
+            reads,
+        })
+    }
+    fn lower(model: &Self::Model) -> syn::Result<Program> {
+        lower::sweep::lower(model)
+    }
+    fn render(program: &Program) -> Result<String, render::Failure> {
+        Ok(render::sweep::render(program)?)
+    }
+    fn expand(item: &syn::ItemFn, _: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
+        expand::sweep::expand(item, program, text)
+    }
+}

@@ -23,6 +23,17 @@ pub fn stencil(attr: TokenStream, item: TokenStream) -> TokenStream {
     driver::run::<kind::Stencil>(attr.into(), item.into()).into()
 }
 
+/// Turns an in-place directional point update into OpenCL wavefront schedules; the function
+/// stays callable and `apply_host` runs the sequential sweep.
+///
+/// `#[sweep]`, `#[sweep(order = forward | backward | (forward, backward, ..), boundary = fixed | clamp)]`.
+/// The swept field is an argument `c: &Sweep<f32>` read with `c.new(dx, ..)` (updated, behind
+/// the point) and `c.old(dx, ..)` (not yet updated: ahead, or the point itself). See the crate `clforge`.
+#[proc_macro_attribute]
+pub fn sweep(attr: TokenStream, item: TokenStream) -> TokenStream {
+    driver::run::<kind::Sweep>(attr.into(), item.into()).into()
+}
+
 /// Declares a finite element on a module holding its shape functions, local nodes and
 /// material law; generates `dshape` in the module and the element type beside it.
 ///

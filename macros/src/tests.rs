@@ -187,11 +187,15 @@ fn template_identifiers_are_reserved() {
         ids.dedup();
         ids
     }
-    let stencil: Vec<String> = ["stencil/stencil.cl.tera", "common/components.cl.tera"]
-        .iter()
-        .flat_map(|p| identifiers(p))
-        .filter(|id| !clforge_abi::names::is_reserved(id))
-        .collect();
+    let stencil: Vec<String> = [
+        "stencil/stencil.cl.tera",
+        "sweep/sweep.cl.tera",
+        "common/components.cl.tera",
+    ]
+    .iter()
+    .flat_map(|p| identifiers(p))
+    .filter(|id| !clforge_abi::names::is_reserved(id))
+    .collect();
     assert!(
         stencil.is_empty(),
         "stencil template names a user may also use: {stencil:?}"

@@ -192,6 +192,61 @@ cursor!(
     Grid3, dx: 0, dy: 1, dz: 2
 );
 
+macro_rules! sweep_cursor {
+    ($(#[$doc:meta])* $name:ident, $($d:ident: $axis:literal),+) => {
+        $(#[$doc])*
+        ///
+        /// The host sweep updates the field in place, so both reads see the array as it is when
+        /// the point is computed: `new` at a point the sweep has passed, `old` at one it has not
+        /// (the macro proves which is which from the declared order).
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name<'a, T> {
+            grid: &'a HostGrid<T>,
+            p: [usize; 3],
+            boundary: Boundary,
+        }
+
+        impl<'a, T: Scalar> $name<'a, T> {
+            /// A cursor at point `p` of the field being swept.
+            pub fn cursor(grid: &'a HostGrid<T>, p: [usize; 3], boundary: Boundary) -> Self {
+                $name { grid, p, boundary }
+            }
+            fn read(&self, $($d: isize),+) -> T {
+                let mut q = self.p;
+                $(q[$axis] = resolve(self.p[$axis], $d, self.grid.shape.dims()[$axis], self.boundary);)+
+                self.grid.data.get(self.grid.shape.index(q)).copied().unwrap_or_default()
+            }
+            /// The value this sweep has already computed at the neighbour `(dx, ...)` (behind the
+            /// point, or level with it, along every axis).
+            #[allow(clippy::new_ret_no_self, clippy::wrong_self_convention)]
+            pub fn new(&self, $($d: isize),+) -> T {
+                self.read($($d),+)
+            }
+            /// The value before this sweep at the neighbour `(dx, ...)` (ahead of the point, or
+            /// level with it, along every axis; `old(0, ..)` is the point's own value).
+            pub fn old(&self, $($d: isize),+) -> T {
+                self.read($($d),+)
+            }
+        }
+    };
+}
+
+sweep_cursor!(
+    /// The field a 1-D sweep updates in place: `c.new(-1)`, `c.old(1)`.
+    Sweep1, dx: 0
+);
+sweep_cursor!(
+    /// The field a 2-D sweep updates in place: `c.new(-1, 0)`, `c.old(1, 0)`.
+    Sweep2, dx: 0, dy: 1
+);
+sweep_cursor!(
+    /// The field a 3-D sweep updates in place: `c.new(0, 0, -1)`, `c.old(0, 0, 1)`.
+    Sweep3, dx: 0, dy: 1, dz: 2
+);
+
+/// `Sweep<T>` is the 2-D swept field, the common case.
+pub type Sweep<'a, T> = Sweep2<'a, T>;
+
 /// `Grid<T>` is the 2-D grid, the common case.
 pub type Grid<'a, T> = Grid2<'a, T>;
 

@@ -32,10 +32,14 @@ pub mod stencil;
 pub use stencil::tune;
 
 pub use host::{
-    check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, UpdateRegion,
+    check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, Sweep, Sweep1,
+    Sweep2, Sweep3, UpdateRegion,
 };
 pub use stencil::{
     DeviceGrid, KernelScalar, LaunchConfig, PingPong, StencilArg, StencilPlan, StencilSpec, Tile, Variant, VariantSpec,
 };
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;
+/// The sweep kind: in-place directional recurrences on legal wavefront schedules.
+pub mod sweep;
+pub use sweep::{Schedule, ScheduleSpec, SweepConfig, SweepEvents, SweepPlan, SweepSpec};

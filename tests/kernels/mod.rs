@@ -8,6 +8,7 @@ pub mod heat3d;
 pub mod jacobi;
 pub mod limiter_clamp;
 pub mod rust_semantics;
+pub mod transport_sweep;
 
 /// (file, DSL text, generated OpenCL) of every test stencil.
 pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -33,6 +34,11 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             "rust_semantics",
             include_str!("rust_semantics.rs"),
             rust_semantics::RustSemantics::source(),
+        ),
+        (
+            "transport_sweep",
+            include_str!("transport_sweep.rs"),
+            transport_sweep::TransportForward::source(),
         ),
     ]
 }

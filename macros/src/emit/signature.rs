@@ -17,7 +17,7 @@ fn param(p: &Param) -> String {
             match p.access {
                 Access::Read => format!("__global const {ty}*{restrict} {name}"),
                 Access::Write | Access::ReadWrite => format!("__global {ty}*{restrict} {name}"),
-                Access::Atomic => format!("volatile __global {ty}* {name}"),
+                Access::Atomic | Access::Volatile => format!("volatile __global {ty}* {name}"),
             }
         }
         Ty::Constant { elem, lanes } => format!("__constant const {}*{restrict} {name}", elem.cl(*lanes)),

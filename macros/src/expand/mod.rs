@@ -9,6 +9,7 @@ pub mod launch;
 pub mod params;
 pub mod source;
 pub mod stencil;
+pub mod sweep;
 
 use crate::model::Scalar;
 use proc_macro2::TokenStream;

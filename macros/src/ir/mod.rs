@@ -16,6 +16,7 @@
 pub mod element;
 pub mod expr;
 pub mod stencil;
+pub mod sweep;
 
 pub use expr::{Expr, Let, Op};
 
@@ -72,6 +73,7 @@ pub struct Extension {
 pub enum Body {
     Stencil(Box<stencil::StencilBody>),
     Element(element::ElementBody),
+    Sweep(Box<sweep::SweepBody>),
 }
 
 /// One `__kernel` function.
@@ -88,10 +90,9 @@ pub struct Kernel {
     /// Bytes of `__local` memory per point of the work-group's tile (0 when none); the runtime
     /// checks the device's limit with it before launching.
     pub local_bytes_per_point: usize,
-    // The places sweeps and lattices fill in; no kind sets them yet.
     /// In-place update whose reads of already-updated neighbours fix a schedule (sweeps).
-    #[allow(dead_code)]
     pub dependence: Option<Dependence>,
+    // The places lattices fill in; no kind sets them yet.
     /// Per-work-item random numbers (lattices).
     #[allow(dead_code)]
     pub random: Option<RandomStream>,
@@ -159,9 +160,11 @@ pub enum Access {
     Write,
     /// Read and written by the same work-item (`f[n0] -= ...`).
     ReadWrite,
-    /// Updated with atomic operations by several work-items (lattice counters, histograms).
-    #[allow(dead_code)]
+    /// Updated with atomic operations by several work-items (sweep flags, lattice counters).
     Atomic,
+    /// Read and written by several work-groups that order their accesses through flags
+    /// (a persistent sweep's field): volatile loads and stores, never served from a stale cache.
+    Volatile,
 }
 
 /// OpenCL type of a parameter.
@@ -266,12 +269,12 @@ pub struct MemberUse {
     pub ty: Scalar,
 }
 
-/// A sweep's in-place dependence: the update reads values already written behind it along
-/// `axis`, so points must run in `direction` (wavefronts across the other axes).
+/// A sweep's in-place dependence: the update reads values already written behind it, so
+/// points run in this direction per axis (wavefronts across blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dependence {
-    pub axis: usize,
-    pub forward: bool,
+    /// `true` where the axis runs towards increasing indices.
+    pub forward: [bool; 3],
 }
 
 /// A counter-based random stream (Philox-like): the key is the seed, the counter the work-item

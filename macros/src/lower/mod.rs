@@ -7,5 +7,6 @@ pub mod access;
 pub mod body;
 pub mod element;
 pub mod stencil;
+pub mod sweep;
 pub mod typing;
 pub mod variants;

@@ -8,7 +8,80 @@ use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, O
 use crate::model::{Arg, Boundary, Scalar, Stencil};
 use syn::ext::IdentExt;
 
+/// A point update lowered once, for every kind that has one (stencils, sweeps).
+pub struct Lowered {
+    pub body: StencilBody,
+    pub origin: Origin,
+    pub completion: Completion,
+    pub fp64: bool,
+}
+
 pub fn lower(s: &Stencil) -> syn::Result<Program> {
+    let Lowered {
+        body,
+        origin,
+        completion,
+        fp64,
+    } = lower_body(s, s.state.as_ref())?;
+    let params = signature(&body);
+    let plain = Kernel::new(&origin, "plain", params.clone());
+    let mut tiled = Kernel::new(&origin, "tiled", params.clone());
+    tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
+    let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
+    let mut steps = Kernel::new(&origin, "steps", params);
+    steps.unavailable = variants::steps_unavailable(&body);
+    steps.local_bytes_per_point = variants::steps_local_bytes(&body);
+
+    let (tx, ty, wy) = body.tile;
+    let mut tunables = vec![
+        tunable("TILE_X", tx, "points along x of a tile (= work-group width)"),
+        tunable("TILE_Y", ty, "points along y of a tile"),
+        tunable("WG_Y", wy, "work-group rows; each walks TILE_Y / WG_Y rows"),
+    ];
+    if steps.unavailable.is_none() {
+        tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));
+    }
+    let contracts = region_contracts(&body);
+    Ok(Program {
+        origin,
+        family: "stencil".into(),
+        kernels: vec![plain, tiled, vector, steps],
+        tunables,
+        contracts,
+        fp64,
+        completion,
+        body: Body::Stencil(Box::new(body)),
+        extension: None,
+    })
+}
+
+/// `HX HY HZ` (the halo) and `UX UY UZ` (the first updated point per axis).
+pub fn region_contracts(body: &StencilBody) -> Vec<Define> {
+    let [hx, hy, hz] = body.access.halo;
+    // The update region: a fixed boundary leaves a halo-wide edge on each axis of the grid.
+    let edge = |axis: usize, h: usize| {
+        if body.boundary == Boundary::Fixed && axis < body.rank {
+            h
+        } else {
+            0
+        }
+    };
+    vec![
+        define("HX", hx, "halo along x: largest |offset| read"),
+        define("HY", hy, "halo along y"),
+        define("HZ", hz, "halo along z"),
+        define(
+            "UX",
+            edge(0, hx),
+            "first updated x (the updated region is UX <= x < nx - UX)",
+        ),
+        define("UY", edge(1, hy), "first updated y"),
+        define("UZ", edge(2, hz), "first updated z"),
+    ]
+}
+
+/// The body, its access analysis, names, and what the source completes at run time.
+pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowered> {
     let (mut names, arg_names) = Names::new(&s.args);
     // Names derived from the arguments' come before the body's own.
     let tile_names = arg_names.iter().map(|n| names.fresh(&format!("t_{n}"))).collect();
@@ -28,7 +101,7 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
     }
     let mut l = Lowerer::new(&s.args, s.out, names);
     let result = l.body(&s.body)?;
-    let access = access::analyse(&s.args, s.out, &l.reads, s.state.as_ref())?;
+    let access = access::analyse(&s.args, s.out, &l.reads, state)?;
     let body = StencilBody {
         args: s.args.clone(),
         arg_names,
@@ -50,45 +123,6 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         line: s.line,
         doc: s.doc.clone(),
     };
-    let params = signature(&body);
-    let plain = Kernel::new(&origin, "plain", params.clone());
-    let mut tiled = Kernel::new(&origin, "tiled", params.clone());
-    tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
-    let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
-    let mut steps = Kernel::new(&origin, "steps", params);
-    steps.unavailable = variants::steps_unavailable(&body);
-    steps.local_bytes_per_point = variants::steps_local_bytes(&body);
-
-    let (tx, ty, wy) = body.tile;
-    let mut tunables = vec![
-        tunable("TILE_X", tx, "points along x of a tile (= work-group width)"),
-        tunable("TILE_Y", ty, "points along y of a tile"),
-        tunable("WG_Y", wy, "work-group rows; each walks TILE_Y / WG_Y rows"),
-    ];
-    if steps.unavailable.is_none() {
-        tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));
-    }
-    let [hx, hy, hz] = body.access.halo;
-    // The update region: a fixed boundary leaves a halo-wide edge on each axis of the grid.
-    let edge = |axis: usize, h: usize| {
-        if body.boundary == Boundary::Fixed && axis < body.rank {
-            h
-        } else {
-            0
-        }
-    };
-    let contracts = vec![
-        define("HX", hx, "halo along x: largest |offset| read"),
-        define("HY", hy, "halo along y"),
-        define("HZ", hz, "halo along z"),
-        define(
-            "UX",
-            edge(0, hx),
-            "first updated x (the updated region is UX <= x < nx - UX)",
-        ),
-        define("UY", edge(1, hy), "first updated y"),
-        define("UZ", edge(2, hz), "first updated z"),
-    ];
     let fp64 = uses_f64(&body, &l.members, &l.consts);
     let completion = Completion {
         params: s
@@ -112,16 +146,11 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         consts: l.consts,
         members: l.members,
     };
-    Ok(Program {
+    Ok(Lowered {
+        body,
         origin,
-        family: "stencil".into(),
-        kernels: vec![plain, tiled, vector, steps],
-        tunables,
-        contracts,
-        fp64,
         completion,
-        body: Body::Stencil(Box::new(body)),
-        extension: None,
+        fp64,
     })
 }
 

@@ -6,6 +6,7 @@ pub mod element;
 pub mod family;
 pub mod params;
 pub mod stencil;
+pub mod sweep;
 
 pub use stencil::Stencil;
 

@@ -59,3 +59,94 @@ impl Parse for StencilArgs {
         })
     }
 }
+
+/// Arguments of `#[sweep(...)]`: `order = forward | backward | (forward, backward[, ..])`
+/// (per axis x, y, z) and `boundary = fixed | clamp`.
+pub struct SweepArgs {
+    pub boundary: Boundary,
+    pub order: Option<crate::model::sweep::Order>,
+}
+
+fn direction(id: &Ident) -> syn::Result<bool> {
+    match id.to_string().as_str() {
+        "forward" => Ok(true),
+        "backward" => Ok(false),
+        other => Err(syn::Error::new_spanned(
+            id,
+            format!("unknown direction `{other}`; expected `forward` (increasing indices) or `backward`"),
+        )),
+    }
+}
+
+impl Parse for SweepArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut boundary = None;
+        let mut order = None;
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            match key.to_string().as_str() {
+                "boundary" => {
+                    let value: Ident = input.parse()?;
+                    if boundary.is_some() {
+                        return Err(syn::Error::new_spanned(&key, "`boundary` is given twice"));
+                    }
+                    boundary = Some(match value.to_string().as_str() {
+                        "fixed" => Boundary::Fixed,
+                        "clamp" => Boundary::Clamp,
+                        "periodic" => {
+                            return Err(syn::Error::new_spanned(
+                                &value,
+                                "a sweep cannot be periodic: its first point would read new values of its last, \
+                                 which is computed after it (a cycle); use `fixed` or `clamp`",
+                            ))
+                        }
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                &value,
+                                format!("unknown boundary `{other}`; a sweep's boundary is `fixed` or `clamp`"),
+                            ))
+                        }
+                    });
+                }
+                "order" => {
+                    if order.is_some() {
+                        return Err(syn::Error::new_spanned(&key, "`order` is given twice"));
+                    }
+                    let (forward, span) = if input.peek(syn::token::Paren) {
+                        let content;
+                        let parens = syn::parenthesized!(content in input);
+                        let ids = content.parse_terminated(Ident::parse, Token![,])?;
+                        if ids.is_empty() || ids.len() > 3 {
+                            return Err(syn::Error::new(
+                                parens.span.join(),
+                                "give one direction per axis: `order = (forward, backward)`",
+                            ));
+                        }
+                        (
+                            ids.iter().map(direction).collect::<syn::Result<Vec<_>>>()?,
+                            parens.span.join(),
+                        )
+                    } else {
+                        let value: Ident = input.parse()?;
+                        (vec![direction(&value)?], value.span())
+                    };
+                    order = Some(crate::model::sweep::Order { forward, span });
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        &key,
+                        format!("unknown sweep argument `{other}`; expected `order` or `boundary`"),
+                    ))
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(SweepArgs {
+            boundary: boundary.unwrap_or(Boundary::Fixed),
+            order,
+        })
+    }
+}

@@ -3,6 +3,7 @@
 //! `f32`/`f64`, named constants, `grid.at(dx, dy, dz)` with integer-literal offsets.
 
 use super::{line_of, rust_text, Errors};
+use crate::model::sweep::SweepRead;
 use crate::model::{Arg, Arm, BinOp, Block, Expr, ExprKind, Let, MathFn, Pat, Scalar, UnOp};
 use std::collections::HashMap;
 use syn::ext::IdentExt;
@@ -32,6 +33,10 @@ pub struct BodyParser<'a> {
     args: &'a [Arg],
     rank: usize,
     errors: &'a mut Errors,
+    /// The swept field of a `#[sweep]` (read with `.new(..)` and `.old(..)`), if any.
+    sweep: Option<usize>,
+    /// Every read of the swept field: new or old, offset, span (for the legality check).
+    pub sweep_reads: Vec<SweepRead>,
 }
 
 fn unsupported(e: &syn::Expr) -> syn::Error {
@@ -69,7 +74,19 @@ fn unsupported(e: &syn::Expr) -> syn::Error {
 
 impl<'a> BodyParser<'a> {
     pub fn new(args: &'a [Arg], rank: usize, errors: &'a mut Errors) -> Self {
-        BodyParser { args, rank, errors }
+        BodyParser {
+            args,
+            rank,
+            errors,
+            sweep: None,
+            sweep_reads: Vec::new(),
+        }
+    }
+
+    /// A sweep's body: argument `state` is read with `.new(..)` and `.old(..)`, not `.at(..)`.
+    pub fn sweeping(mut self, state: usize) -> Self {
+        self.sweep = Some(state);
+        self
     }
 
     /// Parses a block; errors of each statement are collected, so `None` means some were reported.
@@ -297,7 +314,7 @@ impl<'a> BodyParser<'a> {
 
     fn method(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
         let name = m.method.to_string();
-        if name == "at" {
+        if name == "at" || name == "new" || name == "old" {
             return self.read(m, scope);
         }
         if m.turbofish.is_some() {
@@ -334,12 +351,39 @@ impl<'a> BodyParser<'a> {
                 .and_then(|id| scope.args.get(&id.unraw().to_string()).copied()),
             _ => None,
         };
+        let method = m.method.to_string();
         let Some(arg) = field.filter(|&i| matches!(self.args[i], Arg::Field(_))) else {
             return Err(syn::Error::new_spanned(
                 &m.receiver,
-                "`.at(..)` reads a grid argument of the stencil",
+                match method.as_str() {
+                    "at" => "`.at(..)` reads a grid argument of the stencil",
+                    _ => "`.new(..)` and `.old(..)` read the swept field of a sweep (its `&Sweep<T>` argument)",
+                },
             ));
         };
+        match (self.sweep == Some(arg), method.as_str()) {
+            (true, "at") => {
+                return Err(syn::Error::new_spanned(
+                    &m.method,
+                    "the swept field is read with `.new(dx, ..)` (a value already updated by this sweep: behind \
+                     the point) or `.old(dx, ..)` (a value not yet updated: ahead of the point, or the point itself)",
+                ))
+            }
+            (false, "new" | "old") => return Err(syn::Error::new_spanned(
+                &m.method,
+                match self.sweep {
+                    Some(s) => format!(
+                        "`.{method}(..)` reads the swept field `{}`; read other grids with `.at(..)`",
+                        self.args[s].name()
+                    ),
+                    None => {
+                        "`.new(..)` and `.old(..)` belong to `#[clforge::sweep]`; a stencil reads grids with `.at(..)`"
+                            .to_string()
+                    }
+                },
+            )),
+            _ => {}
+        }
         if m.args.len() != self.rank {
             return Err(syn::Error::new_spanned(
                 &m.method,
@@ -359,6 +403,14 @@ impl<'a> BodyParser<'a> {
                     format!("stencil offsets must be integer literals, found `{}`", rust_text(a)),
                 )
             })?;
+        }
+        if self.sweep == Some(arg) {
+            self.sweep_reads.push(SweepRead {
+                new: method == "new",
+                offset,
+                tokens: quote::ToTokens::to_token_stream(m),
+                text: rust_text(m),
+            });
         }
         Ok(ExprKind::Read { arg, offset })
     }

@@ -2,16 +2,21 @@
 
 use super::body::{BodyParser, Scope};
 use super::{line_of, Errors};
+use crate::model::sweep::SweepRead;
 use crate::model::{Arg, Boundary, Field, Scalar, Stencil};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
 
-/// `Grid1`/`Grid2`/`Grid3` and `Grid` (= `Grid2`): the rank of a grid type name.
-fn grid_rank(name: &str) -> Option<usize> {
+/// `Grid1`/`Grid2`/`Grid3` and `Grid` (= `Grid2`): the rank of a grid type name, and whether
+/// it is a sweep's in-place field (`Sweep1`/`Sweep2`/`Sweep3`, `Sweep` = `Sweep2`).
+fn grid_rank(name: &str) -> Option<(usize, bool)> {
     match name {
-        "Grid1" => Some(1),
-        "Grid" | "Grid2" => Some(2),
-        "Grid3" => Some(3),
+        "Grid1" => Some((1, false)),
+        "Grid" | "Grid2" => Some((2, false)),
+        "Grid3" => Some((3, false)),
+        "Sweep1" => Some((1, true)),
+        "Sweep" | "Sweep2" => Some((2, true)),
+        "Sweep3" => Some((3, true)),
         _ => None,
     }
 }
@@ -24,12 +29,32 @@ fn scalar_of(ty: &Type) -> Option<Scalar> {
 }
 
 pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) -> syn::Result<Stencil> {
+    parse_fn(item, boundary, state, false).map(|(s, _)| s)
+}
+
+/// A sweep's function: the stencil parts, the swept argument and its reads.
+pub fn sweep_from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<(Stencil, usize, Vec<SweepRead>)> {
+    let (s, sweep) = parse_fn(item, boundary, None, true)?;
+    let (state, reads) = sweep.ok_or_else(|| syn::Error::new(item.sig.span(), "invalid sweep"))?;
+    Ok((s, state, reads))
+}
+
+type SweepParts = Option<(usize, Vec<SweepRead>)>;
+
+fn parse_fn(
+    item: &ItemFn,
+    boundary: Boundary,
+    state: Option<syn::Ident>,
+    sweep: bool,
+) -> syn::Result<(Stencil, SweepParts)> {
+    let what = if sweep { "sweep" } else { "stencil" };
     let mut errors = Errors::default();
+    let mut swept: Option<(usize, Scalar, proc_macro2::Span)> = None;
     let sig = &item.sig;
     if let Some(g) = sig.generics.params.first() {
         errors.spanned(
             g,
-            "stencil functions cannot be generic; write one function per element type",
+            format!("{what} functions cannot be generic; write one function per element type"),
         );
     }
     let out = match &sig.output {
@@ -70,7 +95,30 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) ->
         };
         let name = pat.ident.clone();
         match parse_arg_type(&pt.ty) {
-            Ok(ArgType::Grid { rank: r, elem, span }) => {
+            Ok(ArgType::Grid {
+                rank: r,
+                elem,
+                span,
+                in_place,
+            }) => {
+                if in_place && !sweep {
+                    args_ok = false;
+                    errors.push(syn::Error::new(
+                        span,
+                        "`Sweep` fields belong to `#[clforge::sweep]`; a stencil reads `&Grid<T>`",
+                    ));
+                } else if in_place {
+                    match swept {
+                        Some(_) => {
+                            args_ok = false;
+                            errors.push(syn::Error::new(
+                                span,
+                                "a sweep updates one field in place; read the others as `&Grid<T>`",
+                            ));
+                        }
+                        None => swept = Some((args.len(), elem, span)),
+                    }
+                }
                 match rank {
                     Some((r0, _)) if r0 != r => {
                         args_ok = false;
@@ -117,9 +165,31 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) ->
             .unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
     };
 
+    if sweep {
+        match (swept, out) {
+            (None, _) => errors.spanned(
+                &sig.ident,
+                "a sweep updates one field in place: give it an argument `c: &Sweep<f32>` (`Sweep1`, `Sweep3` in \
+                 1-D and 3-D) and read it with `c.new(..)` and `c.old(..)`",
+            ),
+            (Some((_, elem, span)), Some(o)) if elem != o => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "the swept field holds `{}` but the sweep returns `{}`: the returned value replaces the field's",
+                    elem.rust(),
+                    o.rust()
+                ),
+            )),
+            _ => {}
+        }
+    }
     let scope = Scope::new(&args);
     let mut parser = BodyParser::new(&args, rank, &mut errors);
+    if let Some((i, _, _)) = swept {
+        parser = parser.sweeping(i);
+    }
     let body = parser.block(&item.block, &scope);
+    let sweep_reads = std::mem::take(&mut parser.sweep_reads);
     errors.finish()?;
     let (Some(out), Some(body)) = (out, body) else {
         return Err(syn::Error::new(sig.span(), "invalid stencil"));
@@ -139,18 +209,22 @@ pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) ->
             _ => None,
         })
         .collect();
-    Ok(Stencil {
-        name: sig.ident.clone(),
-        doc,
-        args,
-        out,
-        rank,
-        boundary,
-        state,
-        body,
-        file: sig.ident.span().file(),
-        line: line_of(sig.fn_token.span),
-    })
+    let sweep_parts = swept.map(|(i, _, _)| (i, sweep_reads));
+    Ok((
+        Stencil {
+            name: sig.ident.clone(),
+            doc,
+            args,
+            out,
+            rank,
+            boundary,
+            state,
+            body,
+            file: sig.ident.span().file(),
+            line: line_of(sig.fn_token.span),
+        },
+        sweep_parts,
+    ))
 }
 
 enum ArgType {
@@ -158,6 +232,7 @@ enum ArgType {
         rank: usize,
         elem: Scalar,
         span: proc_macro2::Span,
+        in_place: bool,
     },
     Params(syn::Path),
     Scalar(Scalar),
@@ -176,7 +251,7 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
     if let Some(m) = &r.mutability {
         return Err(syn::Error::new_spanned(
             m,
-            "stencil inputs are read-only; remove `mut`: the stencil returns the new value and the runtime writes it to the output grid",
+            "inputs are read-only; remove `mut`: the function returns the new value of its point and the runtime writes it (a sweep's in-place field is `c: &Sweep<f32>`, read with `c.new(..)` and `c.old(..)`)",
         ));
     }
     let Type::Path(p) = &*r.elem else {
@@ -188,7 +263,7 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
     let Some(last) = p.path.segments.last() else {
         return Err(syn::Error::new_spanned(&r.elem, "expected a type"));
     };
-    let Some(rank) = grid_rank(&last.ident.to_string()) else {
+    let Some((rank, in_place)) = grid_rank(&last.ident.to_string()) else {
         return Ok(ArgType::Params(p.path.clone()));
     };
     let elem_ty = match &last.arguments {
@@ -209,6 +284,7 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
             rank,
             elem: s,
             span: last.ident.span(),
+            in_place,
         }),
         _ => Err(syn::Error::new_spanned(
             elem_ty,

@@ -4,6 +4,7 @@
 
 pub mod element;
 pub mod stencil;
+pub mod sweep;
 
 use crate::ir::Extension;
 use serde::Serialize;
@@ -11,7 +12,7 @@ use std::sync::OnceLock;
 
 /// The built-in templates, embedded at build time: `common/` components shared by every family,
 /// then one directory per kind.
-const BUILTIN: [(&str, &str); 3] = [
+const BUILTIN: [(&str, &str); 4] = [
     (
         "common/components.cl.tera",
         include_str!("../../../templates/common/components.cl.tera"),
@@ -19,6 +20,10 @@ const BUILTIN: [(&str, &str); 3] = [
     (
         "stencil/stencil.cl.tera",
         include_str!("../../../templates/stencil/stencil.cl.tera"),
+    ),
+    (
+        "sweep/sweep.cl.tera",
+        include_str!("../../../templates/sweep/sweep.cl.tera"),
     ),
     (
         "element/element.cl.tera",

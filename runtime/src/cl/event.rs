@@ -35,4 +35,17 @@ impl Event {
         };
         Ok(time(P::End)?.saturating_sub(time(P::Start)?))
     }
+
+    /// Device time from the start of `first` to the end of this command, in nanoseconds
+    /// (profiling `END` of `self` − `START` of `first`): the span of a run of launches.
+    pub fn since_start_of(&self, first: &Event) -> Result<u64> {
+        use core::{ProfilingInfo as P, ProfilingInfoResult as R};
+        self.wait()?;
+        first.wait()?;
+        let time = |e: &Event, what: P| match core::get_event_profiling_info(&e.inner, what) {
+            Ok(R::Queued(t) | R::Submit(t) | R::Start(t) | R::End(t)) => Ok(t),
+            Err(e) => Err(failed("clGetEventProfilingInfo")(e)),
+        };
+        Ok(time(self, P::End)?.saturating_sub(time(first, P::Start)?))
+    }
 }

@@ -277,7 +277,63 @@ pub struct StencilPlan {
 
 /// One `(bytes, buffer)` per params argument, in argument order.
 #[derive(Debug, Default)]
-struct ParamsCache(Mutex<Vec<(Vec<u8>, ConstBuffer)>>);
+pub(crate) struct ParamsCache(Mutex<Vec<(Vec<u8>, ConstBuffer)>>);
+
+type ParamsBlocks = Vec<(Vec<u8>, ConstBuffer)>;
+
+impl ParamsCache {
+    /// Uploads a params block only when it differs from this plan's last one; the guard
+    /// holds the device buffers, in the order of the params arguments.
+    pub(crate) fn refresh(
+        &self,
+        device: &Device,
+        args: &[StencilArg<'_>],
+    ) -> Result<std::sync::MutexGuard<'_, ParamsBlocks>> {
+        let mut params = lock(&self.0);
+        let mut slot = 0;
+        for a in args {
+            if let ArgKind::Params(bytes) = &a.0 {
+                let same = params
+                    .get(slot)
+                    .is_some_and(|(b, c)| b == bytes && c.device_index() == device.info().index);
+                if !same {
+                    let entry = (bytes.clone(), device.constant_bytes(bytes)?);
+                    match params.get_mut(slot) {
+                        Some(old) => *old = entry,
+                        None => params.push(entry),
+                    }
+                }
+                slot += 1;
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// Every grid argument has the plan's shape.
+pub(crate) fn check_arg_shapes(shape: Shape, args: &[StencilArg<'_>]) -> Result<()> {
+    for a in args {
+        if let ArgKind::Grid { name, shape: s, .. } = &a.0 {
+            check_shape(name, shape, *s)?;
+        }
+    }
+    Ok(())
+}
+
+/// The kernel arguments of `args` in order, params blocks from `params` (see
+/// [`ParamsCache::refresh`]).
+pub(crate) fn kernel_args<'a>(args: &[StencilArg<'a>], params: &'a [(Vec<u8>, ConstBuffer)]) -> Vec<Arg<'a>> {
+    let mut slot = 0;
+    args.iter()
+        .map(|a| match &a.0 {
+            ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
+            ArgKind::Params(_) => {
+                slot += 1;
+                params.get(slot - 1).map_or(Arg::i32(0), |p| Arg::constant(&p.1))
+            }
+        })
+        .collect()
+}
 
 impl Clone for ParamsCache {
     fn clone(&self) -> Self {
@@ -397,30 +453,9 @@ impl StencilPlan {
         event: bool,
     ) -> Result<Option<Event>> {
         check_shape("out", self.shape, out.shape)?;
-        for a in args {
-            if let ArgKind::Grid { name, shape, .. } = &a.0 {
-                check_shape(name, self.shape, *shape)?;
-            }
-        }
+        check_arg_shapes(self.shape, args)?;
         let device = out.device();
-        // Upload a params block only when it differs from this plan's last one.
-        let mut params = lock(&self.params.0);
-        let mut slot = 0;
-        for a in args {
-            if let ArgKind::Params(bytes) = &a.0 {
-                let same = params
-                    .get(slot)
-                    .is_some_and(|(b, c)| b == bytes && c.device_index() == device.info().index);
-                if !same {
-                    let entry = (bytes.clone(), device.constant_bytes(bytes)?);
-                    match params.get_mut(slot) {
-                        Some(old) => *old = entry,
-                        None => params.push(entry),
-                    }
-                }
-                slot += 1;
-            }
-        }
+        let params = self.params.refresh(device, args)?;
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
         let count = args.len() + 4;
         let mut stack = [Arg::i32(0); STACK_ARGS];

@@ -1,0 +1,13 @@
+//! A sweep's point update: a stencil body whose swept field is read and written in place.
+
+use super::stencil::StencilBody;
+
+#[derive(Clone, Debug)]
+pub struct SweepBody {
+    /// The point update; reads of the swept field are reads of argument `state`.
+    pub body: StencilBody,
+    /// The argument index of the swept field.
+    pub state: usize,
+    /// Direction per axis (`true`: increasing index).
+    pub forward: [bool; 3],
+}

@@ -1,0 +1,122 @@
+//! The sweep family's view: data only, computed from the IR program. Templates in
+//! `templates/sweep/` read these fields; their names are the templates' contract.
+
+use super::render_template;
+use super::stencil::{defines_view, tunables_view, DefineView, StagedView};
+use crate::emit::expr::Access;
+use crate::emit::signature;
+use crate::emit::stencil::{emit_body, emit_coords};
+use crate::ir::{Body, Program};
+use crate::model::Arg;
+use serde::Serialize;
+
+/// What the sweep template sees.
+#[derive(Serialize)]
+pub struct SweepView {
+    pub name: String,
+    pub file: String,
+    pub line: usize,
+    pub doc: Vec<String>,
+    pub rank: usize,
+    /// The swept field's OpenCL name and its local tile's.
+    pub state_name: String,
+    pub state_tile: String,
+    /// `x forward, y backward`.
+    pub order: String,
+    pub boundary: &'static str,
+    pub hx: usize,
+    pub hy: usize,
+    pub hz: usize,
+    pub fp64: bool,
+    /// Kernel names: serial, wave, wave_local, blocks, persistent.
+    pub kernels: Vec<String>,
+    /// Each kernel's parameter declarations.
+    pub params: Vec<Vec<String>>,
+    pub tunables: Vec<DefineView>,
+    pub contracts: Vec<DefineView>,
+    /// Fields the local-memory schedule stages (the swept field first among them).
+    pub staged: Vec<StagedView>,
+    /// The point update reading global memory (clamped coordinates first, where needed).
+    pub global_body: Vec<String>,
+    /// The point update reading and writing the local tile.
+    pub tiled_body: Vec<String>,
+    pub has_wave: bool,
+    pub has_wave_local: bool,
+    pub has_blocks: bool,
+    pub has_persistent: bool,
+}
+
+pub fn view(p: &Program) -> Result<SweepView, String> {
+    let Body::Sweep(sw) = &p.body else {
+        return Err(format!("`{}` is not a sweep program", p.origin.name));
+    };
+    let k = &sw.body;
+    let file = &p.origin.file;
+    let state_name = k.arg_names[sw.state].clone();
+    let state_tile = k.tile_names[sw.state].clone();
+    let global_store = |v: &str| format!("{state_name}[c] = {v};");
+    let tiled_store = |v: &str| format!("{state_tile}[t] = {v};");
+    let mut global_body = emit_coords(k, 0..k.rank);
+    global_body.extend(emit_body(k, file, Access::Global, &global_store));
+    let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
+    if p.kernels.len() != 5 {
+        return Err(format!(
+            "sweep `{}` has {} kernels, not 5",
+            p.origin.name,
+            p.kernels.len()
+        ));
+    }
+    Ok(SweepView {
+        name: p.origin.name.clone(),
+        file: crate::emit::file_literal(file),
+        line: p.origin.line,
+        doc: p.origin.doc.iter().map(|d| crate::emit::comment(d)).collect(),
+        rank: k.rank,
+        state_name: state_name.clone(),
+        state_tile: state_tile.clone(),
+        order: (0..k.rank)
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    ["x", "y", "z"][a],
+                    if sw.forward[a] { "forward" } else { "backward" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        boundary: k.boundary.name(),
+        hx: k.access.halo[0],
+        hy: k.access.halo[1],
+        hz: k.access.halo[2],
+        fp64: p.fp64,
+        kernels: p.kernels.iter().map(|k| k.name.clone()).collect(),
+        params: p.kernels.iter().map(|k| signature::params(&k.params)).collect(),
+        tunables: tunables_view(&p.tunables),
+        contracts: defines_view(&p.contracts),
+        staged: k
+            .args
+            .iter()
+            .zip(&k.access.staged)
+            .zip(k.arg_names.iter().zip(&k.tile_names))
+            .filter_map(|((a, &s), (name, tile))| match a {
+                Arg::Field(f) if s => Some(StagedView {
+                    name: name.clone(),
+                    tile: tile.clone(),
+                    ty: f.elem.cl(),
+                }),
+                _ => None,
+            })
+            .collect(),
+        global_body,
+        tiled_body: emit_body(k, file, Access::Tiled, &tiled_store),
+        has_wave: available(1),
+        has_wave_local: available(2),
+        has_blocks: available(3),
+        has_persistent: available(4),
+    })
+}
+
+pub fn render(p: &Program) -> Result<String, String> {
+    let v = view(p)?;
+    render_template("sweep/sweep.cl.tera", &format!("sweep `{}`", p.origin.name), &v)
+}

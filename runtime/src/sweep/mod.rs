@@ -1,0 +1,484 @@
+//! Launching generated sweeps (`#[clforge::sweep]`): in-place directional recurrences run as
+//! legal wavefronts, every schedule bitwise equal to the sequential sweep (docs/SWEEPS.md).
+//!
+//! A sweep updates a field in place in a fixed direction per axis; the macro has proved that
+//! every `new` read lies behind the point (or level) along every axis and every `old` read
+//! ahead (or level). Any order of the points that respects that partial order computes the
+//! same values as the sequential sweep, bit for bit, because every point sees the same
+//! inputs. The schedules below are such orders:
+//!
+//! - [`Schedule::Serial`]: one work-item walks the region in order (any rank; 1-D sweeps
+//!   have no other, their points form one chain);
+//! - [`Schedule::Wave`]: L×L blocks (of columns L×L×K in 3-D: seed 001's algorithm 1) on
+//!   block anti-diagonals, one launch per diagonal; inside a block one work-item per row
+//!   walks its 2L−1 diagonals with a barrier after each;
+//! - [`Schedule::WaveLocal`]: the same with the block and its halo staged in local memory
+//!   (2-D, fixed boundary);
+//! - [`Schedule::Blocks`]: L×L×L blocks on block planes (seed 001's algorithm 2, 3-D), L²
+//!   work-items each walking a column, 3L−2 in-block steps;
+//! - [`Schedule::Persistent`]: one launch per sweep: every block is a work-group that takes a
+//!   ticket in wavefront order and waits on the flags of its upstream neighbours.
+
+use std::sync::{Mutex, OnceLock};
+
+use crate::buffer::{Buffer, Scalar};
+use crate::device::{lock, Device};
+use crate::error::{Error, Result};
+use crate::host::{check_shape, Boundary, Shape};
+use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
+use crate::stencil::{check_arg_shapes, kernel_args, DeviceGrid, ParamsCache, StencilArg};
+
+/// How the points of a sweep are ordered on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Schedule {
+    /// One work-item walks the whole region in order.
+    Serial,
+    /// Blocks on anti-diagonals, one launch per block diagonal, global memory.
+    #[default]
+    Wave,
+    /// [`Schedule::Wave`] with the block and its halo in local memory (2-D, fixed boundary).
+    WaveLocal,
+    /// L×L×L blocks on block planes, L² work-items per block (3-D).
+    Blocks,
+    /// One launch: blocks wait on their upstream neighbours' flags.
+    Persistent,
+}
+
+impl Schedule {
+    /// Every schedule, in the spec's order.
+    pub const ALL: [Schedule; 5] = [
+        Schedule::Serial,
+        Schedule::Wave,
+        Schedule::WaveLocal,
+        Schedule::Blocks,
+        Schedule::Persistent,
+    ];
+    /// The schedule's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Serial => "serial",
+            Schedule::Wave => "wave",
+            Schedule::WaveLocal => "wave-local",
+            Schedule::Blocks => "blocks",
+            Schedule::Persistent => "persistent",
+        }
+    }
+}
+
+impl std::fmt::Display for Schedule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One generated schedule of a sweep, as the macro decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScheduleSpec {
+    /// The kernel's OpenCL name.
+    pub kernel: &'static str,
+    /// Why the schedule does not exist for this sweep, if it does not.
+    pub unavailable: Option<&'static str>,
+}
+
+/// What the runtime knows about one generated sweep (from the macro).
+#[derive(Clone, Copy, Debug)]
+pub struct SweepSpec {
+    /// The Rust function's name.
+    pub name: &'static str,
+    /// Number of dimensions.
+    pub rank: usize,
+    /// Largest offset read along each axis.
+    pub halo: [usize; 3],
+    /// `Fixed` (the halo-wide edge keeps its values) or `Clamp`.
+    pub boundary: Boundary,
+    /// Direction per axis: `true` when the sweep runs towards increasing indices.
+    pub forward: [bool; 3],
+    /// The schedules in [`Schedule::ALL`] order.
+    pub schedules: [ScheduleSpec; 5],
+    /// Bytes of one value of the swept field.
+    pub value_bytes: usize,
+    /// Bytes per point the local-memory schedule stages (every field it stages).
+    pub local_bytes_per_point: usize,
+    /// `file.rs:line` of the Rust function.
+    pub origin: &'static str,
+    /// The generated OpenCL C.
+    pub source: &'static str,
+}
+
+impl SweepSpec {
+    /// The macro's facts about one schedule.
+    pub fn schedule(&self, s: Schedule) -> &ScheduleSpec {
+        &self.schedules[s as usize]
+    }
+    /// The schedules this sweep has.
+    pub fn available(&self) -> impl Iterator<Item = Schedule> + '_ {
+        Schedule::ALL
+            .into_iter()
+            .filter(|&s| self.schedule(s).unavailable.is_none())
+    }
+    /// Block edge L when the config names none: 16 in 2-D, 8 in 3-D (seed 001).
+    pub fn default_block(&self) -> usize {
+        if self.rank == 3 {
+            8
+        } else {
+            16
+        }
+    }
+}
+
+/// How to run a sweep: the schedule and its block edge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SweepConfig {
+    /// Which schedule.
+    pub schedule: Schedule,
+    /// Block edge L (points); default: [`SweepSpec::default_block`].
+    pub block: Option<usize>,
+}
+
+impl SweepConfig {
+    /// `schedule` with its default block.
+    pub fn new(schedule: Schedule) -> SweepConfig {
+        SweepConfig { schedule, block: None }
+    }
+    /// `schedule` on blocks of edge `block`.
+    pub fn with_block(schedule: Schedule, block: usize) -> SweepConfig {
+        SweepConfig {
+            schedule,
+            block: Some(block),
+        }
+    }
+}
+
+/// The device time of one sweep: from the start of its first launch to the end of its last.
+#[derive(Clone, Debug)]
+pub struct SweepEvents {
+    first: Event,
+    last: Event,
+    /// Kernel launches the sweep took.
+    pub launches: usize,
+}
+
+impl SweepEvents {
+    /// Device nanoseconds from the first launch's start to the last one's end (waits).
+    pub fn elapsed_ns(&self) -> Result<u64> {
+        self.last.since_start_of(&self.first)
+    }
+    /// Waits for the sweep to finish.
+    pub fn wait(&self) -> Result<()> {
+        self.last.wait()
+    }
+}
+
+/// Most spins a persistent work-group waits on one upstream flag before it gives up and
+/// raises the stall flag instead of hanging (see [`SweepPlan::check`]).
+pub const MAX_SPINS: u32 = 1 << 26;
+
+/// A sized, built sweep for one grid shape; reuse it on the hot path.
+#[derive(Debug)]
+pub struct SweepPlan {
+    program: Program,
+    spec: SweepSpec,
+    kernel: &'static str,
+    schedule: Schedule,
+    block: usize,
+    shape: Shape,
+    /// Points of the updated region per axis.
+    region: [usize; 3],
+    /// Blocks per axis of the region.
+    blocks: [usize; 3],
+    kernel_ref: OnceLock<KernelRef>,
+    params: ParamsCache,
+    /// Persistent schedule: the flags, the ticket counter and the epoch.
+    persistent: Option<Mutex<Persistent>>,
+}
+
+#[derive(Debug)]
+struct Persistent {
+    /// One per block: the epoch of the last sweep that finished it.
+    flags: Buffer<i32>,
+    /// `[next ticket, stall flag]`.
+    ticket: Buffer<i32>,
+    epoch: i32,
+}
+
+impl SweepPlan {
+    /// Builds the program (cached per source and options) and sizes the schedule for `shape`.
+    pub fn new(device: &Device, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SweepPlan> {
+        let rank = spec.rank;
+        let what = || format!("the {} schedule of sweep `{}`", config.schedule, spec.name);
+        if shape.rank() != rank {
+            return Err(Error::InvalidConfig(format!(
+                "sweep `{}` is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape",
+                spec.name
+            )));
+        }
+        if shape.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "grid of shape {shape} has no points; every extent must be at least 1"
+            )));
+        }
+        if shape.checked_len().is_none_or(|n| n > i32::MAX as usize) {
+            return Err(Error::TooLarge {
+                what: format!("grid of shape {shape}"),
+                detail: format!(
+                    "clforge kernels index grids with 32-bit `int`s, so a grid has 1 to {} points",
+                    i32::MAX
+                ),
+            });
+        }
+        let s = *spec.schedule(config.schedule);
+        if let Some(why) = s.unavailable {
+            return Err(Error::InvalidConfig(format!(
+                "sweep `{}` has no {} schedule: {why}",
+                spec.name, config.schedule
+            )));
+        }
+        let block = config.block.unwrap_or(spec.default_block());
+        if block == 0 || block > 1024 {
+            return Err(Error::InvalidConfig(format!(
+                "{}: block edge {block}; give 1 to 1024 points",
+                what()
+            )));
+        }
+        let region = region(shape, spec.halo, spec.boundary);
+        let blocks = region.map(|m| m.div_ceil(block).max(1));
+        let local = match config.schedule {
+            Schedule::Serial => [1, 1, 1],
+            Schedule::Blocks => [block, block, 1],
+            _ => [block, 1, 1],
+        };
+        check_work_group(device.info(), &local, || format!("work-group {local:?} of {}", what()))?;
+        let local_bytes = match config.schedule {
+            Schedule::WaveLocal => {
+                let [hx, hy, _] = spec.halo;
+                let points = (block + 2 * hx) * (block + 2 * hy);
+                (points * spec.local_bytes_per_point) as u64
+            }
+            _ => 0,
+        };
+        if local_bytes > device.info().local_mem_bytes {
+            return Err(Error::DeviceLimit {
+                what: format!("`__local` memory of {} with blocks of {block}", what()),
+                needed: local_bytes,
+                limit: device.info().local_mem_bytes,
+                limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
+                hint: "choose a smaller block".into(),
+            });
+        }
+        let mut options = format!("-D SW_L={block}");
+        if config.schedule == Schedule::Persistent {
+            options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
+        }
+        let program = device.program(spec.origin, spec.source, &options)?;
+        let limits = program.kernel_limits(s.kernel)?;
+        let items: usize = local.iter().product();
+        if items > limits.work_group_size {
+            return Err(Error::DeviceLimit {
+                what: format!("work-group {local:?} of {} as built", what()),
+                needed: items as u64,
+                limit: limits.work_group_size as u64,
+                limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+                hint: "choose a smaller block".into(),
+            });
+        }
+        let persistent = if config.schedule == Schedule::Persistent {
+            let n = blocks[0] * blocks[1];
+            let mut flags = Buffer::new(device, n)?;
+            flags.write(&vec![0; n])?;
+            let mut ticket = Buffer::new(device, 2)?;
+            ticket.write(&[0, 0])?;
+            Some(Mutex::new(Persistent {
+                flags,
+                ticket,
+                epoch: 0,
+            }))
+        } else {
+            None
+        };
+        Ok(SweepPlan {
+            program,
+            spec,
+            kernel: s.kernel,
+            schedule: config.schedule,
+            block,
+            shape,
+            region,
+            blocks,
+            kernel_ref: OnceLock::new(),
+            params: ParamsCache::default(),
+            persistent,
+        })
+    }
+
+    /// The schedule.
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+    /// The block edge L.
+    pub fn block(&self) -> usize {
+        self.block
+    }
+    /// Points of the updated region per axis.
+    pub fn region(&self) -> [usize; 3] {
+        self.region
+    }
+    /// Blocks per axis of the region.
+    pub fn blocks(&self) -> [usize; 3] {
+        self.blocks
+    }
+    /// Kernel launches one sweep takes.
+    pub fn launches(&self) -> usize {
+        launches(self.schedule, self.blocks)
+    }
+
+    /// Runs one sweep, writing the swept field in place; `args` are the sweep function's
+    /// arguments in order, the swept field `state` among them (the generated `sweep` method
+    /// builds them and holds the field mutably borrowed).
+    pub fn run<T: Scalar>(&self, state: &DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<SweepEvents> {
+        check_shape("swept field", self.shape, state.shape())?;
+        check_arg_shapes(self.shape, args)?;
+        let device = state.device();
+        let params = self.params.refresh(device, args)?;
+        let mut cl = kernel_args(args, &params);
+        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
+        cl.extend([Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        let kernel = match self.kernel_ref.get() {
+            Some(k) => k,
+            None => {
+                let k = self.program.kernel_ref(self.kernel)?;
+                self.kernel_ref.get_or_init(|| k)
+            }
+        };
+        let l = self.block;
+        let [bx, by, _] = self.blocks;
+        let n = self.launches();
+        let launch = |cl: &[Arg<'_>], global: &[usize], local: &[usize], event: bool| {
+            self.program
+                .launch_kernel(kernel, self.kernel, global, Some(local), cl, event)
+        };
+        let mut events: (Option<Event>, Option<Event>) = (None, None);
+        let mut record = |ev: Option<Event>| {
+            if let Some(e) = ev {
+                if events.0.is_none() {
+                    events.0 = Some(e.clone());
+                }
+                events.1 = Some(e);
+            }
+        };
+        match self.schedule {
+            Schedule::Serial => record(launch(&cl, &[1], &[1], true)?),
+            Schedule::Wave | Schedule::WaveLocal => {
+                let at = cl.len();
+                cl.push(Arg::i32(0));
+                for k in 0..n {
+                    // Blocks (i, k - i) with 0 <= i < bx and 0 <= k - i < by.
+                    let groups = k.min(bx - 1) + 1 - k.saturating_sub(by - 1);
+                    cl[at] = Arg::i32(k as i32);
+                    record(launch(&cl, &[groups * l], &[l], k == 0 || k + 1 == n)?);
+                }
+            }
+            Schedule::Blocks => {
+                let at = cl.len();
+                cl.push(Arg::i32(0));
+                for k in 0..n {
+                    // Block planes i + j + m = k; groups whose m falls outside return at once.
+                    let (gi, gj) = (k.min(bx - 1) + 1, k.min(by - 1) + 1);
+                    cl[at] = Arg::i32(k as i32);
+                    record(launch(&cl, &[gi * l, gj * l], &[l, l], k == 0 || k + 1 == n)?);
+                }
+            }
+            Schedule::Persistent => {
+                let mut p = match &self.persistent {
+                    Some(p) => lock(p),
+                    None => return Err(Error::InvalidConfig("a persistent plan without its flags".into())),
+                };
+                p.epoch = if p.epoch == i32::MAX { 1 } else { p.epoch + 1 };
+                if p.epoch == 1 {
+                    // First sweep, or the epochs wrapped: no flag may hold epoch 1 already.
+                    let zeros = vec![0; p.flags.len()];
+                    p.flags.write(&zeros)?;
+                }
+                cl.push(Arg::buffer(&p.flags));
+                cl.push(Arg::buffer(&p.ticket));
+                cl.push(Arg::i32(p.epoch));
+                record(launch(&cl, &[bx * by * l], &[l], true)?);
+            }
+        }
+        match events {
+            (Some(first), Some(last)) => Ok(SweepEvents {
+                first,
+                last,
+                launches: n,
+            }),
+            _ => Err(Error::Cl {
+                op: "clEnqueueNDRangeKernel",
+                message: format!("sweep `{}` returned no event", self.spec.name),
+            }),
+        }
+    }
+
+    /// After a persistent sweep: `Err` if a work-group gave up waiting for an upstream block
+    /// (the device did not run the upstream work-group while this one waited: OpenCL does not
+    /// promise that work-groups run concurrently). Reads two integers from the device; other
+    /// schedules have nothing to check.
+    pub fn check(&self) -> Result<()> {
+        let Some(p) = &self.persistent else {
+            return Ok(());
+        };
+        let mut p = lock(p);
+        let mut t = [0i32; 2];
+        p.ticket.read(&mut t)?;
+        if t[1] != 0 {
+            // Ready for another try: tickets from 0, no stall, no block finished.
+            p.ticket.write(&[0, 0])?;
+            p.epoch = 0;
+            return Err(Error::InvalidConfig(format!(
+                "the persistent schedule of sweep `{}` stalled: a work-group waited {MAX_SPINS} spins for an \
+                 upstream block that never finished (this device does not run its work-groups concurrently); \
+                 the field is incomplete; use the `wave` schedule on this device",
+                self.spec.name
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Kernel launches of one sweep of `schedule` over `blocks` blocks per axis.
+pub fn launches(schedule: Schedule, blocks: [usize; 3]) -> usize {
+    let [bx, by, bz] = blocks;
+    match schedule {
+        Schedule::Serial | Schedule::Persistent => 1,
+        Schedule::Wave | Schedule::WaveLocal => bx + by - 1,
+        Schedule::Blocks => bx + by + bz - 2,
+    }
+}
+
+/// Points of the updated region per axis: the interior for a fixed boundary (which may be
+/// empty), every point for clamp.
+pub fn region(shape: Shape, halo: [usize; 3], boundary: Boundary) -> [usize; 3] {
+    let d = shape.dims();
+    std::array::from_fn(|a| match boundary {
+        Boundary::Fixed => d[a].saturating_sub(2 * halo[a]),
+        _ => d[a],
+    })
+}
+
+/// The sequential sweep's order on the host: the points of the updated region, x fastest,
+/// each axis in its direction. Every legal schedule computes what this order computes.
+pub fn host_order(
+    shape: Shape,
+    halo: [usize; 3],
+    boundary: Boundary,
+    forward: [bool; 3],
+) -> impl Iterator<Item = [usize; 3]> {
+    let m = region(shape, halo, boundary);
+    let lo: [usize; 3] = std::array::from_fn(|a| if boundary == Boundary::Fixed { halo[a] } else { 0 });
+    let at = move |a: usize, s: usize| {
+        if forward[a] {
+            lo[a] + s
+        } else {
+            lo[a] + m[a] - 1 - s
+        }
+    };
+    (0..m[2]).flat_map(move |z| (0..m[1]).flat_map(move |y| (0..m[0]).map(move |x| [at(0, x), at(1, y), at(2, z)])))
+}

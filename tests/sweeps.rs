@@ -1,0 +1,389 @@
+//! Sweeps: every schedule bitwise equal to the sequential host sweep, for every direction and
+//! dimension, on sizes that are and are not multiples of the block, down to one point wide,
+//! on input with NaN, ±inf, ±0 and extremes (issue 9).
+#![allow(clippy::too_many_arguments)]
+
+mod common;
+
+use clforge::prelude::*;
+use clforge::runtime::{Scalar, SweepSpec};
+use common::*;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+#[derive(Params, Clone, Copy, Debug)]
+pub struct Relax {
+    pub w: f32,
+    pub h2: f32,
+}
+
+/// Gauss–Seidel for Δu = f, forward in x and y (seed 001's step 1 shape): new values behind.
+#[sweep(order = forward)]
+pub fn gs_forward(u: &Sweep<f32>, f: &Grid<f32>, k: &Relax) -> f32 {
+    let s = u.new(-1, 0) + u.new(0, -1) + u.old(1, 0) + u.old(0, 1);
+    (1.0 - k.w) * u.old(0, 0) + k.w * 0.25 * (s - k.h2 * f.at(0, 0))
+}
+
+/// The mirror image, its direction derived from the reads (backward in x and y).
+#[sweep]
+pub fn gs_backward(u: &Sweep<f32>, f: &Grid<f32>) -> f32 {
+    0.25 * (u.new(1, 0) + u.new(0, 1) + u.old(-1, 0) + u.old(0, -1)) + f.at(0, 0)
+}
+
+/// An orthant (x forward, y backward) with a diagonal new read and halo 2 along x.
+#[sweep(order = (forward, backward))]
+pub fn orthant(u: &Sweep<f64>, a: &Grid<f64>) -> f64 {
+    let behind = 0.5 * u.new(-1, 0) + 0.25 * u.new(0, 1) + 0.125 * u.new(-1, 1) + 0.0625 * u.new(-2, 0);
+    behind + 0.03125 * (u.old(1, 0) + u.old(2, -1) + u.old(0, 0)) * a.at(0, 0)
+}
+
+/// Boundary cells inside the sweep from a mask: Dirichlet (keep), Neumann (copy the neighbour
+/// inside), given flux (neighbour plus a gradient), interior update otherwise.
+#[sweep(order = forward)]
+pub fn masked(u: &Sweep<f32>, mask: &Grid<u8>, g: &Grid<f32>) -> f32 {
+    match mask.at(0, 0) {
+        1 => u.old(0, 0),
+        2 => u.old(1, 0),
+        3 => u.old(0, 1) + 0.5 * g.at(0, 0),
+        _ => {
+            let m = u.new(-1, 0).max(u.new(0, -1));
+            if m > 1e20 {
+                g.at(0, 0)
+            } else {
+                (0.5 * m + 0.25 * u.old(1, 0) + 0.25 * u.old(0, 1)).clamp(-1e30, 1e30)
+            }
+        }
+    }
+}
+
+/// 3-D, forward in x and z, backward in y, with a params struct and a scalar.
+#[sweep(order = (forward, backward, forward))]
+pub fn relax3(u: &Sweep3<f32>, f: &Grid3<f32>, k: &Relax, bias: f32) -> f32 {
+    let n = u.new(-1, 0, 0) + u.new(0, 1, 0) + u.new(0, 0, -1);
+    let o = u.old(1, 0, 0) + u.old(0, -1, 0) + u.old(0, 0, 1);
+    k.w * (n + o) / 6.0 + f.at(0, 0, 0) * k.h2 + bias
+}
+
+/// 3-D backward in every axis, f64.
+#[sweep(order = backward)]
+pub fn relax3_back(u: &Sweep3<f64>, f: &Grid3<f64>) -> f64 {
+    (u.new(1, 0, 0) + u.new(0, 1, 0) + u.new(0, 0, 1) + u.new(1, 1, 1)) * 0.2 + u.old(-1, -1, 0) * 0.1 + f.at(0, 0, 0)
+}
+
+/// 1-D running recurrence (one chain: serial only).
+#[sweep]
+pub fn chain(u: &Sweep1<f32>, f: &Grid1<f32>) -> f32 {
+    0.5 * u.new(-1) + 0.25 * u.old(1) + f.at(0)
+}
+
+/// Clamped reads: every point updated; reads beyond the edge land on the edge.
+#[sweep(order = forward, boundary = clamp)]
+pub fn clamped(u: &Sweep<f32>, f: &Grid<f32>) -> f32 {
+    0.3 * u.new(-1, 0) + 0.3 * u.new(0, -1) + 0.2 * u.old(1, 1) + f.at(0, 0)
+}
+
+/// Integers: a running hash whose every bit depends on the order of the points.
+#[sweep(order = forward)]
+pub fn hash(h: &Sweep<u32>, seed: &Grid<u32>) -> u32 {
+    (h.new(-1, 0) ^ (h.new(0, -1) << 3) ^ (h.old(1, 1) >> 2) ^ (h.new(-1, -1) << 11)) ^ seed.at(0, 0)
+}
+
+/// Mostly ordinary values, a few specials: enough NaN and infinities to test their paths
+/// without turning the whole recurrence into NaN.
+fn value(r: &mut SmallRng) -> f64 {
+    const SPECIAL: [f64; 9] = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-310,
+        3e38,
+        1e300,
+    ];
+    if r.random_bool(0.02) {
+        SPECIAL[r.random_range(0..SPECIAL.len())]
+    } else {
+        r.random_range(-4.0..4.0)
+    }
+}
+
+trait Val: Scalar + Copy + std::fmt::Debug {
+    fn from_f64(v: f64) -> Self;
+    fn same(a: Self, b: Self) -> bool;
+}
+impl Val for f32 {
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+    fn same(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+}
+impl Val for f64 {
+    fn from_f64(v: f64) -> f64 {
+        v
+    }
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+}
+
+fn grid<T: Val>(shape: Shape, r: &mut SmallRng) -> HostGrid<T> {
+    HostGrid::from_fn(shape, |_| T::from_f64(value(r))).expect("grid")
+}
+
+fn assert_same<T: Val>(what: &str, device: &HostGrid<T>, host: &HostGrid<T>) {
+    let bad: Vec<usize> = (0..host.data().len())
+        .filter(|&i| !T::same(device.data()[i], host.data()[i]))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{what}: {} of {} points differ from the sequential sweep; first at index {}: device {:?}, host {:?}",
+        bad.len(),
+        host.data().len(),
+        bad[0],
+        device.data()[bad[0]],
+        host.data()[bad[0]]
+    );
+}
+
+/// The schedules and block edges each sweep is checked in: every available schedule with a
+/// block that divides none of the test sizes, the default block, and 1.
+fn configs(spec: &SweepSpec) -> Vec<SweepConfig> {
+    let mut out = Vec::new();
+    for s in spec.available() {
+        for b in [1, 3, spec.default_block()] {
+            if s == Schedule::Serial && b != spec.default_block() {
+                continue;
+            }
+            out.push(SweepConfig::with_block(s, b));
+        }
+    }
+    out
+}
+
+const SHAPES_2D: [[usize; 2]; 7] = [[1, 1], [1, 9], [9, 1], [2, 2], [7, 5], [16, 16], [37, 23]];
+
+fn shapes(rank: usize) -> Vec<Shape> {
+    match rank {
+        1 => [1, 2, 5, 40].into_iter().map(Shape::d1).collect(),
+        2 => SHAPES_2D.iter().map(|&[x, y]| Shape::d2(x, y)).collect(),
+        _ => [[1, 1, 1], [1, 4, 3], [5, 1, 2], [3, 3, 3], [10, 7, 9], [17, 9, 12]]
+            .iter()
+            .map(|&[x, y, z]| Shape::d3(x, y, z))
+            .collect(),
+    }
+}
+
+/// Runs `device(config, shape, seed)` and `host(shape, seed)` for every shape and
+/// configuration and compares bit for bit.
+fn check<T: Val>(
+    name: &str,
+    spec: SweepSpec,
+    host: impl Fn(Shape, u64) -> HostGrid<T>,
+    device: impl Fn(&SweepConfig, Shape, u64) -> HostGrid<T>,
+) {
+    for (i, shape) in shapes(spec.rank).into_iter().enumerate() {
+        let want = host(shape, i as u64);
+        for config in configs(&spec) {
+            let got = device(&config, shape, i as u64);
+            assert_same(&format!("{name} {config:?} on {shape}"), &got, &want);
+        }
+    }
+}
+
+#[test]
+fn every_schedule_equals_the_sequential_sweep_2d() {
+    let k = Relax { w: 1.25, h2: 0.01 };
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(seed);
+        (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r))
+    };
+    check(
+        "gs_forward",
+        GsForward::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs(shape, seed);
+            GsForward::apply_host(&mut u, &f, &k).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs(shape, seed);
+            let mut du = up(&u);
+            let ev = GsForward::sweep(config, &mut du, &up(&f), &k).unwrap();
+            ev.wait().unwrap();
+            du.to_host().unwrap()
+        },
+    );
+    check(
+        "gs_backward",
+        GsBackward::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs(shape, seed);
+            GsBackward::apply_host(&mut u, &f).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs(shape, seed);
+            let mut du = up(&u);
+            GsBackward::sweep(config, &mut du, &up(&f)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+    check(
+        "clamped",
+        Clamped::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs(shape, seed);
+            Clamped::apply_host(&mut u, &f).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs(shape, seed);
+            let mut du = up(&u);
+            Clamped::sweep(config, &mut du, &up(&f)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}
+
+#[test]
+fn orthants_halo_two_and_f64() {
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(100 + seed);
+        (grid::<f64>(shape, &mut r), grid::<f64>(shape, &mut r))
+    };
+    assert_eq!(Orthant::spec().forward, [true, false, true]);
+    assert_eq!(Orthant::spec().halo, [2, 1, 0]);
+    check(
+        "orthant",
+        Orthant::spec(),
+        |shape, seed| {
+            let (mut u, a) = inputs(shape, seed);
+            Orthant::apply_host(&mut u, &a).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, a) = inputs(shape, seed);
+            let mut du = up(&u);
+            Orthant::sweep(config, &mut du, &up(&a)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}
+
+#[test]
+fn boundary_cells_from_a_mask() {
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(200 + seed);
+        let u = grid::<f32>(shape, &mut r);
+        let g = grid::<f32>(shape, &mut r);
+        let mask = HostGrid::from_fn(shape, |_| r.random_range(0u8..6)).unwrap();
+        (u, mask, g)
+    };
+    check(
+        "masked",
+        Masked::spec(),
+        |shape, seed| {
+            let (mut u, m, g) = inputs(shape, seed);
+            Masked::apply_host(&mut u, &m, &g).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, m, g) = inputs(shape, seed);
+            let mut du = up(&u);
+            Masked::sweep(config, &mut du, &up(&m), &up(&g)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}
+
+#[test]
+fn every_schedule_equals_the_sequential_sweep_3d() {
+    let k = Relax { w: 0.9, h2: 0.5 };
+    let inputs32 = |shape: Shape, seed: u64| {
+        let mut r = rng(300 + seed);
+        (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r))
+    };
+    let inputs64 = |shape: Shape, seed: u64| {
+        let mut r = rng(400 + seed);
+        (grid::<f64>(shape, &mut r), grid::<f64>(shape, &mut r))
+    };
+    check(
+        "relax3",
+        Relax3::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs32(shape, seed);
+            Relax3::apply_host(&mut u, &f, &k, 0.125).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs32(shape, seed);
+            let mut du = up(&u);
+            Relax3::sweep(config, &mut du, &up(&f), &k, 0.125).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+    check(
+        "relax3_back",
+        Relax3Back::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs64(shape, seed);
+            Relax3Back::apply_host(&mut u, &f).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs64(shape, seed);
+            let mut du = up(&u);
+            Relax3Back::sweep(config, &mut du, &up(&f)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}
+
+#[test]
+fn one_dimensional_sweeps_are_one_chain() {
+    let spec = Chain::spec();
+    assert_eq!(spec.available().collect::<Vec<_>>(), [Schedule::Serial]);
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(500 + seed);
+        (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r))
+    };
+    check(
+        "chain",
+        spec,
+        |shape, seed| {
+            let (mut u, f) = inputs(shape, seed);
+            Chain::apply_host(&mut u, &f).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs(shape, seed);
+            let mut du = up(&u);
+            Chain::sweep(config, &mut du, &up(&f)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}
+
+#[test]
+fn integer_sweeps_are_exact() {
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(600 + seed);
+        let h = HostGrid::from_fn(shape, |_| r.random::<u32>()).unwrap();
+        let s = HostGrid::from_fn(shape, |_| r.random::<u32>()).unwrap();
+        (h, s)
+    };
+    for (i, shape) in shapes(2).into_iter().enumerate() {
+        let (mut want, s) = inputs(shape, i as u64);
+        Hash::apply_host(&mut want, &s).unwrap();
+        for config in configs(&Hash::spec()) {
+            let (h, s) = inputs(shape, i as u64);
+            let mut dh = up(&h);
+            Hash::sweep(&config, &mut dh, &up(&s)).unwrap();
+            assert_eq!(dh.to_host().unwrap().data(), want.data(), "hash {config:?} on {shape}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+// The swept field is read with `.new`/`.old`, loops are not a point update, and a sweep has
+// no periodic boundary.
+use clforge::prelude::*;
+
+#[sweep(order = forward)]
+pub fn at_read(u: &Sweep<f32>) -> f32 {
+    u.at(-1, 0)
+}
+
+#[sweep]
+pub fn looped(u: &Sweep<f32>) -> f32 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        s += u.old(1, 0);
+    }
+    s
+}
+
+#[sweep(boundary = periodic)]
+pub fn wrapped(u: &Sweep<f32>) -> f32 {
+    u.new(-1, 0)
+}
+
+#[sweep]
+pub fn no_field(f: &Grid<f32>) -> f32 {
+    f.at(0, 0)
+}
+
+#[stencil]
+pub fn stencil_new(u: &Grid<f32>) -> f32 {
+    u.new(-1, 0)
+}
+
+#[sweep(order = (forward, forward, forward))]
+pub fn wrong_rank(u: &Sweep<f32>) -> f32 {
+    u.new(-1, 0)
+}
+
+#[sweep]
+pub fn wrong_type(u: &Sweep<f64>) -> f32 {
+    1.0
+}
+
+fn main() {}
