@@ -387,3 +387,40 @@ fn integer_sweeps_are_exact() {
         }
     }
 }
+
+/// The tuner measures every schedule on a scratch copy (the field is unchanged), fits the
+/// model, and its choice runs; the model's prediction for the measured samples is finite and
+/// positive.
+#[test]
+fn tuning_leaves_the_field_alone_and_chooses_a_schedule() {
+    let shape = Shape::d2(40, 33);
+    let mut r = rng(700);
+    let u = grid::<f32>(shape, &mut r);
+    let f = grid::<f32>(shape, &mut r);
+    let mut du = up(&u);
+    let t = GsBackward::tune(&mut du, &up(&f)).unwrap();
+    assert_eq!(
+        du.to_host()
+            .unwrap()
+            .data()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>(),
+        u.data().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        "tune changed the field"
+    );
+    let spec = GsBackward::spec();
+    assert!(spec.available().any(|s| s == t.chosen.schedule));
+    assert!(t.samples.len() >= 4, "{:?}", t.samples);
+    for s in &t.samples {
+        let p = t
+            .model
+            .predict_ns(&spec, shape, &SweepConfig::with_block(s.schedule, s.block))
+            .unwrap();
+        assert!(p.is_finite() && p > 0.0, "{s:?}: {p}");
+    }
+    let mut want = u.clone();
+    GsBackward::apply_host(&mut want, &f).unwrap();
+    GsBackward::sweep(&t.chosen, &mut du, &up(&f)).unwrap();
+    assert_same("the tuned schedule", &du.to_host().unwrap(), &want);
+}

@@ -63,14 +63,17 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         .collect();
 
     let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
-    let (p_, shape, config, plan, device, value) = (
+    let (p_, shape, config, plan, device, value, scratch, events) = (
         hygienic("p"),
         hygienic("shape"),
         hygienic("config"),
         hygienic("plan"),
         hygienic("device"),
         hygienic("value"),
+        hygienic("scratch"),
+        hygienic("events"),
     );
+    let info = hygienic("info");
     let grid = format_ident!("Grid{}", rank);
     let cursor = format_ident!("Sweep{}", rank);
     let state = k.args[sw.state].name();
@@ -166,6 +169,25 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             #[allow(clippy::too_many_arguments)]
             pub fn sweep_plan(#plan: &#rt::SweepPlan, #(#dev_params),*) -> #rt::Result<#rt::SweepEvents> {
                 #plan.run(&*#state, &[#(#launch_args),*])
+            }
+
+            /// Measures every schedule at several block edges on a scratch copy of the swept field
+            /// (the field itself is not changed), fits the performance model (seed 001, eqs. 17-21,
+            /// corrected) and returns what it chose beside the fastest measured.
+            #[allow(clippy::too_many_arguments)]
+            pub fn tune(#(#dev_params),*) -> #rt::Result<#rt::sweep::model::Tuning> {
+                let #device = #state.device().clone();
+                let #shape = #state.shape();
+                let mut #scratch = #rt::DeviceGrid::new(&#device, #shape)?;
+                #scratch.copy_from(&*#state)?;
+                let #state = &mut #scratch;
+                let #info = #device.info().clone();
+                #rt::sweep::model::tune(&#info, &Self::spec(), #shape, |#config| {
+                    let #plan = Self::plan(&#device, #config, #shape)?;
+                    let #events = Self::sweep_plan(&#plan, #(#arg_names),*)?;
+                    #plan.check()?;
+                    #events.elapsed_ns()
+                })
             }
 
             /// The host reference: the sequential sweep, in place, calling the Rust function at

@@ -19,6 +19,8 @@
 //! - [`Schedule::Persistent`]: one launch per sweep: every block is a work-group that takes a
 //!   ticket in wavefront order and waits on the flags of its upstream neighbours.
 
+pub mod model;
+
 use std::sync::{Mutex, OnceLock};
 
 use crate::buffer::{Buffer, Scalar};
@@ -127,7 +129,7 @@ impl SweepSpec {
 }
 
 /// How to run a sweep: the schedule and its block edge.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct SweepConfig {
     /// Which schedule.
     pub schedule: Schedule,
