@@ -168,11 +168,12 @@ fn fit3(rows: &[[f64; 3]], y: &[f64]) -> [f64; 3] {
             if m[col][col].abs() < 1e-300 {
                 continue;
             }
-            for r in 0..n {
+            let pivot_row = m[col].clone();
+            for (r, row) in m.iter_mut().enumerate() {
                 if r != col {
-                    let f = m[r][col] / m[col][col];
-                    for c in col..=n {
-                        m[r][c] -= f * m[col][c];
+                    let f = row[col] / pivot_row[col];
+                    for (v, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                        *v -= f * p;
                     }
                 }
             }
