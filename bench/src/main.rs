@@ -23,6 +23,7 @@ mod real;
 mod report;
 mod roofline;
 mod stencils;
+mod sweeps;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -43,6 +44,9 @@ enum Suite {
     /// One explicit FEM step (seed 000) per element-force schedule at several sizes, vs the
     /// seed's appendix kernels (algorithms 1-4).
     Elements,
+    /// Seed 001's in-place sweeps on every schedule, the sequential host sweep on one core and
+    /// the fitted performance model.
+    Sweeps,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -141,6 +145,15 @@ fn main() -> Result<()> {
         dev.info().driver_version
     );
 
+    if cli.suite == Suite::Sweeps {
+        let report = sweeps::run(&dev, cli.quick, reps)?;
+        print!("{}", report.table());
+        if let Some(path) = &cli.json {
+            sweeps::write_json(&report, path)?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
     let report = match cli.suite {
         Suite::Stencils => stencils::run(&dev, &opts, "stencils")?,
         Suite::Elements => {
@@ -150,6 +163,7 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
+        Suite::Sweeps => bail!("the sweeps suite reports on its own"),
         Suite::Roofline => {
             let start = Instant::now();
             let mut progress = measure::Progress::new(5);
