@@ -178,8 +178,14 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         completion,
         fp64,
     } = lower_body(s, Some(s.args[sw.state].name()))?;
-    // The local-memory schedule keeps the swept field in its tile, whatever offsets it reads.
-    body.access.staged[sw.state] = true;
+    // The local-memory schedules stage every field the block reads (the swept field included,
+    // whatever its offsets): the walk through the block then touches no global memory, whose
+    // latency would otherwise sit on every one of its 2L - 1 steps.
+    for (i, a) in s.args.iter().enumerate() {
+        if matches!(a, Arg::Field(_)) {
+            body.access.staged[i] = true;
+        }
+    }
     let rank = s.rank;
     let base = |state_access: Access| signature(&body, sw.state, state_access);
     let diag = || {
@@ -214,30 +220,32 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         Access::Read,
         Binding::Named,
     ));
-    let mut persistent = Kernel::new(&origin, "persistent", persistent_params);
+    let mut persistent = Kernel::new(&origin, "persistent", persistent_params.clone());
+    let mut persistent_local = Kernel::new(&origin, "persistent_local", persistent_params);
     if rank < 2 {
         let why = "a 1-D sweep is one chain of dependent points: only the serial schedule exists";
         wave.unavailable = Some(why.into());
         persistent.unavailable = Some(why.into());
     }
     if rank != 2 || s.boundary != Boundary::Fixed {
-        wave_local.unavailable = Some(
-            match (rank, s.boundary) {
-                (2, _) => {
-                    "the local-memory schedule needs `boundary = fixed` (a clamped read may land on a point \
-                           this block has updated while its staged copy is old)"
-                }
-                _ => "the local-memory schedule is 2-D",
+        let why: String = match (rank, s.boundary) {
+            (2, _) => {
+                "the local-memory schedules need `boundary = fixed` (a clamped read may land on a point \
+                       this block has updated while its staged copy is old)"
             }
-            .into(),
-        );
+            _ => "the local-memory schedules are 2-D",
+        }
+        .into();
+        wave_local.unavailable = Some(why.clone());
+        persistent_local.unavailable = Some(why);
     }
     if rank != 3 {
         blocks.unavailable = Some("the cubic-block schedule (seed 001's algorithm 2) is 3-D".into());
     }
     wave_local.local_bytes_per_point = super::variants::tiled_local_bytes(&body);
+    persistent_local.local_bytes_per_point = wave_local.local_bytes_per_point;
     let dependence = Dependence { forward };
-    let mut kernels = vec![serial, wave, wave_local, blocks, persistent];
+    let mut kernels = vec![serial, wave, wave_local, blocks, persistent, persistent_local];
     for k in &mut kernels {
         k.dependence = Some(dependence);
     }

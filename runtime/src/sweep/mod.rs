@@ -17,7 +17,8 @@
 //! - [`Schedule::Blocks`]: L×L×L blocks on block planes (seed 001's algorithm 2, 3-D), L²
 //!   work-items each walking a column, 3L−2 in-block steps;
 //! - [`Schedule::Persistent`]: one launch per sweep: every block is a work-group that takes a
-//!   ticket in wavefront order and waits on the flags of its upstream neighbours.
+//!   ticket in wavefront order and waits on the flags of its upstream neighbours;
+//! - [`Schedule::PersistentLocal`]: the same with the block in local memory (2-D, fixed).
 
 pub mod model;
 
@@ -44,16 +45,20 @@ pub enum Schedule {
     Blocks,
     /// One launch: blocks wait on their upstream neighbours' flags.
     Persistent,
+    /// [`Schedule::Persistent`] with the block and every field it reads in local memory (2-D,
+    /// fixed boundary).
+    PersistentLocal,
 }
 
 impl Schedule {
     /// Every schedule, in the spec's order.
-    pub const ALL: [Schedule; 5] = [
+    pub const ALL: [Schedule; 6] = [
         Schedule::Serial,
         Schedule::Wave,
         Schedule::WaveLocal,
         Schedule::Blocks,
         Schedule::Persistent,
+        Schedule::PersistentLocal,
     ];
     /// The schedule's name in messages.
     pub fn name(self) -> &'static str {
@@ -63,6 +68,7 @@ impl Schedule {
             Schedule::WaveLocal => "wave-local",
             Schedule::Blocks => "blocks",
             Schedule::Persistent => "persistent",
+            Schedule::PersistentLocal => "persistent-local",
         }
     }
 }
@@ -96,7 +102,7 @@ pub struct SweepSpec {
     /// Direction per axis: `true` when the sweep runs towards increasing indices.
     pub forward: [bool; 3],
     /// The schedules in [`Schedule::ALL`] order.
-    pub schedules: [ScheduleSpec; 5],
+    pub schedules: [ScheduleSpec; 6],
     /// Bytes of one value of the swept field.
     pub value_bytes: usize,
     /// Bytes per point the local-memory schedule stages (every field it stages).
@@ -251,7 +257,7 @@ impl SweepPlan {
         };
         check_work_group(device.info(), &local, || format!("work-group {local:?} of {}", what()))?;
         let local_bytes = match config.schedule {
-            Schedule::WaveLocal => {
+            Schedule::WaveLocal | Schedule::PersistentLocal => {
                 let [hx, hy, _] = spec.halo;
                 let points = (block + 2 * hx) * (block + 2 * hy);
                 (points * spec.local_bytes_per_point) as u64
@@ -268,7 +274,7 @@ impl SweepPlan {
             });
         }
         let mut options = format!("-D SW_L={block}");
-        if config.schedule == Schedule::Persistent {
+        if matches!(config.schedule, Schedule::Persistent | Schedule::PersistentLocal) {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
         }
         let program = device.program(spec.origin, spec.source, &options)?;
@@ -283,7 +289,7 @@ impl SweepPlan {
                 hint: "choose a smaller block".into(),
             });
         }
-        let persistent = if config.schedule == Schedule::Persistent {
+        let persistent = if matches!(config.schedule, Schedule::Persistent | Schedule::PersistentLocal) {
             let n = blocks[0] * blocks[1];
             let mut flags = Buffer::new(device, n)?;
             flags.write(&vec![0; n])?;
@@ -389,7 +395,7 @@ impl SweepPlan {
                     record(launch(&cl, &[gi * l, gj * l], &[l, l], k == 0 || k + 1 == n)?);
                 }
             }
-            Schedule::Persistent => {
+            Schedule::Persistent | Schedule::PersistentLocal => {
                 let mut p = match &self.persistent {
                     Some(p) => lock(p),
                     None => return Err(Error::InvalidConfig("a persistent plan without its flags".into())),
@@ -449,7 +455,7 @@ impl SweepPlan {
 pub fn launches(schedule: Schedule, blocks: [usize; 3]) -> usize {
     let [bx, by, bz] = blocks;
     match schedule {
-        Schedule::Serial | Schedule::Persistent => 1,
+        Schedule::Serial | Schedule::Persistent | Schedule::PersistentLocal => 1,
         Schedule::Wave | Schedule::WaveLocal => bx + by - 1,
         Schedule::Blocks => bx + by + bz - 2,
     }

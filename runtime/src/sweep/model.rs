@@ -91,13 +91,13 @@ pub fn terms(schedule: Schedule, region: [usize; 3], rank: usize, l: usize, b: u
                 launches: 1.0,
             }
         }
-        Schedule::Wave | Schedule::WaveLocal | Schedule::Persistent => {
+        Schedule::Wave | Schedule::WaveLocal | Schedule::Persistent | Schedule::PersistentLocal => {
             let rounds: f64 = diagonal_counts(blocks, false)
                 .iter()
                 .map(|&n| (n as f64 / b).ceil())
                 .sum();
             let (steps, points) = ((2.0 * lf - 1.0) * layers, lf * lf * layers);
-            let rounds = if schedule == Schedule::Persistent {
+            let rounds = if matches!(schedule, Schedule::Persistent | Schedule::PersistentLocal) {
                 let path = (blocks[0] + blocks[1] - 1) as f64;
                 let work = (blocks[0] * blocks[1]) as f64 / b;
                 path.max(work)
