@@ -221,7 +221,18 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         Binding::Named,
     ));
     let mut persistent = Kernel::new(&origin, "persistent", persistent_params.clone());
-    let mut persistent_local = Kernel::new(&origin, "persistent_local", persistent_params);
+    let mut persistent_local = Kernel::new(&origin, "persistent_local", persistent_params.clone());
+    let mut cube_params = persistent_params;
+    cube_params.push(Param::new(
+        "sw_order",
+        Ty::Global {
+            elem: Elem::Scalar(Scalar::I32),
+            lanes: 1,
+        },
+        Access::Read,
+        Binding::Named,
+    ));
+    let mut persistent_blocks = Kernel::new(&origin, "persistent_blocks", cube_params);
     if rank < 2 {
         let why = "a 1-D sweep is one chain of dependent points: only the serial schedule exists";
         wave.unavailable = Some(why.into());
@@ -240,12 +251,22 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         persistent_local.unavailable = Some(why);
     }
     if rank != 3 {
-        blocks.unavailable = Some("the cubic-block schedule (seed 001's algorithm 2) is 3-D".into());
+        let why = "the cubic-block schedules (seed 001's algorithm 2) are 3-D";
+        blocks.unavailable = Some(why.into());
+        persistent_blocks.unavailable = Some(why.into());
     }
     wave_local.local_bytes_per_point = super::variants::tiled_local_bytes(&body);
     persistent_local.local_bytes_per_point = wave_local.local_bytes_per_point;
     let dependence = Dependence { forward };
-    let mut kernels = vec![serial, wave, wave_local, blocks, persistent, persistent_local];
+    let mut kernels = vec![
+        serial,
+        wave,
+        wave_local,
+        blocks,
+        persistent,
+        persistent_local,
+        persistent_blocks,
+    ];
     for k in &mut kernels {
         k.dependence = Some(dependence);
     }

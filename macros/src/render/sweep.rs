@@ -28,7 +28,8 @@ pub struct SweepView {
     pub hy: usize,
     pub hz: usize,
     pub fp64: bool,
-    /// Kernel names: serial, wave, wave_local, blocks, persistent, persistent_local.
+    /// Kernel names: serial, wave, wave_local, blocks, persistent, persistent_local,
+    /// persistent_blocks.
     pub kernels: Vec<String>,
     /// Each kernel's parameter declarations.
     pub params: Vec<Vec<String>>,
@@ -45,6 +46,7 @@ pub struct SweepView {
     pub has_blocks: bool,
     pub has_persistent: bool,
     pub has_persistent_local: bool,
+    pub has_persistent_blocks: bool,
 }
 
 pub fn view(p: &Program) -> Result<SweepView, String> {
@@ -60,9 +62,9 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let mut global_body = emit_coords(k, 0..k.rank);
     global_body.extend(emit_body(k, file, Access::Global, &global_store));
     let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
-    if p.kernels.len() != 6 {
+    if p.kernels.len() != 7 {
         return Err(format!(
-            "sweep `{}` has {} kernels, not 6",
+            "sweep `{}` has {} kernels, not 7",
             p.origin.name,
             p.kernels.len()
         ));
@@ -115,6 +117,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         has_blocks: available(3),
         has_persistent: available(4),
         has_persistent_local: available(5),
+        has_persistent_blocks: available(6),
     })
 }
 

@@ -18,7 +18,8 @@
 //!   work-items each walking a column, 3L−2 in-block steps;
 //! - [`Schedule::Persistent`]: one launch per sweep: every block is a work-group that takes a
 //!   ticket in wavefront order and waits on the flags of its upstream neighbours;
-//! - [`Schedule::PersistentLocal`]: the same with the block in local memory (2-D, fixed).
+//! - [`Schedule::PersistentLocal`]: the same with the block in local memory (2-D, fixed);
+//! - [`Schedule::PersistentBlocks`]: algorithm 2's cubes in one launch, in plane order (3-D).
 
 pub mod model;
 
@@ -48,18 +49,29 @@ pub enum Schedule {
     /// [`Schedule::Persistent`] with the block and every field it reads in local memory (2-D,
     /// fixed boundary).
     PersistentLocal,
+    /// [`Schedule::Blocks`] in one launch: cubes taken in plane order, each waiting on the three
+    /// cubes behind it (3-D).
+    PersistentBlocks,
 }
 
 impl Schedule {
     /// Every schedule, in the spec's order.
-    pub const ALL: [Schedule; 6] = [
+    pub const ALL: [Schedule; 7] = [
         Schedule::Serial,
         Schedule::Wave,
         Schedule::WaveLocal,
         Schedule::Blocks,
         Schedule::Persistent,
         Schedule::PersistentLocal,
+        Schedule::PersistentBlocks,
     ];
+    /// One launch per sweep, work-groups ordered by tickets and flags.
+    pub fn is_persistent(self) -> bool {
+        matches!(
+            self,
+            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks
+        )
+    }
     /// The schedule's name in messages.
     pub fn name(self) -> &'static str {
         match self {
@@ -69,6 +81,7 @@ impl Schedule {
             Schedule::Blocks => "blocks",
             Schedule::Persistent => "persistent",
             Schedule::PersistentLocal => "persistent-local",
+            Schedule::PersistentBlocks => "persistent-blocks",
         }
     }
 }
@@ -102,7 +115,7 @@ pub struct SweepSpec {
     /// Direction per axis: `true` when the sweep runs towards increasing indices.
     pub forward: [bool; 3],
     /// The schedules in [`Schedule::ALL`] order.
-    pub schedules: [ScheduleSpec; 6],
+    pub schedules: [ScheduleSpec; 7],
     /// Bytes of one value of the swept field.
     pub value_bytes: usize,
     /// Bytes per point the local-memory schedule stages (every field it stages).
@@ -206,7 +219,20 @@ struct Persistent {
     flags: Buffer<i32>,
     /// `[next ticket, stall flag]`.
     ticket: Buffer<i32>,
+    /// Cubes in plane order (`bx, by, bz` per ticket) for [`Schedule::PersistentBlocks`].
+    order: Option<Buffer<i32>>,
     epoch: i32,
+}
+
+/// Every cube `(i, j, m)` of `blocks`, plane `i + j + m = 0, 1, ...` after plane, flattened: the
+/// persistent cube schedule's ticket order (a cube's three upstream cubes come earlier).
+fn plane_order(blocks: [usize; 3]) -> Vec<i32> {
+    let [bx, by, bz] = blocks;
+    let mut cubes: Vec<[usize; 3]> = (0..bz)
+        .flat_map(|m| (0..by).flat_map(move |j| (0..bx).map(move |i| [i, j, m])))
+        .collect();
+    cubes.sort_by_key(|&[i, j, m]| (i + j + m, m, j, i));
+    cubes.iter().flat_map(|c| c.map(|v| v as i32)).collect()
 }
 
 impl SweepPlan {
@@ -252,7 +278,7 @@ impl SweepPlan {
         let blocks = region.map(|m| m.div_ceil(block).max(1));
         let local = match config.schedule {
             Schedule::Serial => [1, 1, 1],
-            Schedule::Blocks => [block, block, 1],
+            Schedule::Blocks | Schedule::PersistentBlocks => [block, block, 1],
             _ => [block, 1, 1],
         };
         check_work_group(device.info(), &local, || format!("work-group {local:?} of {}", what()))?;
@@ -274,7 +300,7 @@ impl SweepPlan {
             });
         }
         let mut options = format!("-D SW_L={block}");
-        if matches!(config.schedule, Schedule::Persistent | Schedule::PersistentLocal) {
+        if config.schedule.is_persistent() {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
         }
         let program = device.program(spec.origin, spec.source, &options)?;
@@ -289,15 +315,26 @@ impl SweepPlan {
                 hint: "choose a smaller block".into(),
             });
         }
-        let persistent = if matches!(config.schedule, Schedule::Persistent | Schedule::PersistentLocal) {
-            let n = blocks[0] * blocks[1];
+        let persistent = if config.schedule.is_persistent() {
+            let cubes = config.schedule == Schedule::PersistentBlocks;
+            let n = if cubes {
+                blocks[0] * blocks[1] * blocks[2]
+            } else {
+                blocks[0] * blocks[1]
+            };
             let mut flags = Buffer::new(device, n)?;
             flags.write(&vec![0; n])?;
             let mut ticket = Buffer::new(device, 2)?;
             ticket.write(&[0, 0])?;
+            let order = if cubes {
+                Some(Buffer::from_slice(device, &plane_order(blocks))?)
+            } else {
+                None
+            };
             Some(Mutex::new(Persistent {
                 flags,
                 ticket,
+                order,
                 epoch: 0,
             }))
         } else {
@@ -395,7 +432,7 @@ impl SweepPlan {
                     record(launch(&cl, &[gi * l, gj * l], &[l, l], k == 0 || k + 1 == n)?);
                 }
             }
-            Schedule::Persistent | Schedule::PersistentLocal => {
+            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks => {
                 let mut p = match &self.persistent {
                     Some(p) => lock(p),
                     None => return Err(Error::InvalidConfig("a persistent plan without its flags".into())),
@@ -409,7 +446,14 @@ impl SweepPlan {
                 cl.push(Arg::buffer(&p.flags));
                 cl.push(Arg::buffer(&p.ticket));
                 cl.push(Arg::i32(p.epoch));
-                record(launch(&cl, &[bx * by * l], &[l], true)?);
+                match &p.order {
+                    Some(order) => {
+                        cl.push(Arg::buffer(order));
+                        let cubes = bx * by * self.blocks[2];
+                        record(launch(&cl, &[cubes * l, l], &[l, l], true)?);
+                    }
+                    None => record(launch(&cl, &[bx * by * l], &[l], true)?),
+                }
             }
         }
         match events {
@@ -455,7 +499,7 @@ impl SweepPlan {
 pub fn launches(schedule: Schedule, blocks: [usize; 3]) -> usize {
     let [bx, by, bz] = blocks;
     match schedule {
-        Schedule::Serial | Schedule::Persistent | Schedule::PersistentLocal => 1,
+        Schedule::Serial | Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks => 1,
         Schedule::Wave | Schedule::WaveLocal => bx + by - 1,
         Schedule::Blocks => bx + by + bz - 2,
     }

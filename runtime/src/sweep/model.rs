@@ -110,11 +110,16 @@ pub fn terms(schedule: Schedule, region: [usize; 3], rank: usize, l: usize, b: u
                 launches: n_launch,
             }
         }
-        Schedule::Blocks => {
-            let rounds: f64 = diagonal_counts(blocks, true)
-                .iter()
-                .map(|&n| (n as f64 / b).ceil())
-                .sum();
+        Schedule::Blocks | Schedule::PersistentBlocks => {
+            let rounds: f64 = if schedule == Schedule::PersistentBlocks {
+                let path = (blocks[0] + blocks[1] + blocks[2] - 2) as f64;
+                path.max((blocks[0] * blocks[1] * blocks[2]) as f64 / b)
+            } else {
+                diagonal_counts(blocks, true)
+                    .iter()
+                    .map(|&n| (n as f64 / b).ceil())
+                    .sum()
+            };
             Terms {
                 steps: rounds * (3.0 * lf - 2.0),
                 points: rounds * lf * lf * lf,
@@ -278,7 +283,7 @@ impl Model {
 pub fn items(schedule: Schedule, l: usize) -> usize {
     match schedule {
         Schedule::Serial => 1,
-        Schedule::Blocks => l * l,
+        Schedule::Blocks | Schedule::PersistentBlocks => l * l,
         _ => l,
     }
 }
@@ -355,7 +360,7 @@ pub struct Tuning {
 pub fn candidate_blocks(schedule: Schedule, rank: usize) -> &'static [usize] {
     match (schedule, rank) {
         (Schedule::Serial, _) => &[1],
-        (Schedule::Blocks, _) => &[4, 8, 16],
+        (Schedule::Blocks | Schedule::PersistentBlocks, _) => &[4, 8, 16],
         (_, 3) => &[4, 8, 16, 32],
         _ => &[8, 16, 32, 64],
     }
@@ -382,7 +387,11 @@ pub fn tune(
                 continue;
             }
             let config = SweepConfig::with_block(s, l);
-            measure(&config)?;
+            // A block the device cannot hold (work-group, local memory) is no candidate.
+            match measure(&config) {
+                Err(Error::DeviceLimit { .. }) => continue,
+                r => r?,
+            };
             let mut t = [measure(&config)?, measure(&config)?, measure(&config)?];
             t.sort_unstable();
             samples.push(Sample {
