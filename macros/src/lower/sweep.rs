@@ -201,7 +201,8 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
     wave_params.push(diag());
     let mut wave = Kernel::new(&origin, "wave", wave_params.clone());
     let mut wave_local = Kernel::new(&origin, "wave_local", wave_params.clone());
-    let mut blocks = Kernel::new(&origin, "blocks", wave_params);
+    let mut blocks = Kernel::new(&origin, "blocks", wave_params.clone());
+    let mut blocks_local = Kernel::new(&origin, "blocks_local", wave_params);
     let mut persistent_params = base(Access::Volatile);
     for (name, access) in [("sw_flags", Access::Atomic), ("sw_ticket", Access::Atomic)] {
         persistent_params.push(Param::new(
@@ -254,9 +255,17 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         let why = "the cubic-block schedules (seed 001's algorithm 2) are 3-D";
         blocks.unavailable = Some(why.into());
         persistent_blocks.unavailable = Some(why.into());
+        blocks_local.unavailable = Some(why.into());
+    } else if s.boundary != Boundary::Fixed {
+        blocks_local.unavailable = Some(
+            "the local-memory schedules need `boundary = fixed` (a clamped read may land on a point this \
+             block has updated while its staged copy is old)"
+                .into(),
+        );
     }
     wave_local.local_bytes_per_point = super::variants::tiled_local_bytes(&body);
     persistent_local.local_bytes_per_point = wave_local.local_bytes_per_point;
+    blocks_local.local_bytes_per_point = wave_local.local_bytes_per_point;
     let dependence = Dependence { forward };
     let mut kernels = vec![
         serial,
@@ -266,6 +275,7 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         persistent,
         persistent_local,
         persistent_blocks,
+        blocks_local,
     ];
     for k in &mut kernels {
         k.dependence = Some(dependence);

@@ -29,7 +29,7 @@ pub struct SweepView {
     pub hz: usize,
     pub fp64: bool,
     /// Kernel names: serial, wave, wave_local, blocks, persistent, persistent_local,
-    /// persistent_blocks.
+    /// persistent_blocks, blocks_local.
     pub kernels: Vec<String>,
     /// Each kernel's parameter declarations.
     pub params: Vec<Vec<String>>,
@@ -47,6 +47,7 @@ pub struct SweepView {
     pub has_persistent: bool,
     pub has_persistent_local: bool,
     pub has_persistent_blocks: bool,
+    pub has_blocks_local: bool,
 }
 
 pub fn view(p: &Program) -> Result<SweepView, String> {
@@ -62,9 +63,9 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let mut global_body = emit_coords(k, 0..k.rank);
     global_body.extend(emit_body(k, file, Access::Global, &global_store));
     let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
-    if p.kernels.len() != 7 {
+    if p.kernels.len() != 8 {
         return Err(format!(
-            "sweep `{}` has {} kernels, not 7",
+            "sweep `{}` has {} kernels, not 8",
             p.origin.name,
             p.kernels.len()
         ));
@@ -118,6 +119,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         has_persistent: available(4),
         has_persistent_local: available(5),
         has_persistent_blocks: available(6),
+        has_blocks_local: available(7),
     })
 }
 

@@ -19,7 +19,8 @@
 //! - [`Schedule::Persistent`]: one launch per sweep: every block is a work-group that takes a
 //!   ticket in wavefront order and waits on the flags of its upstream neighbours;
 //! - [`Schedule::PersistentLocal`]: the same with the block in local memory (2-D, fixed);
-//! - [`Schedule::PersistentBlocks`]: algorithm 2's cubes in one launch, in plane order (3-D).
+//! - [`Schedule::PersistentBlocks`]: algorithm 2's cubes in one launch, in plane order (3-D);
+//! - [`Schedule::BlocksLocal`]: algorithm 2 with the cube in local memory (3-D, fixed).
 
 pub mod model;
 
@@ -52,11 +53,14 @@ pub enum Schedule {
     /// [`Schedule::Blocks`] in one launch: cubes taken in plane order, each waiting on the three
     /// cubes behind it (3-D).
     PersistentBlocks,
+    /// [`Schedule::Blocks`] with the cube, its halo and every field it reads in local memory
+    /// (3-D, fixed boundary).
+    BlocksLocal,
 }
 
 impl Schedule {
     /// Every schedule, in the spec's order.
-    pub const ALL: [Schedule; 7] = [
+    pub const ALL: [Schedule; 8] = [
         Schedule::Serial,
         Schedule::Wave,
         Schedule::WaveLocal,
@@ -64,6 +68,7 @@ impl Schedule {
         Schedule::Persistent,
         Schedule::PersistentLocal,
         Schedule::PersistentBlocks,
+        Schedule::BlocksLocal,
     ];
     /// One launch per sweep, work-groups ordered by tickets and flags.
     pub fn is_persistent(self) -> bool {
@@ -82,6 +87,7 @@ impl Schedule {
             Schedule::Persistent => "persistent",
             Schedule::PersistentLocal => "persistent-local",
             Schedule::PersistentBlocks => "persistent-blocks",
+            Schedule::BlocksLocal => "blocks-local",
         }
     }
 }
@@ -115,7 +121,7 @@ pub struct SweepSpec {
     /// Direction per axis: `true` when the sweep runs towards increasing indices.
     pub forward: [bool; 3],
     /// The schedules in [`Schedule::ALL`] order.
-    pub schedules: [ScheduleSpec; 7],
+    pub schedules: [ScheduleSpec; 8],
     /// Bytes of one value of the swept field.
     pub value_bytes: usize,
     /// Bytes per point the local-memory schedule stages (every field it stages).
@@ -278,7 +284,7 @@ impl SweepPlan {
         let blocks = region.map(|m| m.div_ceil(block).max(1));
         let local = match config.schedule {
             Schedule::Serial => [1, 1, 1],
-            Schedule::Blocks | Schedule::PersistentBlocks => [block, block, 1],
+            Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal => [block, block, 1],
             _ => [block, 1, 1],
         };
         check_work_group(device.info(), &local, || format!("work-group {local:?} of {}", what()))?;
@@ -286,6 +292,11 @@ impl SweepPlan {
             Schedule::WaveLocal | Schedule::PersistentLocal => {
                 let [hx, hy, _] = spec.halo;
                 let points = (block + 2 * hx) * (block + 2 * hy);
+                (points * spec.local_bytes_per_point) as u64
+            }
+            Schedule::BlocksLocal => {
+                let [hx, hy, hz] = spec.halo;
+                let points = (block + 2 * hx) * (block + 2 * hy) * (block + 2 * hz);
                 (points * spec.local_bytes_per_point) as u64
             }
             _ => 0,
@@ -422,7 +433,7 @@ impl SweepPlan {
                     record(launch(&cl, &[groups * l], &[l], k == 0 || k + 1 == n)?);
                 }
             }
-            Schedule::Blocks => {
+            Schedule::Blocks | Schedule::BlocksLocal => {
                 let at = cl.len();
                 cl.push(Arg::i32(0));
                 for k in 0..n {
@@ -501,7 +512,7 @@ pub fn launches(schedule: Schedule, blocks: [usize; 3]) -> usize {
     match schedule {
         Schedule::Serial | Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks => 1,
         Schedule::Wave | Schedule::WaveLocal => bx + by - 1,
-        Schedule::Blocks => bx + by + bz - 2,
+        Schedule::Blocks | Schedule::BlocksLocal => bx + by + bz - 2,
     }
 }
 

@@ -110,7 +110,7 @@ pub fn terms(schedule: Schedule, region: [usize; 3], rank: usize, l: usize, b: u
                 launches: n_launch,
             }
         }
-        Schedule::Blocks | Schedule::PersistentBlocks => {
+        Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal => {
             let rounds: f64 = if schedule == Schedule::PersistentBlocks {
                 let path = (blocks[0] + blocks[1] + blocks[2] - 2) as f64;
                 path.max((blocks[0] * blocks[1] * blocks[2]) as f64 / b)
@@ -283,7 +283,7 @@ impl Model {
 pub fn items(schedule: Schedule, l: usize) -> usize {
     match schedule {
         Schedule::Serial => 1,
-        Schedule::Blocks | Schedule::PersistentBlocks => l * l,
+        Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal => l * l,
         _ => l,
     }
 }
@@ -360,7 +360,7 @@ pub struct Tuning {
 pub fn candidate_blocks(schedule: Schedule, rank: usize) -> &'static [usize] {
     match (schedule, rank) {
         (Schedule::Serial, _) => &[1],
-        (Schedule::Blocks | Schedule::PersistentBlocks, _) => &[4, 8, 16],
+        (Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal, _) => &[4, 8, 16],
         (_, 3) => &[4, 8, 16, 32],
         _ => &[8, 16, 32, 64],
     }
