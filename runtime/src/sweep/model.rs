@@ -264,7 +264,7 @@ impl Model {
         let mut best: Option<(SweepConfig, f64)> = None;
         for (s, _) in &self.costs {
             for &l in blocks {
-                if items(*s, l) > self.info.max_work_group_size {
+                if !fits(spec, &self.info, *s, l) {
                     continue;
                 }
                 let config = SweepConfig::with_block(*s, l);
@@ -277,6 +277,17 @@ impl Model {
         }
         best
     }
+}
+
+/// Whether a block edge `l` fits the device: work-group size and the local arrays.
+pub fn fits(spec: &SweepSpec, info: &DeviceInfo, schedule: Schedule, l: usize) -> bool {
+    let [hx, hy, hz] = spec.halo;
+    let local = match schedule {
+        Schedule::WaveLocal | Schedule::PersistentLocal => (l + 2 * hx) * (l + 2 * hy),
+        Schedule::BlocksLocal => (l + 2 * hx) * (l + 2 * hy) * (l + 2 * hz),
+        _ => 0,
+    } * spec.local_bytes_per_point;
+    items(schedule, l) <= info.max_work_group_size && (local as u64) <= info.local_mem_bytes
 }
 
 /// Work-items per work-group of a schedule with block edge `l`.
@@ -383,7 +394,7 @@ pub fn tune(
             continue;
         }
         for &l in candidate_blocks(s, spec.rank) {
-            if items(s, l) > info.max_work_group_size {
+            if !fits(spec, info, s, l) {
                 continue;
             }
             let config = SweepConfig::with_block(s, l);
