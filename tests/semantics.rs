@@ -349,6 +349,13 @@ mod casts {
         (m.at(0, 0) >> 16) * 3 + (m.at(1, 0) & 1023) - 5 + (a >> 2) + m.at(0, 0).min(m.at(1, 0)) / 4
     }
 
+    /// `i32::abs` wraps: `i32::MIN.abs()` is `i32::MIN` (PoCL's `abs` made INT_MIN poison:
+    /// `(-1 << 31) ^ i32::MIN.abs()` came out `i32::MIN`, not 0; long difftest run, stencil 103597).
+    #[stencil]
+    pub fn abs_min(m: &Grid<i32>, k: &Grid<i32>) -> i32 {
+        (k.at(0, 0) << 31) ^ m.at(0, 0).abs() ^ m.at(1, 0).abs().max(k.at(1, 0))
+    }
+
     /// Uniform `u8` arithmetic beside `uchar8` lanes, and integer `clamp`/`min` with literal
     /// bounds (C promotes both to `int`: ambiguous overloads, refused vector operands; found
     /// by the differential tester).
@@ -383,6 +390,53 @@ fn casts_and_integer_ops_follow_rust() {
     same!(IntOps -> i32, (m: i32));
     same!(U8Uniform -> u8, (m: u8));
     same!(FloatOps -> f64, (u: f64));
+}
+
+mod powi {
+    use clforge::prelude::*;
+
+    /// Rust's `powi` multiplies by squaring and takes the reciprocal last, so x^6 overflows to
+    /// inf and x^-6 is 0 where OpenCL's `pown` gives the subnormal (long difftest run, stencils
+    /// 101094 and 101564 of seed 1).
+    #[stencil]
+    pub fn powi_f32(u: &Grid<f32>, n: &Grid<i32>) -> f32 {
+        (u.at(0, 0) * 65536.0).powi(-6) + u.at(1, 0).powi(n.at(0, 0) % 40)
+    }
+
+    #[stencil]
+    pub fn powi_f64(v: &Grid<f64>, n: &Grid<i32>) -> f64 {
+        (v.at(0, 0) * 1e52).powi(-6) - v.at(0, 1).powi(n.at(0, 0) % 70)
+    }
+}
+
+/// `abs_min` on `i32::MIN`: this test profile checks overflow, so the host function would panic
+/// where a release build wraps; the reference is written out with `wrapping_*`, the release
+/// semantics docs/SEMANTICS.md states.
+#[test]
+fn abs_of_min_wraps() {
+    use casts::AbsMin;
+    let shape = Shape::d2(19, 3);
+    let mins = [i32::MIN, -1, 0, 1, i32::MAX, i32::MIN + 1, -7];
+    let m = HostGrid::from_fn(shape, |[x, y, _]| mins[(x + 3 * y) % mins.len()]).unwrap();
+    let k = HostGrid::from_fn(shape, |[x, y, _]| mins[(2 * x + y) % mins.len()]).unwrap();
+    let mut want = HostGrid::<i32>::new(shape).unwrap();
+    for p in clforge::runtime::UpdateRegion::new(shape, [1, 0, 0], Boundary::Fixed).points() {
+        let at = |g: &HostGrid<i32>, dx: usize| g.get([p[0] + dx, p[1], 0]).unwrap();
+        let v = at(&k, 0).wrapping_shl(31) ^ at(&m, 0).wrapping_abs() ^ at(&m, 1).wrapping_abs().max(at(&k, 1));
+        want.set(p, v);
+    }
+    for config in variants(&AbsMin::spec()) {
+        let mut out = DeviceGrid::<i32>::new(&device(), shape).unwrap();
+        AbsMin::launch(&config, &mut out, &up(&m), &up(&k)).unwrap();
+        assert_eq!(out.to_host().unwrap().data(), want.data(), "{config:?}");
+    }
+}
+
+#[test]
+fn powi_is_rusts_algorithm() {
+    use powi::*;
+    same!(PowiF32 -> f32, (u: f32, n: i32));
+    same!(PowiF64 -> f64, (v: f64, n: i32));
 }
 
 mod names {

@@ -69,7 +69,7 @@ const GENERATED: &[&str] = &[
     // stencil kernels
     "AT", "WRAP", "UPDATED",
     "INTERIOR", "LOAD", "TW", "TH", "TWH", "SW", "SH", "SWH", "HX", "HY", "HZ", "UX", "UY", "UZ", "TILE_X", "TILE_Y",
-    "WG_Y", "STEPS", "LANES", "EXTENSION", "OFF", "ON", "RESET", "OPENCL", "FP_CONTRACT",
+    "WG_Y", "TD", "STEPS", "LANES", "EXTENSION", "OFF", "ON", "RESET", "OPENCL", "FP_CONTRACT",
     // element programs: macros and file-scope names
     "real", "DIM", "DOFS", "NODES", "ND", "NV", "ORDER", "STRAINS", "GRID_DIMS", "NODE0", "L_X", "L_Y", "WI_SIZE",
     "MASK_WORDS", "CRACK_BIT", "DEAD_MATERIAL", "sum_v8",
@@ -86,7 +86,7 @@ const LOCALS: &[&str] = &[
 /// sweep kernels' names (`sw_` and `SW_` prefixes).
 fn generated_pattern(name: &str) -> bool {
     // The sweep kernels' own names: `sw_diag`, `SW_L`, ...
-    if name.starts_with("sw_") || name.starts_with("SW_") {
+    if name.starts_with("sw_") || name.starts_with("SW_") || name.starts_with("clforge_") {
         return true;
     }
     ["x_p", "x_m", "y_p", "y_m", "z_p", "z_m"].iter().any(|p| {

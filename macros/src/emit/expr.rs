@@ -538,7 +538,9 @@ impl Emitter<'_> {
             Atan2 => "atan2",
             Hypot => "hypot",
             Powf => "pow",
-            Powi => "pown",
+            // Rust's algorithm, not OpenCL's `pown` (templates/common: `rust_math`).
+            Powi if e.ty == Scalar::F64 => "clforge_powi_f64",
+            Powi => "clforge_powi_f32",
             Floor => "floor",
             Ceil => "ceil",
             Round => "round",
@@ -587,11 +589,16 @@ impl Emitter<'_> {
             return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
         }
         let call = format!("{name}({})", texts.join(", "));
-        // OpenCL's integer `abs` returns the unsigned type; Rust keeps the signed one and
-        // wraps (`i32::MIN.abs() == i32::MIN` in release builds): the same bits.
+        // Rust's `i32::abs` wraps (`i32::MIN.abs() == i32::MIN` in release builds): a helper
+        // in unsigned arithmetic (templates/common: `rust_math`), not OpenCL's `abs`, whose
+        // INT_MIN PoCL treats as poison.
         if f == Abs && !float {
-            let t = self.ty(e.ty, e.varying);
-            return (format!("as_{t}({call})"), P_ATOM);
+            let helper = if vec_expr {
+                "clforge_abs_i32x8"
+            } else {
+                "clforge_abs_i32"
+            };
+            return (format!("{helper}({})", texts.join(", ")), P_ATOM);
         }
         (call, P_ATOM)
     }

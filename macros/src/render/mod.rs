@@ -116,3 +116,24 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     }
     msg
 }
+
+/// The Rust-semantics helper functions (templates/common: `rust_math`) that these printed
+/// lines call, so that a program declares only those it uses.
+pub fn helpers_used<'a>(lines: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    const HELPERS: [&str; 4] = [
+        "clforge_abs_i32x8",
+        "clforge_abs_i32",
+        "clforge_powi_f32",
+        "clforge_powi_f64",
+    ];
+    let mut used = Vec::new();
+    for l in lines {
+        for h in HELPERS {
+            // `clforge_abs_i32(` is not a prefix match of `clforge_abs_i32x8(`.
+            if l.contains(&format!("{h}(")) && !used.iter().any(|u: &String| u == h) {
+                used.push(h.to_string());
+            }
+        }
+    }
+    used
+}

@@ -69,6 +69,8 @@ pub struct StencilView {
     pub state_ty: &'static str,
     pub steps_body: Vec<String>,
     pub vec_body: Vec<String>,
+    /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
+    pub helpers: Vec<String>,
 }
 
 /// `#define`s for the templates: contracts as they are, tunables with their defaults.
@@ -101,7 +103,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
     let vector_store = |v: &str| format!("vstore{}({v}, 0, out + c);", k.lanes);
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
-    Ok(StencilView {
+    let mut v = StencilView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(file),
         line: p.origin.line,
@@ -146,7 +148,21 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         state_ty: k.out.cl(),
         steps_body: emit_body(k, file, Access::Steps, &|v: &str| format!("s_next[t] = {v};")),
         vec_body: emit_body(k, file, Access::Vector, &vector_store),
-    })
+        helpers: Vec::new(),
+    };
+    v.helpers = super::helpers_used(
+        [
+            &v.plain_body,
+            &v.tiled_body,
+            &v.interior_body,
+            &v.vec_interior_body,
+            &v.steps_body,
+            &v.vec_body,
+        ]
+        .into_iter()
+        .flatten(),
+    );
+    Ok(v)
 }
 
 /// Renders the stencil family. Marker lines stay for `expand`, which cuts the text into the

@@ -48,6 +48,8 @@ pub struct SweepView {
     pub has_persistent_local: bool,
     pub has_persistent_blocks: bool,
     pub has_blocks_local: bool,
+    /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
+    pub helpers: Vec<String>,
 }
 
 pub fn view(p: &Program) -> Result<SweepView, String> {
@@ -70,6 +72,8 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             p.kernels.len()
         ));
     }
+    let tiled_body = emit_body(k, file, Access::Tiled, &tiled_store);
+    let helpers = super::helpers_used(global_body.iter().chain(&tiled_body));
     Ok(SweepView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(file),
@@ -112,7 +116,8 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             })
             .collect(),
         global_body,
-        tiled_body: emit_body(k, file, Access::Tiled, &tiled_store),
+        tiled_body,
+        helpers,
         has_wave: available(1),
         has_wave_local: available(2),
         has_blocks: available(3),

@@ -312,7 +312,10 @@ impl SweepPlan {
         }
         // Only this schedule's kernel is built: the others' local arrays, sized by the same
         // block edge, could exceed the device's local memory and fail the whole program.
-        let only = Schedule::ALL.iter().position(|&x| x == config.schedule).unwrap_or_default();
+        let only = Schedule::ALL
+            .iter()
+            .position(|&x| x == config.schedule)
+            .unwrap_or_default();
         let mut options = format!("-D SW_L={block} -D SW_ONLY={only}");
         if config.schedule.is_persistent() {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
