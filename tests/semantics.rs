@@ -432,6 +432,55 @@ fn abs_of_min_wraps() {
     }
 }
 
+mod rounding {
+    use clforge::prelude::*;
+
+    pub const NAN_K: f32 = f32::NAN;
+    pub const NAN_D: f64 = f64::NAN;
+
+    /// A NaN the OpenCL compiler can see through `round`, `floor`, `ceil`: PoCL gave 0 and 2
+    /// (long difftest run, stencil 101760; `rint` of one crashed its compiler).
+    #[stencil]
+    pub fn round_nan_alone(u: &Grid3<f32>) -> f32 {
+        let t0: f32 = f32::round(NAN_K);
+        t0
+    }
+
+    #[stencil]
+    pub fn round_nan(u: &Grid<f32>) -> f32 {
+        f32::round(NAN_K) + u.at(0, 0).floor() * NAN_K.ceil() + f32::NAN.floor() + u.at(1, 0).round()
+    }
+
+    #[stencil]
+    pub fn round_nan_f64(v: &Grid<f64>) -> f64 {
+        let n = NAN_D.round();
+        if v.at(0, 0) > 0.0 {
+            n + v.at(0, 0).ceil()
+        } else {
+            f64::NAN.floor().max(v.at(0, 0))
+        }
+    }
+}
+
+#[test]
+fn rounding_keeps_nan() {
+    use rounding::*;
+    same!(RoundNan -> f32, (u: f32));
+    let shape = Shape::d3(5, 4, 3);
+    let u = HostGrid::<f32>::new(shape).unwrap();
+    let mut want = HostGrid::<f32>::new(shape).unwrap();
+    RoundNanAlone::apply_host(&mut want, &u).unwrap();
+    for config in variants(&RoundNanAlone::spec()) {
+        let mut out = DeviceGrid::<f32>::new(&device(), shape).unwrap();
+        RoundNanAlone::launch(&config, &mut out, &up(&u)).unwrap();
+        assert!(
+            out.to_host().unwrap().data().iter().all(|v| v.is_nan()),
+            "{config:?}: round(NaN) is not NaN"
+        );
+    }
+    same!(RoundNanF64 -> f64, (v: f64));
+}
+
 #[test]
 fn powi_is_rusts_algorithm() {
     use powi::*;

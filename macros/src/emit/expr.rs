@@ -589,6 +589,13 @@ impl Emitter<'_> {
             return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
         }
         let call = format!("{name}({})", texts.join(", "));
+        // Rounding through helpers that pass NaN through: PoCL's `round`, `floor`, `ceil` gave 0
+        // (and 2) for a NaN its compiler can see (a NaN constant; long difftest run, stencil 101760).
+        if matches!(f, Floor | Ceil | Round) {
+            let ty = if e.ty == Scalar::F64 { "f64" } else { "f32" };
+            let lanes = if vec_expr { format!("x{LANES}") } else { String::new() };
+            return (format!("clforge_{name}_{ty}{lanes}({})", texts.join(", ")), P_ATOM);
+        }
         // Rust's `i32::abs` wraps (`i32::MIN.abs() == i32::MIN` in release builds): a helper
         // in unsigned arithmetic (templates/common: `rust_math`), not OpenCL's `abs`, whose
         // INT_MIN PoCL treats as poison.

@@ -120,20 +120,48 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// The Rust-semantics helper functions (templates/common: `rust_math`) that these printed
 /// lines call, so that a program declares only those it uses.
 pub fn helpers_used<'a>(lines: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    const HELPERS: [&str; 4] = [
-        "clforge_abs_i32x8",
-        "clforge_abs_i32",
-        "clforge_powi_f32",
-        "clforge_powi_f64",
-    ];
-    let mut used = Vec::new();
+    let mut used: Vec<String> = Vec::new();
     for l in lines {
-        for h in HELPERS {
-            // `clforge_abs_i32(` is not a prefix match of `clforge_abs_i32x8(`.
-            if l.contains(&format!("{h}(")) && !used.iter().any(|u: &String| u == h) {
-                used.push(h.to_string());
+        let mut rest = l.as_str();
+        while let Some(i) = rest.find("clforge_") {
+            let tail = &rest[i..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            let name = &tail[..end];
+            // A call: the name is followed by `(`.
+            if tail[end..].starts_with('(') && !used.iter().any(|u| u == name) {
+                used.push(name.to_string());
             }
+            rest = &tail[end..];
         }
     }
     used
+}
+
+/// A rounding helper that passes NaN through (`clforge_floor_f32x8`, ...).
+#[derive(serde::Serialize)]
+pub struct RoundingView {
+    pub name: String,
+    /// The OpenCL builtin it wraps.
+    pub func: &'static str,
+    /// The scalar OpenCL type.
+    pub cl: &'static str,
+    pub vector: bool,
+}
+
+/// The rounding helpers among `used`.
+pub fn rounding_helpers(used: &[String]) -> Vec<RoundingView> {
+    let mut out = Vec::new();
+    for func in ["floor", "ceil", "round"] {
+        for (ty, cl) in [("f32", "float"), ("f64", "double")] {
+            for vector in [false, true] {
+                let name = format!("clforge_{func}_{ty}{}", if vector { "x8" } else { "" });
+                if used.contains(&name) {
+                    out.push(RoundingView { name, func, cl, vector });
+                }
+            }
+        }
+    }
+    out
 }

@@ -71,6 +71,8 @@ pub struct StencilView {
     pub vec_body: Vec<String>,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
+    /// The rounding helpers among them.
+    pub rounding: Vec<super::RoundingView>,
 }
 
 /// `#define`s for the templates: contracts as they are, tunables with their defaults.
@@ -149,6 +151,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         steps_body: emit_body(k, file, Access::Steps, &|v: &str| format!("s_next[t] = {v};")),
         vec_body: emit_body(k, file, Access::Vector, &vector_store),
         helpers: Vec::new(),
+        rounding: Vec::new(),
     };
     v.helpers = super::helpers_used(
         [
@@ -162,6 +165,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         .into_iter()
         .flatten(),
     );
+    v.rounding = super::rounding_helpers(&v.helpers);
     Ok(v)
 }
 

@@ -50,6 +50,8 @@ pub struct SweepView {
     pub has_blocks_local: bool,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
+    /// The rounding helpers among them.
+    pub rounding: Vec<super::RoundingView>,
 }
 
 pub fn view(p: &Program) -> Result<SweepView, String> {
@@ -117,6 +119,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             .collect(),
         global_body,
         tiled_body,
+        rounding: super::rounding_helpers(&helpers),
         helpers,
         has_wave: available(1),
         has_wave_local: available(2),
