@@ -441,7 +441,7 @@ mod rounding {
     /// A NaN the OpenCL compiler can see through `round`, `floor`, `ceil`: PoCL gave 0 and 2
     /// (long difftest run, stencil 101760; `rint` of one crashed its compiler).
     #[stencil]
-    pub fn round_nan_alone(u: &Grid3<f32>) -> f32 {
+    pub fn round_nan_alone(_u: &Grid3<f32>) -> f32 {
         let t0: f32 = f32::round(NAN_K);
         t0
     }
