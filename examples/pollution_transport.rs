@@ -10,7 +10,7 @@
 //! cargo run --release --example pollution_transport -- --size 360x180
 //! # 1200×600 (h = 30 m), 2400 steps: ~100 s
 //! cargo run --release --example pollution_transport -- --size 1200x600
-//! # the seed's 3600×1800 (h = 10 m), 7200 steps: ~45 min on 2 PoCL cores (see Times)
+//! # the seed's 3600×1800 (h = 10 m), 7200 steps: about an hour on 2 PoCL cores (see Times)
 //! cargo run --release --example pollution_transport
 //! # 3-D: 320×320×240 intervals (h = 10 m) by default; 64×64×48 runs in ~5 s
 //! cargo run --release --example pollution_transport -- --dim 3 --size 64x64x48
@@ -83,9 +83,11 @@
 //!
 //! **Times** (2 shared PoCL cores, `--schedule wave`, measured): 360×180 3.5 s in all;
 //! 1200×600 100 s (potential 41 s over 4 levels, transport 24 ms per step). The default
-//! 3600×1800 has 9× the nodes and 3× the steps: ~25 min of transport (~0.2 s per step) and
-//! ~15 min of potential flow, about 45 min. `--schedule serial` is as fast as `wave` on 2 CPU
-//! cores; the wavefronts are for GPUs.
+//! 3600×1800 (9× the nodes, 3× the steps) took 67 min beside other work (`nice`, load ≈ 4):
+//! potential 28 min over 4 levels (12750 steps on the finest), transport 39 min (0.32 s per
+//! step). 3-D 128×128×96: 52 s; the default 320×320×240 has 15.6× its nodes, ~30 min and
+//! ~6 GB (estimated). `--schedule serial` is as fast as `wave` on 2 CPU cores; the wavefronts
+//! are for GPUs.
 //!
 //! **Output** (`--out`, default `target/pollution_transport/`): `concentration.png` (2-D) or
 //! `concentration_xy.png` (horizontal slice at the first stack's height) and
@@ -1393,7 +1395,10 @@ enum ScheduleArg {
     Wave,
     WaveLocal,
     Blocks,
+    BlocksLocal,
     Persistent,
+    PersistentLocal,
+    PersistentBlocks,
 }
 
 impl From<ScheduleArg> for Schedule {
@@ -1403,7 +1408,10 @@ impl From<ScheduleArg> for Schedule {
             ScheduleArg::Wave => Schedule::Wave,
             ScheduleArg::WaveLocal => Schedule::WaveLocal,
             ScheduleArg::Blocks => Schedule::Blocks,
+            ScheduleArg::BlocksLocal => Schedule::BlocksLocal,
             ScheduleArg::Persistent => Schedule::Persistent,
+            ScheduleArg::PersistentLocal => Schedule::PersistentLocal,
+            ScheduleArg::PersistentBlocks => Schedule::PersistentBlocks,
         }
     }
 }
@@ -1426,7 +1434,8 @@ struct Args {
     /// Transport time step τ in s (default: min(0.5 h/U0, 1/Σ μ/(2h²))).
     #[arg(long)]
     tau: Option<f64>,
-    /// How the sweeps' points are ordered on the device.
+    /// How the sweeps' points are ordered on the device (docs/SWEEPS.md; `*-local` and
+    /// `blocks*` exist only in 2-D or only in 3-D, the run says which).
     #[arg(long, value_enum, default_value_t = ScheduleArg::Wave)]
     schedule: ScheduleArg,
     /// Block edge L (default 16 in 2-D, 8 in 3-D).
@@ -1436,7 +1445,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Peclet::Clamp)]
     peclet: Peclet,
     /// Potential flow: stop when one pseudo-step changes p by at most tol·U0·h_min anywhere
-    /// (the wind is then within ~10·tol·U0 of the converged one, measured).
+    /// (the wind is then within ~7·tol·U0 of the converged one, measured at 360x180).
     #[arg(long, default_value_t = 1e-4)]
     tol: f64,
     /// Potential flow: coarsest level of the nested iteration, in intervals on the shortest axis.
@@ -1445,8 +1454,8 @@ struct Args {
     /// Potential flow: iterate on the given grid only, from uniform flow (no nested iteration).
     #[arg(long)]
     single_level: bool,
-    /// Potential flow: give up after this many pseudo-steps.
-    #[arg(long, default_value_t = 20_000)]
+    /// Potential flow: give up after this many pseudo-steps per level.
+    #[arg(long, default_value_t = 50_000)]
     max_iter: usize,
     /// Potential flow: pseudo-steps between convergence checks.
     #[arg(long, default_value_t = 50)]

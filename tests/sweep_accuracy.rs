@@ -38,7 +38,7 @@ const X0: [f64; 2] = [0.3, 0.35];
 /// the nearest side is then 4.8 s away, where the puff is 1.2e-5 of its peak, well below the
 /// finest grid's error (C = 0 on the boundary is the seed's condition, not the open plane's).
 const T: f64 = 0.125;
-/// τ on the coarsest grid (h = 1/64): Courant `Uτ/h` = 0.5, `μτ/h²` = 0.64.
+/// τ on the coarsest grid (h = 1/64): Courant `Uτ/h` = 0.25, `μτ/h²` = 0.32.
 const TAU_64: f64 = 1.0 / 256.0;
 
 /// The analytic solution: a Gaussian of variance `S0² + 2μt` centred at `X0 + V t`, its
@@ -190,18 +190,18 @@ fn assert_order(what: &str, errors: &[f64], range: std::ops::RangeInclusive<f64>
 // O(τ/h) errors cancel only when both steps carry the same operator; here the convection is all
 // in one step (u+ forward, u− = 0 backward), so they do not (with u = v = 0 the τ/h term
 // vanishes and τ ∝ h² converges at second order). So: τ ∝ h³ converges at second order,
-// τ ∝ h² only at first, τ ∝ h not at all (9 % at Courant 0.5 on every grid).
+// τ ∝ h² only at first, τ ∝ h not at all (9 % at Courant 0.5 on every grid: docs/SWEEPS.md).
 
 #[test]
 fn puff_converges_at_second_order_with_tau_proportional_to_h_cubed() {
-    // Second order, ±0.4: the coarsest pair is pre-asymptotic (1.7 measured). A first-order
+    // Second order, ±0.4: the coarsest pair is pre-asymptotic (1.85 measured). A first-order
     // error (upwind's h|u|/2 left in, see below) gives ~1 and fails.
     assert_order("τ ∝ h³", &refine(3, |_| ()), 1.6..=2.4);
 }
 
 #[test]
 fn puff_converges_at_first_order_with_tau_proportional_to_h_squared() {
-    // The O(τ/h) term dominates: order 1 (0.8–0.9 measured, approaching 1 from below as the
+    // The O(τ/h) term dominates: order 1 (0.88, 0.93 measured, approaching 1 from below as the
     // h² part fades). Order 2 here would mean the seed's τ²/h² bound held for (13)–(14).
     assert_order("τ ∝ h²", &refine(2, |_| ()), 0.6..=1.3);
 }
