@@ -271,6 +271,24 @@ mod literals {
             m.at(0, 0) / 2
         }
     }
+
+    /// An inner block's `let` hides the outer one of the same name: `t3` is an `i32` (it was
+    /// typed from the outer `f32` `t0`; long difftest run, stencil 103655).
+    #[stencil]
+    pub fn inner_shadow(m: &Grid<i32>) -> i32 {
+        let t0: f32 = 0.5f32;
+        let t3 = {
+            let t0 = 8i32;
+            t0
+        };
+        let t4 = if m.at(0, 0) > 0 {
+            let t0 = m.at(0, 0);
+            t0
+        } else {
+            3
+        };
+        (7i32 ^ t3) ^ t4 ^ t0 as i32
+    }
 }
 
 #[test]
@@ -281,6 +299,7 @@ fn literals_take_rust_types() {
     same!(IntMin -> i32, (m: i32));
     same!(TypedCall -> f64, (u: f64));
     same!(DoubleNegation -> f32, (u: f32));
+    same!(InnerShadow -> i32, (m: i32));
 }
 
 mod casts {

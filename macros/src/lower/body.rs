@@ -139,6 +139,28 @@ impl Lowerer<'_> {
     /// The type an expression has by itself, without context (Rust's literal inference
     /// needs the context for unsuffixed literals, params members and constants).
     fn natural(&self, e: &Expr) -> Option<Scalar> {
+        self.natural_in(e, &[])
+    }
+
+    /// The natural type of a block's value, its own `let`s in scope.
+    fn natural_block(&self, b: &Block) -> Option<Scalar> {
+        self.natural_block_in(b, &[])
+    }
+
+    fn natural_block_in(&self, b: &Block, shadow: &[(String, Option<Scalar>)]) -> Option<Scalar> {
+        let mut inner = shadow.to_vec();
+        for l in &b.lets {
+            let ty = l.ty.or_else(|| self.natural_in(&l.value, &inner));
+            inner.push((l.name.unraw().to_string(), ty));
+        }
+        self.natural_in(&b.tail, &inner)
+    }
+
+    /// [`Self::natural`] inside blocks whose `let`s (`shadow`, innermost last) hide outer names:
+    /// `{ let t0 = 8i32; t0 }` is an `i32` whatever an outer `t0` is.
+    fn natural_in(&self, e: &Expr, shadow: &[(String, Option<Scalar>)]) -> Option<Scalar> {
+        let natural = |x: &Expr| self.natural_in(x, shadow);
+        let block = |b: &Block| self.natural_block_in(b, shadow);
         match &e.kind {
             ExprKind::Float(_, s) | ExprKind::Int(_, s) => *s,
             ExprKind::Bool(_) => Some(Scalar::Bool),
@@ -150,29 +172,35 @@ impl Lowerer<'_> {
                 Arg::Scalar { ty, .. } => Some(*ty),
                 _ => None,
             },
-            ExprKind::Local(id) => self
-                .lookup(&id.unraw().to_string())
-                .filter(|l| !self.open.contains(&l.key) || self.decided.contains_key(&l.key))
-                .map(|l| l.ty),
+            ExprKind::Local(id) => {
+                let name = id.unraw().to_string();
+                match shadow.iter().rev().find(|(n, _)| *n == name) {
+                    Some((_, ty)) => *ty,
+                    None => self
+                        .lookup(&name)
+                        .filter(|l| !self.open.contains(&l.key) || self.decided.contains_key(&l.key))
+                        .map(|l| l.ty),
+                }
+            }
             ExprKind::Member { .. } | ExprKind::Const(_) => None,
-            ExprKind::Unary(_, x) => self.natural(x),
+            ExprKind::Unary(_, x) => natural(x),
             ExprKind::Binary(op, l, r) => {
                 if op.is_comparison() || op.is_logical() {
                     Some(Scalar::Bool)
                 } else if matches!(op, BinOp::Shl | BinOp::Shr) {
-                    self.natural(l)
+                    natural(l)
                 } else {
-                    self.natural(l).or_else(|| self.natural(r))
+                    natural(l).or_else(|| natural(r))
                 }
             }
             ExprKind::Cast(_, t) => Some(*t),
             ExprKind::Call(f, args) => match f {
-                MathFn::Powi => self.natural(&args[0]),
-                _ => args.iter().find_map(|a| self.natural(a)),
+                MathFn::Powi => natural(&args[0]),
+                _ => args.iter().find_map(natural),
             },
-            ExprKind::If(_, a, b) => self.natural(&a.tail).or_else(|| self.natural(&b.tail)),
-            ExprKind::Match(_, arms) => arms.iter().find_map(|a| self.natural(&a.body.tail)),
-            ExprKind::Block(b) => self.natural(&b.tail),
+            ExprKind::If(_, a, b) => block(a).or_else(|| block(b)),
+            ExprKind::Match(_, arms) => arms.iter().find_map(|a| block(&a.body)),
+            ExprKind::Block(b) => block(b),
             ExprKind::Typed(_, t) => Some(*t),
         }
     }
@@ -437,8 +465,8 @@ impl Lowerer<'_> {
             ExprKind::Call(f, args) => self.call(*f, args, expected, e),
             ExprKind::If(cond, a, b) => {
                 let t = self
-                    .natural(&a.tail)
-                    .or_else(|| self.natural(&b.tail))
+                    .natural_block(a)
+                    .or_else(|| self.natural_block(b))
                     .or(expected)
                     .or_else(|| self.assumed(&a.tail))
                     .or_else(|| self.assumed(&b.tail));
@@ -543,7 +571,7 @@ impl Lowerer<'_> {
         }
         let t = arms
             .iter()
-            .find_map(|a| self.natural(&a.body.tail))
+            .find_map(|a| self.natural_block(&a.body))
             .or(expected)
             .or_else(|| arms.iter().find_map(|a| self.assumed(&a.body.tail)));
         let mut branches: Vec<(Option<ir::Expr>, ir::Expr)> = Vec::new();
