@@ -275,6 +275,7 @@ mod literals {
     /// An inner block's `let` hides the outer one of the same name: `t3` is an `i32` (it was
     /// typed from the outer `f32` `t0`; long difftest run, stencil 103655).
     #[stencil]
+    #[allow(clippy::let_and_return)] // the shape under test
     pub fn inner_shadow(m: &Grid<i32>) -> i32 {
         let t0: f32 = 0.5f32;
         let t3 = {

@@ -15,6 +15,7 @@
 //! FEM step per schedule against seed 000's appendix kernels (see `elements/mod.rs`).
 
 mod baselines;
+mod chain;
 mod elements;
 mod kernels;
 mod measure;
@@ -47,6 +48,9 @@ enum Suite {
     /// Seed 001's in-place sweeps on every schedule, the sequential host sweep on one core and
     /// the fitted performance model.
     Sweeps,
+    /// The latency floor of a bitwise-equal sweep: one update's dependent chain in one
+    /// work-item, and the wavefront's in-block step (docs/SWEEPS.md).
+    Chain,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -145,6 +149,16 @@ fn main() -> Result<()> {
         dev.info().driver_version
     );
 
+    if cli.suite == Suite::Chain {
+        let report = chain::run(&dev, reps)?;
+        print!("{}", report.table());
+        if let Some(path) = &cli.json {
+            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
     if cli.suite == Suite::Sweeps {
         let report = sweeps::run(&dev, cli.quick, reps)?;
         print!("{}", report.table());
@@ -163,7 +177,7 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
-        Suite::Sweeps => bail!("the sweeps suite reports on its own"),
+        Suite::Sweeps | Suite::Chain => bail!("the sweeps and chain suites report on their own"),
         Suite::Roofline => {
             let start = Instant::now();
             let mut progress = measure::Progress::new(5);

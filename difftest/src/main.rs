@@ -40,7 +40,7 @@ struct Cli {
     /// Id of the first stencil (`--first 17 --count 1` reproduces stencil 17).
     #[arg(long, default_value_t = 0)]
     first: u64,
-    /// Keep the generated crates (`<dir>/gen-<batch>`).
+    /// Keep the generated crates (`<dir>/gen-<first id>`).
     #[arg(long)]
     keep: bool,
     /// Harness processes per batch (default: the available parallelism).
@@ -64,6 +64,16 @@ struct Cli {
     /// Generated crates and their target directory (default: `target/difftest`).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Build every batch and copy its harness binary to `<DIR>/gen-<first id>`, without running
+    /// it: for a machine with more cores but no Rust toolchain (run there with `--prebuilt`).
+    /// Stencils the macro rejects are reported here.
+    #[arg(long, value_name = "DIR", conflicts_with = "prebuilt")]
+    export: Option<PathBuf>,
+    /// Run the harness binaries that `--export` left in `<DIR>` instead of building; the same
+    /// `--seed`, `--first`, `--count` and `--batch` must be given. Shrinking needs cargo: use
+    /// `--shrink 0` and shrink the stencils it reports where cargo is.
+    #[arg(long, value_name = "DIR")]
+    prebuilt: Option<PathBuf>,
 }
 
 fn repo() -> PathBuf {
@@ -97,43 +107,58 @@ impl Tester {
         let mut live: Vec<Stencil> = stencils.to_vec();
         let mut out = Batch::default();
         let t = Instant::now();
-        let exe = loop {
-            if live.is_empty() {
-                return Ok(out);
-            }
-            emit::write_crate(&crate_dir, &repo(), &live)?;
-            let driver_lines: BTreeMap<u64, usize> = live
-                .iter()
-                .map(|s| (s.id, s.source(false).lines().count() + 1))
-                .collect();
-            match cargo::build(&crate_dir, &self.target, &driver_lines)? {
-                Ok(exe) => break exe,
-                Err(errors) => {
-                    if !errors.other.is_empty() || !errors.driver.is_empty() {
-                        for e in errors.other.iter().chain(errors.driver.values().flatten()) {
-                            eprintln!("{e}");
+        let prebuilt = self.cli.prebuilt.as_ref().map(|d| d.join(name));
+        let exe = if let Some(exe) = prebuilt.filter(|e| e.exists()) {
+            exe
+        } else if self.cli.prebuilt.is_some() {
+            // Every stencil of the batch was rejected where it was built: nothing to run.
+            return Ok(out);
+        } else {
+            loop {
+                if live.is_empty() {
+                    return Ok(out);
+                }
+                emit::write_crate(&crate_dir, &repo(), &live)?;
+                let driver_lines: BTreeMap<u64, usize> = live
+                    .iter()
+                    .map(|s| (s.id, s.source(false).lines().count() + 1))
+                    .collect();
+                match cargo::build(&crate_dir, &self.target, &driver_lines)? {
+                    Ok(exe) => break exe,
+                    Err(errors) => {
+                        if !errors.other.is_empty() || !errors.driver.is_empty() {
+                            for e in errors.other.iter().chain(errors.driver.values().flatten()) {
+                                eprintln!("{e}");
+                            }
+                            bail!(
+                                "the generated crate {} failed to build outside the stencils (a difftest bug)",
+                                crate_dir.display()
+                            );
                         }
-                        bail!(
-                            "the generated crate {} failed to build outside the stencils (a difftest bug)",
-                            crate_dir.display()
-                        );
-                    }
-                    for (id, errs) in &errors.control {
-                        out.records.push(build_record(*id, "generator", errs));
-                    }
-                    for (id, errs) in &errors.stencil {
-                        if !errors.control.contains_key(id) {
-                            out.records.push(build_record(*id, "rejected", errs));
+                        for (id, errs) in &errors.control {
+                            out.records.push(build_record(*id, "generator", errs));
                         }
+                        for (id, errs) in &errors.stencil {
+                            if !errors.control.contains_key(id) {
+                                out.records.push(build_record(*id, "rejected", errs));
+                            }
+                        }
+                        live.retain(|s| !errors.control.contains_key(&s.id) && !errors.stencil.contains_key(&s.id));
                     }
-                    live.retain(|s| !errors.control.contains_key(&s.id) && !errors.stencil.contains_key(&s.id));
                 }
             }
         };
         out.build = t.elapsed();
+        if let Some(dir) = &self.cli.export {
+            std::fs::create_dir_all(dir)?;
+            std::fs::copy(&exe, dir.join(name))?;
+            let _ = std::fs::remove_dir_all(&crate_dir);
+            return Ok(out);
+        }
         if keep {
             std::fs::create_dir_all(crate_dir.join("cl"))?;
         }
+        std::fs::create_dir_all(&crate_dir)?;
         let t = Instant::now();
         let outcome = runner::Run {
             exe: &exe,
@@ -148,7 +173,7 @@ impl Tester {
         out.run = t.elapsed();
         out.records.extend(outcome.records);
         out.millis = outcome.millis;
-        if !keep {
+        if !keep && self.cli.prebuilt.is_none() {
             let _ = std::fs::remove_dir_all(&crate_dir);
             let _ = std::fs::remove_file(&exe);
         }
@@ -350,7 +375,7 @@ fn main() -> Result<()> {
     let (mut build, mut run) = (Duration::ZERO, Duration::ZERO);
     for (b, chunk) in ids.chunks(t.cli.batch.max(1) as usize).enumerate() {
         let batch: Vec<Stencil> = chunk.iter().map(|&id| gen::stencil(t.cli.seed, id)).collect();
-        let out = t.batch(&format!("gen-{b}"), &batch, Vec::new(), t.cli.keep)?;
+        let out = t.batch(&format!("gen-{}", chunk[0]), &batch, Vec::new(), t.cli.keep)?;
         eprintln!(
             "batch {b}: stencils {}..={}: build {:.1} s, run {:.1} s, {} divergent",
             chunk[0],
@@ -397,7 +422,7 @@ fn main() -> Result<()> {
     for (_, ids) in order {
         let id = &ids[0];
         let rs = &by_id[id];
-        if shrunk >= t.cli.shrink {
+        if shrunk >= t.cli.shrink || t.cli.prebuilt.is_some() {
             break;
         }
         let Some(target) = rs
