@@ -376,6 +376,14 @@ mod casts {
         (k.at(0, 0) << 31) ^ m.at(0, 0).abs() ^ m.at(1, 0).abs().max(k.at(1, 0))
     }
 
+    /// `i32::MIN.abs() % d` is negative: NVIDIA's compiler took the helper's arithmetic for a
+    /// non-negative abs and made the `%` unsigned (8, not -8, for d = 127; long difftest run
+    /// on the H100, stencil 104980).
+    #[stencil]
+    pub fn abs_min_rem(m: &Grid<i32>, s0: f32) -> i32 {
+        m.at(1, 0).abs() % (((s0 as i32) & 255) + 1)
+    }
+
     /// Uniform `u8` arithmetic beside `uchar8` lanes, and integer `clamp`/`min` with literal
     /// bounds (C promotes both to `int`: ambiguous overloads, refused vector operands; found
     /// by the differential tester).
@@ -450,6 +458,19 @@ fn abs_of_min_wraps() {
         AbsMin::launch(&config, &mut out, &up(&m), &up(&k)).unwrap();
         assert_eq!(out.to_host().unwrap().data(), want.data(), "{config:?}");
     }
+    use casts::AbsMinRem;
+    for s0 in [126.5f32, -3.065, 6.0, f32::NAN] {
+        let d = ((if s0.is_nan() { 0 } else { s0 as i32 }) & 255) + 1;
+        let mut want = HostGrid::<i32>::new(shape).unwrap();
+        for p in clforge::runtime::UpdateRegion::new(shape, [1, 0, 0], Boundary::Fixed).points() {
+            want.set(p, m.get([p[0] + 1, p[1], 0]).unwrap().wrapping_abs().wrapping_rem(d));
+        }
+        for config in variants(&AbsMinRem::spec()) {
+            let mut out = DeviceGrid::<i32>::new(&device(), shape).unwrap();
+            AbsMinRem::launch(&config, &mut out, &up(&m), s0).unwrap();
+            assert_eq!(out.to_host().unwrap().data(), want.data(), "{config:?}, s0 = {s0}");
+        }
+    }
 }
 
 mod rounding {
@@ -464,6 +485,17 @@ mod rounding {
     pub fn round_nan_alone(_u: &Grid3<f32>) -> f32 {
         let t0: f32 = f32::round(NAN_K);
         t0
+    }
+
+    /// `1.1920929e-7 + -3.0` is a tie that rounds to -3.0; NVIDIA's compiler folded a
+    /// constant `fmin`/`fmax` with the sum unrounded, and `ceil` gave -2 (long difftest run on
+    /// the H100, stencil 107754). `min`/`max` are compared and selected now.
+    #[stencil]
+    pub fn constant_min_tie(u: &Grid<f32>, v: &Grid<f64>) -> f32 {
+        let lo = (f32::EPSILON + -3.0f32.min(f32::MAX)).ceil();
+        let hi = (f32::EPSILON + -(-1.0f32).max(3.0)).ceil();
+        let wide = (f64::EPSILON + -3.0f64.min(4.0)).ceil();
+        lo * 3.0 + hi + wide as f32 + u.at(0, 0).min(u.at(1, 0)).max(v.at(0, 0) as f32)
     }
 
     #[stencil]
@@ -486,6 +518,7 @@ mod rounding {
 fn rounding_keeps_nan() {
     use rounding::*;
     same!(RoundNan -> f32, (u: f32));
+    same!(ConstantMinTie -> f32, (u: f32, v: f64));
     let shape = Shape::d3(5, 4, 3);
     let u = HostGrid::<f32>::new(shape).unwrap();
     let mut want = HostGrid::<f32>::new(shape).unwrap();

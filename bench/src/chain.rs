@@ -27,7 +27,7 @@ use crate::measure::{time_launches, Reps, Stats};
 const SOURCE: &str = r#"
 #pragma OPENCL FP_CONTRACT OFF
 #define TRANSPORT(x, i) (((((s[i] + r1[i] * (x)) + r2[i]) + r3[i]) + s[i]) / d[i])
-#define GS(x, i) (0.25f * (((x) + r1[i]) + r2[i]) + r3[i]))
+#define GS(x, i) (0.25f * ((((x) + r1[i]) + r2[i]) + r3[i]))
 
 __kernel void chain_transport(__global const float* restrict s, __global const float* restrict r1,
                               __global const float* restrict r2, __global const float* restrict r3,

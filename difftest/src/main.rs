@@ -40,6 +40,10 @@ struct Cli {
     /// Id of the first stencil (`--first 17 --count 1` reproduces stencil 17).
     #[arg(long, default_value_t = 0)]
     first: u64,
+    /// These stencils instead of `--first`/`--count` (`--ids 17,4096`), in one batch per
+    /// `--batch` of them: to rerun the ones a long run reported.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["first", "count"])]
+    ids: Vec<u64>,
     /// Keep the generated crates (`<dir>/gen-<first id>`).
     #[arg(long)]
     keep: bool,
@@ -350,7 +354,11 @@ fn main() -> Result<()> {
     let jobs = cli
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let ids: Vec<u64> = (cli.first..cli.first + cli.count).collect();
+    let ids: Vec<u64> = if cli.ids.is_empty() {
+        (cli.first..cli.first + cli.count).collect()
+    } else {
+        cli.ids.clone()
+    };
     if cli.print {
         for &id in &ids {
             println!(
@@ -476,7 +484,7 @@ fn main() -> Result<()> {
         "difftest: {} stencils (seed {seed}, first {}), {} divergent [{kinds_text}]; build {:.0} s, run {:.0} s \
          ({mean_ms:.0} ms per stencil in the harness), total {:.0} s",
         ids.len(),
-        t.cli.first,
+        ids.first().copied().unwrap_or(t.cli.first),
         by_id.len(),
         build.as_secs_f64(),
         run.as_secs_f64(),
@@ -489,7 +497,7 @@ fn main() -> Result<()> {
             f,
             "| {} | {} | {seed} | {} | {} | {kinds_text} | {:.0} s |",
             ids.len(),
-            t.cli.first,
+            ids.first().copied().unwrap_or(t.cli.first),
             harness_device(),
             by_id.len(),
             started.elapsed().as_secs_f64()

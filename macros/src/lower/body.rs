@@ -514,6 +514,22 @@ impl Lowerer<'_> {
             let above = select(binary(BinOp::Gt, x.clone(), hi.clone(), Scalar::Bool), hi, x.clone());
             return Ok(select(binary(BinOp::Lt, x, lo.clone(), Scalar::Bool), lo, above));
         }
+        if let (MathFn::Min | MathFn::Max, true, [a, b]) = (f, t.is_float(), &out[..]) {
+            // Rust's `min`/`max` return the other operand when one is NaN, like OpenCL's
+            // `fmin`/`fmax`; but NVIDIA's compiler folds a constant `fmin`/`fmax` (and `clamp`)
+            // with the wrong rounding of what follows (`1.1920929e-7f + -fmin(3.0f, MAX)` is
+            // -2.9999998 there, -3.0 in Rust; long difftest run on the H100, stencil 107754).
+            // Comparisons and selects it folds exactly.
+            let (cmp, which) = if f == MathFn::Min {
+                (BinOp::Lt, "min")
+            } else {
+                (BinOp::Gt, "max")
+            };
+            let a = self.named(a.clone(), &format!("{which}_a"), e);
+            let b = self.named(b.clone(), &format!("{which}_b"), e);
+            let pick = select(binary(cmp, b.clone(), a.clone(), Scalar::Bool), b.clone(), a.clone());
+            return Ok(select(binary(BinOp::Ne, a.clone(), a, Scalar::Bool), b, pick));
+        }
         if f.lane_by_lane() && out.iter().any(|a| a.varying) {
             // `vec8` prints these lane by lane (emit/expr.rs): name the operands once.
             out = out.into_iter().map(|a| self.named(a, "base", e)).collect();

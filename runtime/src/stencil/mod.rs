@@ -184,6 +184,32 @@ impl StencilSpec {
     pub fn variant(&self, v: Variant) -> &VariantSpec {
         &self.variants[v as usize]
     }
+
+    /// The tile a tiled or steps launch that names none uses on the device `info`: the
+    /// stencil's [`StencilSpec::default_tile`], halved in y (then in x) until its `__local`
+    /// arrays fit `CL_DEVICE_LOCAL_MEM_SIZE` (a 3-D stencil with a deep z halo and wide
+    /// types overflows a GPU's 48 KiB at 32 x 8). A tile the caller names is never changed:
+    /// one that does not fit is an error. When not even 1 x 1 fits, the default is returned
+    /// and the launch reports the shortfall.
+    pub fn tile_on(&self, info: &DeviceInfo, variant: Variant, steps: usize) -> Tile {
+        let per_point = self.variant(variant).local_bytes_per_point as u64;
+        let fits = |t: Tile| {
+            local_points(variant, t, steps, self.halo)
+                .is_some_and(|p| (p as u64).saturating_mul(per_point) <= info.local_mem_bytes)
+        };
+        let mut t = self.default_tile;
+        while !fits(t) {
+            if t.y > 1 {
+                t.y /= 2;
+            } else if t.x > 1 {
+                t.x /= 2;
+            } else {
+                return self.default_tile;
+            }
+            t.rows = t.rows.min(t.y);
+        }
+        t
+    }
 }
 
 /// How to launch: the variant and its tunables.
@@ -572,8 +598,8 @@ pub(crate) fn size_launch(
             (global, wg, String::new(), 0)
         }
         Variant::Tiled | Variant::Steps => {
-            let t = config.tile.unwrap_or(spec.default_tile);
             let steps = config.iterations();
+            let t = config.tile.unwrap_or_else(|| spec.tile_on(info, variant, steps));
             let tile = || what(format!("tile {t:?}"));
             check_extents(&[t.x, t.y, t.rows], 3, tile, "tile")?;
             if rank == 1 && (t.y != 1 || t.rows != 1) {
@@ -594,20 +620,7 @@ pub(crate) fn size_launch(
             let global = round_up([dims[0], dims[1].div_ceil(t.y), z], [t.x, 1, 1])
                 .and_then(|[gx, gy, gz]| Some([gx, gy.checked_mul(t.rows)?, gz]))
                 .ok_or_else(|| too_many_items(&tile(), shape))?;
-            let [hx, hy, hz] = spec.halo;
-            // What the kernels declare: the tiled kernel one `TW * TH * (2 HZ + 1)` array per
-            // staged grid (`local_bytes_per_point` sums their element sizes), the steps kernel
-            // two `SW * SH` arrays of the iterated grid (`local_bytes_per_point` counts both).
-            let points = if variant == Variant::Tiled {
-                extent(t.x, 1, hx)
-                    .zip(extent(t.y, 1, hy))
-                    .zip(extent(1, 1, hz))
-                    .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
-            } else {
-                extent(t.x, steps, hx)
-                    .zip(extent(t.y, steps, hy))
-                    .and_then(|(w, h)| w.checked_mul(h))
-            };
+            let points = local_points(variant, t, steps, spec.halo);
             let mut options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
             if variant == Variant::Steps {
                 options.push_str(&format!(" -D STEPS={steps}"));
@@ -632,7 +645,12 @@ pub(crate) fn size_launch(
         return Err(Error::DeviceLimit {
             what: what(format!(
                 "`__local` memory of {}",
-                match (variant, config.tile.unwrap_or(spec.default_tile)) {
+                match (
+                    variant,
+                    config
+                        .tile
+                        .unwrap_or_else(|| spec.tile_on(info, variant, config.iterations()))
+                ) {
                     (Variant::Steps, t) => format!("tile {t:?} over {} steps", config.iterations()),
                     (_, t) => format!("tile {t:?}"),
                 }
@@ -658,6 +676,23 @@ pub(crate) fn size_launch(
 
 /// Largest grid (points) and global work size (per axis) the kernels' `int` indices reach.
 const MAX_INDEX: usize = i32::MAX as usize;
+
+/// Points of the `__local` arrays the tiled or steps kernel declares for tile `t`: the tiled
+/// kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums their
+/// element sizes), the steps kernel two `SW * SH` arrays of the iterated grid
+/// (`local_bytes_per_point` counts both); `None` on overflow.
+fn local_points(variant: Variant, t: Tile, steps: usize, [hx, hy, hz]: [usize; 3]) -> Option<usize> {
+    if variant == Variant::Tiled {
+        extent(t.x, 1, hx)
+            .zip(extent(t.y, 1, hy))
+            .zip(extent(1, 1, hz))
+            .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
+    } else {
+        extent(t.x, steps, hx)
+            .zip(extent(t.y, steps, hy))
+            .and_then(|(w, h)| w.checked_mul(h))
+    }
+}
 
 /// `tile + 2 · steps · halo`: a tile's extent with the halo its kernel stages.
 fn extent(tile: usize, steps: usize, halo: usize) -> Option<usize> {
@@ -879,6 +914,37 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             matches!(&err, Error::InvalidConfig(m) if m.contains("scale_vec8") && m.contains("scale_plain")),
             "{err}"
         );
+    }
+
+    /// A launch that names no tile gets one that fits the device's `__local` memory; a tile
+    /// the caller names is kept, and one that does not fit is an error (long difftest run on
+    /// the H100: 3-D stencils with a z halo of 3 and `f64` grids overflowed 48 KiB at 32 x 8).
+    #[test]
+    fn default_tile_shrinks_to_the_devices_local_memory() {
+        let mut s = spec();
+        s.rank = 3;
+        s.halo = [1, 1, 3];
+        s.default_tile = Tile { x: 32, y: 8, rows: 4 };
+        s.variants[1].local_bytes_per_point = 24;
+        let mut info = Device::default().unwrap().info().clone();
+        info.local_mem_bytes = 49152;
+        info.max_work_group_size = info.max_work_group_size.max(128);
+        info.max_work_item_sizes = [1024, 1024, 64];
+        let shape = Shape::d3(50, 40, 30);
+        let tiled = LaunchConfig::variant(Variant::Tiled);
+        // 34 * 10 * 7 points * 24 B = 57120 B > 49152 B; 32 x 4 needs 34 * 6 * 7 * 24 = 34272 B.
+        assert_eq!(s.tile_on(&info, Variant::Tiled, 1), Tile { x: 32, y: 4, rows: 4 });
+        let sized = size_launch(&s, &info, &tiled, shape).unwrap();
+        assert_eq!(sized.local, [32, 4, 1]);
+        assert_eq!(sized.local_bytes, 34272);
+        let named = LaunchConfig::tiled(s.default_tile);
+        let err = size_launch(&s, &info, &named, shape).unwrap_err().to_string();
+        assert!(err.contains("57120") && err.contains("choose a smaller tile"), "{err}");
+        // Nothing fits: the default stays and the launch says how much it lacks.
+        info.local_mem_bytes = 64;
+        assert_eq!(s.tile_on(&info, Variant::Tiled, 1), s.default_tile);
+        let err = size_launch(&s, &info, &tiled, shape).unwrap_err().to_string();
+        assert!(err.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{err}");
     }
 
     #[test]
