@@ -39,6 +39,7 @@ scalars!(
     u8 => "uchar", |v| format!("((uchar){v})");
     i32 => "int", |v| if *v == i32::MIN { "(-2147483647 - 1)".to_string() } else { format!("({v})") };
     u32 => "uint", |v| format!("{v}u");
+    u64 => "ulong", |v| format!("{v}ul");
 );
 
 /// Rust's shortest round-trip formatting, so the literal is the same bits; non-finite values by bit pattern.

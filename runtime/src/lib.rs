@@ -40,6 +40,8 @@ pub use stencil::{
 };
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;
+/// The lattice kind's building blocks: counter-based random streams and bit-packed state.
+pub mod lattice;
 /// The sweep kind: in-place directional recurrences on legal wavefront schedules.
 pub mod sweep;
 pub use sweep::{Schedule, ScheduleSpec, SweepConfig, SweepEvents, SweepPlan, SweepSpec};

@@ -1,0 +1,183 @@
+//! Building blocks of the lattice kind (seed 003): a counter-based random stream whose bits are
+//! the same on the host and on the device ([`rng`]), and bit-packed state with atomic updates on
+//! the device ([`PackedBits`], [`BITS_CL`]). The OpenCL halves live in `templates/lattice/` and
+//! are included here verbatim, so a kernel that pastes [`PHILOX_CL`] computes exactly what
+//! [`rng::draw`] computes: a host replay of a device schedule draws the same numbers.
+
+mod bits;
+pub mod rng;
+
+pub use bits::PackedBits;
+
+/// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
+/// `clforge_draw(seed, step, site, draw)`, `clforge_uniform_f32(bits)`.
+pub const PHILOX_CL: &str = include_str!("../../../templates/lattice/philox.cl");
+
+/// OpenCL C of the bit-packed state: `clforge_bit_get`, and `clforge_bit_set` /
+/// `clforge_bit_clear` through `atomic_or` / `atomic_and` (each returns the bit's old value).
+pub const BITS_CL: &str = include_str!("../../../templates/lattice/bits.cl");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Arg, Buffer, Device};
+    use rand::{rngs::SmallRng, Rng, SeedableRng};
+
+    const TEST_CL: &str = "
+__kernel void blocks(__global uint* out, __global const uint* in) {
+    const int i = get_global_id(0);
+    const uint4 r = clforge_philox4x32_10(vload4(i, in), (uint2)(in[4 * get_global_size(0) + 2 * i],
+                                                                 in[4 * get_global_size(0) + 2 * i + 1]));
+    vstore4(r, i, out);
+}
+__kernel void draws(__global uint* out, __global float* u, __global const ulong* seed_site,
+                    __global const uint* step_draw) {
+    const int i = get_global_id(0);
+    out[i] = clforge_draw(seed_site[2 * i], step_draw[2 * i], seed_site[2 * i + 1], step_draw[2 * i + 1]);
+    u[i] = clforge_uniform_f32(out[i]);
+}
+__kernel void set_bits(volatile __global uint* words, __global uint* was, __global const ulong* idx) {
+    const int i = get_global_id(0);
+    was[i] = clforge_bit_set(words, idx[i]);
+}
+__kernel void clear_bits(volatile __global uint* words, __global uint* was, __global const ulong* idx) {
+    const int i = get_global_id(0);
+    was[i] = clforge_bit_clear(words, idx[i]);
+}
+__kernel void get_bits(__global uint* out, __global const uint* words, __global const ulong* idx) {
+    const int i = get_global_id(0);
+    out[i] = clforge_bit_get(words, idx[i]);
+}
+";
+
+    fn program(dev: &Device) -> crate::Program {
+        let source = format!("{PHILOX_CL}\n{BITS_CL}\n{TEST_CL}");
+        dev.program("lattice test", &source, "").unwrap()
+    }
+
+    /// The device's Philox blocks equal the host's on random and extreme counters and keys.
+    #[test]
+    fn device_streams_equal_host_streams() {
+        let dev = Device::default().unwrap();
+        let prog = program(&dev);
+        let mut r = SmallRng::seed_from_u64(9);
+        let n = 4096;
+        let mut ctr: Vec<[u32; 4]> = (0..n).map(|_| r.random()).collect();
+        let mut key: Vec<[u32; 2]> = (0..n).map(|_| r.random()).collect();
+        (ctr[0], key[0]) = ([0; 4], [0; 2]);
+        (ctr[1], key[1]) = ([u32::MAX; 4], [u32::MAX; 2]);
+        let input: Vec<u32> = ctr.iter().flatten().chain(key.iter().flatten()).copied().collect();
+        let input = Buffer::from_slice(&dev, &input).unwrap();
+        let out = Buffer::<u32>::new(&dev, 4 * n).unwrap();
+        prog.launch("blocks", &[n], None, &[Arg::buffer(&out), Arg::buffer(&input)])
+            .unwrap();
+        let got = out.to_vec().unwrap();
+        for i in 0..n {
+            assert_eq!(
+                got[4 * i..4 * i + 4],
+                rng::philox4x32_10(ctr[i], key[i]),
+                "counter {:08x?}",
+                ctr[i]
+            );
+        }
+        // Draws and uniforms through the stream API, the site's high word and draw > 3 included.
+        let mut seed_site: Vec<u64> = (0..2 * n).map(|_| r.random()).collect();
+        let mut step_draw: Vec<u32> = (0..2 * n).map(|_| r.random_range(0..64)).collect();
+        seed_site[..4].copy_from_slice(&[u64::MAX, u64::MAX, 0, 0]);
+        step_draw[..4].copy_from_slice(&[u32::MAX, u32::MAX, 0, 0]);
+        let ss = Buffer::from_slice(&dev, &seed_site).unwrap();
+        let sd = Buffer::from_slice(&dev, &step_draw).unwrap();
+        let u = Buffer::<f32>::new(&dev, n).unwrap();
+        prog.launch(
+            "draws",
+            &[n],
+            None,
+            &[Arg::buffer(&out), Arg::buffer(&u), Arg::buffer(&ss), Arg::buffer(&sd)],
+        )
+        .unwrap();
+        let (bits, u) = (out.to_vec().unwrap(), u.to_vec().unwrap());
+        for i in 0..n {
+            let want = rng::draw(
+                seed_site[2 * i],
+                step_draw[2 * i],
+                seed_site[2 * i + 1],
+                step_draw[2 * i + 1],
+            );
+            assert_eq!(bits[i], want, "draw {i}");
+            assert_eq!(u[i].to_bits(), rng::uniform_f32(want).to_bits(), "uniform {i}");
+        }
+    }
+
+    /// Many work-items setting bits of the same words at once lose none, report each bit's old
+    /// value exactly once as clear, and the words read back as the host's packing.
+    #[test]
+    fn device_bit_updates_are_atomic_and_host_layout() {
+        let dev = Device::default().unwrap();
+        let prog = program(&dev);
+        let mut r = SmallRng::seed_from_u64(4);
+        let len = 1000u64;
+        let n = 8192;
+        // Indices crowd a few words, with repeats.
+        let idx: Vec<u64> = (0..n)
+            .map(|_| {
+                if r.random_bool(0.5) {
+                    r.random_range(0..70)
+                } else {
+                    r.random_range(0..len)
+                }
+            })
+            .collect();
+        let mut host = PackedBits::new(len).unwrap();
+        for &i in &idx {
+            host.set(i, true).unwrap();
+        }
+        let words = Buffer::from_slice(&dev, PackedBits::new(len).unwrap().words()).unwrap();
+        let was = Buffer::<u32>::new(&dev, n).unwrap();
+        let ib = Buffer::from_slice(&dev, &idx).unwrap();
+        prog.launch(
+            "set_bits",
+            &[n],
+            None,
+            &[Arg::buffer(&words), Arg::buffer(&was), Arg::buffer(&ib)],
+        )
+        .unwrap();
+        let dev_bits = PackedBits::from_words(len, words.to_vec().unwrap()).unwrap();
+        assert_eq!(dev_bits, host);
+        let first_setters = was.to_vec().unwrap().iter().filter(|&&w| w == 0).count() as u64;
+        assert_eq!(
+            first_setters,
+            host.count_ones(),
+            "each set bit was new to exactly one work-item"
+        );
+        let got = Buffer::<u32>::new(&dev, n).unwrap();
+        prog.launch(
+            "get_bits",
+            &[n],
+            None,
+            &[Arg::buffer(&got), Arg::buffer(&words), Arg::buffer(&ib)],
+        )
+        .unwrap();
+        assert!(got.to_vec().unwrap().iter().all(|&b| b == 1));
+        // Clearing every other index: exactly those bits go, each reported once as set.
+        let clear: Vec<u64> = idx.iter().step_by(2).copied().collect();
+        let cb = Buffer::from_slice(&dev, &clear).unwrap();
+        let was = Buffer::<u32>::new(&dev, clear.len()).unwrap();
+        prog.launch(
+            "clear_bits",
+            &[clear.len()],
+            None,
+            &[Arg::buffer(&words), Arg::buffer(&was), Arg::buffer(&cb)],
+        )
+        .unwrap();
+        let mut want = host.clone();
+        let mut cleared = 0;
+        for &i in &clear {
+            cleared += u64::from(want.set(i, false).unwrap());
+        }
+        assert_eq!(PackedBits::from_words(len, words.to_vec().unwrap()).unwrap(), want);
+        assert_eq!(
+            was.to_vec().unwrap().iter().filter(|&&w| w == 1).count() as u64,
+            cleared
+        );
+    }
+}
