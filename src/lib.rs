@@ -23,13 +23,14 @@
 //! assert!(Smooth::source().contains("smooth_plain"));
 //! ```
 
-pub use clforge_macros::{element, stencil, sweep, Params};
+pub use clforge_macros::{element, lattice, stencil, sweep, Params};
 /// The runtime: devices, grids, launches.
 pub use clforge_runtime as runtime;
 
 /// Everything a physics file needs.
 pub mod prelude {
-    pub use clforge_macros::{element, stencil, sweep, Params};
+    pub use clforge_macros::{element, lattice, stencil, sweep, Params};
+    pub use clforge_runtime::lattice::{Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan};
     pub use clforge_runtime::{
         Boundary, Device, DeviceGrid, Error, Grid, Grid1, Grid2, Grid3, HostGrid, LaunchConfig, PingPong, Result,
         Schedule, Shape, StencilPlan, Sweep, Sweep1, Sweep2, Sweep3, SweepConfig, SweepPlan, Tile, Variant,

@@ -134,3 +134,34 @@ impl Kind for Sweep {
         expand::sweep::expand(item, program, text)
     }
 }
+
+/// `#[clforge::lattice]` on a stochastic site update run on a checkerboard.
+pub struct Lattice;
+
+impl Kind for Lattice {
+    type Item = syn::ItemFn;
+    type Args = parse::attr::LatticeArgs;
+    type Model = model::lattice::Lattice;
+
+    fn wrong_item(item: &TokenStream) -> syn::Error {
+        syn::Error::new_spanned(
+            item,
+            "`#[clforge::lattice]` goes on a function: `fn ising(s: &Lattice<i32>, rng: &Draws, ...) -> i32`",
+        )
+    }
+    fn span(item: &syn::ItemFn) -> Span {
+        item.sig.ident.span()
+    }
+    fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
+        parse::stencil::lattice_from_syn(item, args.boundary)
+    }
+    fn lower(model: &Self::Model) -> syn::Result<Program> {
+        lower::lattice::lower(model)
+    }
+    fn render(program: &Program) -> Result<String, render::Failure> {
+        Ok(render::lattice::render(program)?)
+    }
+    fn expand(item: &syn::ItemFn, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
+        expand::lattice::expand(item, model, program, text)
+    }
+}

@@ -34,6 +34,18 @@ pub fn sweep(attr: TokenStream, item: TokenStream) -> TokenStream {
     driver::run::<kind::Sweep>(attr.into(), item.into()).into()
 }
 
+/// Turns a stochastic site update into an OpenCL checkerboard kernel; the function stays
+/// callable and `apply_host` runs the same two colours on the host with the same random numbers.
+///
+/// `#[lattice]` or `#[lattice(boundary = periodic | fixed | clamp)]` (default `periodic`). The
+/// state is an argument `s: &Lattice<i32>` (`Lattice1`, `Lattice3`) read with `s.at(dx, ..)` at
+/// the site itself or at odd offsets; an argument `rng: &Draws` gives `rng.draw(k)` (`u32`) and
+/// `rng.uniform(k)` (`f32` in [0, 1)), Philox4x32-10 keyed by (seed, step, site, k).
+#[proc_macro_attribute]
+pub fn lattice(attr: TokenStream, item: TokenStream) -> TokenStream {
+    driver::run::<kind::Lattice>(attr.into(), item.into()).into()
+}
+
 /// Declares a finite element on a module holding its shape functions, local nodes and
 /// material law; generates `dshape` in the module and the element type beside it.
 ///

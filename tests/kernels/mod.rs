@@ -5,6 +5,7 @@
 pub mod advect_periodic;
 pub mod diffusion_f64;
 pub mod heat3d;
+pub mod ising;
 pub mod jacobi;
 pub mod limiter_clamp;
 pub mod rust_semantics;
@@ -35,6 +36,7 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             include_str!("rust_semantics.rs"),
             rust_semantics::RustSemantics::source(),
         ),
+        ("ising", include_str!("ising.rs"), ising::Ising::source()),
         (
             "transport_sweep",
             include_str!("transport_sweep.rs"),

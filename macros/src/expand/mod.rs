@@ -5,6 +5,7 @@
 
 pub mod checks;
 pub mod element;
+pub mod lattice;
 pub mod launch;
 pub mod params;
 pub mod source;

@@ -74,6 +74,7 @@ pub enum Body {
     Stencil(Box<stencil::StencilBody>),
     Element(element::ElementBody),
     Sweep(Box<sweep::SweepBody>),
+    Lattice(Box<sweep::LatticeBody>),
 }
 
 /// One `__kernel` function.

@@ -11,3 +11,13 @@ pub struct SweepBody {
     /// Direction per axis (`true`: increasing index).
     pub forward: [bool; 3],
 }
+
+/// A lattice rule's site update: a stencil body whose state is read and written in place, one
+/// checkerboard colour at a time.
+#[derive(Clone, Debug)]
+pub struct LatticeBody {
+    /// The site update; reads of the state are reads of argument `state`.
+    pub body: StencilBody,
+    /// The argument index of the state.
+    pub state: usize,
+}

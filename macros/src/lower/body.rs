@@ -202,6 +202,7 @@ impl Lowerer<'_> {
             ExprKind::Match(_, arms) => arms.iter().find_map(|a| block(&a.body)),
             ExprKind::Block(b) => block(b),
             ExprKind::Typed(_, t) => Some(*t),
+            ExprKind::Draw { uniform, .. } => Some(if *uniform { Scalar::F32 } else { Scalar::U32 }),
         }
     }
 
@@ -302,6 +303,16 @@ impl Lowerer<'_> {
                 leaf(Kind::Lit(text), ty, false)
             }
             ExprKind::Bool(b) => leaf(Kind::Lit(b.to_string()), Scalar::Bool, false),
+            // The site's stream (`clforge_seed`, `clforge_step`, `clforge_site` are the lattice
+            // kernel's; templates/lattice/philox.cl): a call the kernel evaluates where it stands.
+            ExprKind::Draw { index, uniform } => {
+                let draw = format!("clforge_draw(clforge_seed, clforge_step, clforge_site, {index}u)");
+                if *uniform {
+                    leaf(Kind::Const(format!("clforge_uniform_f32({draw})")), Scalar::F32, true)
+                } else {
+                    leaf(Kind::Const(draw), Scalar::U32, true)
+                }
+            }
             ExprKind::Read { arg, offset } => {
                 self.reads.insert((*arg, *offset));
                 let Arg::Field(f) = &self.args[*arg] else {

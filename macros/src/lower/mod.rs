@@ -6,6 +6,7 @@
 pub mod access;
 pub mod body;
 pub mod element;
+pub mod lattice;
 pub mod stencil;
 pub mod sweep;
 pub mod typing;

@@ -319,7 +319,7 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
 
 /// The ABI of every schedule: the user's arguments in order (the swept field read and written
 /// in place), the extents; schedules append their own parameters.
-fn signature(b: &crate::ir::stencil::StencilBody, state: usize, state_access: Access) -> Vec<Param> {
+pub(crate) fn signature(b: &crate::ir::stencil::StencilBody, state: usize, state_access: Access) -> Vec<Param> {
     let mut params = Vec::new();
     for (i, (a, name)) in b.args.iter().zip(&b.arg_names).enumerate() {
         let ty = match a {

@@ -4,6 +4,7 @@
 
 pub mod element;
 pub mod family;
+pub mod lattice;
 pub mod params;
 pub mod stencil;
 pub mod sweep;
@@ -306,6 +307,11 @@ pub enum ExprKind {
     Block(Block),
     /// An expression Rust gives this type whatever its parts are: `f32::sqrt(2.0)`.
     Typed(Box<Expr>, Scalar),
+    /// `rng.draw(k)` (a `u32`) or `rng.uniform(k)` (an `f32` in `[0, 1)`) of a lattice rule.
+    Draw {
+        index: u32,
+        uniform: bool,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -150,3 +150,49 @@ impl Parse for SweepArgs {
         })
     }
 }
+
+/// Arguments of `#[lattice(...)]`: `boundary = periodic | fixed | clamp` (default `periodic`).
+pub struct LatticeArgs {
+    pub boundary: Boundary,
+}
+
+impl Parse for LatticeArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut boundary = None;
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value: Ident = input.parse()?;
+            match key.to_string().as_str() {
+                "boundary" => {
+                    if boundary.is_some() {
+                        return Err(syn::Error::new_spanned(&key, "`boundary` is given twice"));
+                    }
+                    boundary = Some(match value.to_string().as_str() {
+                        "fixed" => Boundary::Fixed,
+                        "periodic" => Boundary::Periodic,
+                        "clamp" => Boundary::Clamp,
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                &value,
+                                format!("unknown boundary `{other}`; expected `periodic`, `fixed` or `clamp`"),
+                            ))
+                        }
+                    });
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        &key,
+                        format!("unknown lattice argument `{other}`; expected `boundary`"),
+                    ))
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(LatticeArgs {
+            boundary: boundary.unwrap_or(Boundary::Periodic),
+        })
+    }
+}

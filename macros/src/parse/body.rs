@@ -37,6 +37,10 @@ pub struct BodyParser<'a> {
     sweep: Option<usize>,
     /// Every read of the swept field: new or old, offset, span (for the legality check).
     pub sweep_reads: Vec<SweepRead>,
+    /// A lattice rule: the name of its `rng: &Draws` argument, if it has one.
+    draws: Option<String>,
+    /// A lattice rule: the state argument, whose `.at(..)` reads are recorded in `sweep_reads`.
+    lattice_state: Option<usize>,
 }
 
 fn unsupported(e: &syn::Expr) -> syn::Error {
@@ -80,7 +84,49 @@ impl<'a> BodyParser<'a> {
             errors,
             sweep: None,
             sweep_reads: Vec::new(),
+            draws: None,
+            lattice_state: None,
         }
+    }
+
+    /// A lattice rule's body: `state` is read with `.at(..)` (each read recorded for the
+    /// checkerboard check), and `draws` names the random stream (`rng.draw(k)`).
+    pub fn lattice(mut self, state: Option<usize>, draws: Option<String>) -> Self {
+        self.lattice_state = state;
+        self.draws = draws;
+        self
+    }
+
+    /// `rng.draw(k)` / `rng.uniform(k)` on the rule's `&Draws` argument.
+    fn draw(&mut self, m: &syn::ExprMethodCall) -> syn::Result<ExprKind> {
+        let method = m.method.to_string();
+        let uniform = match method.as_str() {
+            "draw" => false,
+            "uniform" => true,
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    &m.method,
+                    format!(
+                        "the random stream has `draw(k)` (the k-th `u32` of this site and step) and `uniform(k)` \
+                         (the same as an `f32` in [0, 1)); found `{method}`"
+                    ),
+                ))
+            }
+        };
+        let index = match m.args.first() {
+            Some(a) if m.args.len() == 1 => int_literal(a).and_then(|k| u32::try_from(k).ok()),
+            _ => None,
+        };
+        let Some(index) = index else {
+            return Err(syn::Error::new_spanned(
+                &m.args,
+                format!(
+                    "`{method}` takes one draw number, a `u32` literal (`rng.{method}(0)`, `rng.{method}(1)`, ...): \
+                     the site's draws are numbered so that host and device draw the same ones"
+                ),
+            ));
+        };
+        Ok(ExprKind::Draw { index, uniform })
     }
 
     /// A sweep's body: argument `state` is read with `.new(..)` and `.old(..)`, not `.at(..)`.
@@ -314,6 +360,11 @@ impl<'a> BodyParser<'a> {
 
     fn method(&mut self, m: &syn::ExprMethodCall, scope: &Scope) -> syn::Result<ExprKind> {
         let name = m.method.to_string();
+        if let (Some(draws), syn::Expr::Path(p)) = (&self.draws, &*m.receiver) {
+            if p.path.get_ident().is_some_and(|id| id.unraw() == draws.as_str()) && !scope.locals.contains(draws) {
+                return self.draw(m);
+            }
+        }
         if name == "at" || name == "new" || name == "old" {
             return self.read(m, scope);
         }
@@ -404,7 +455,7 @@ impl<'a> BodyParser<'a> {
                 )
             })?;
         }
-        if self.sweep == Some(arg) {
+        if self.sweep == Some(arg) || self.lattice_state == Some(arg) {
             self.sweep_reads.push(SweepRead {
                 new: method == "new",
                 offset,

@@ -9,14 +9,26 @@ use syn::{FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
 
 /// `Grid1`/`Grid2`/`Grid3` and `Grid` (= `Grid2`): the rank of a grid type name, and whether
 /// it is a sweep's in-place field (`Sweep1`/`Sweep2`/`Sweep3`, `Sweep` = `Sweep2`).
-fn grid_rank(name: &str) -> Option<(usize, bool)> {
+/// Which kind of attribute a function is parsed for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Stencil,
+    Sweep,
+    Lattice,
+}
+
+/// A grid type's rank and the kind whose in-place state it is (`None` for a read-only grid).
+fn grid_rank(name: &str) -> Option<(usize, Option<Mode>)> {
     match name {
-        "Grid1" => Some((1, false)),
-        "Grid" | "Grid2" => Some((2, false)),
-        "Grid3" => Some((3, false)),
-        "Sweep1" => Some((1, true)),
-        "Sweep" | "Sweep2" => Some((2, true)),
-        "Sweep3" => Some((3, true)),
+        "Grid1" => Some((1, None)),
+        "Grid" | "Grid2" => Some((2, None)),
+        "Grid3" => Some((3, None)),
+        "Sweep1" => Some((1, Some(Mode::Sweep))),
+        "Sweep" | "Sweep2" => Some((2, Some(Mode::Sweep))),
+        "Sweep3" => Some((3, Some(Mode::Sweep))),
+        "Lattice1" => Some((1, Some(Mode::Lattice))),
+        "Lattice" | "Lattice2" => Some((2, Some(Mode::Lattice))),
+        "Lattice3" => Some((3, Some(Mode::Lattice))),
         _ => None,
     }
 }
@@ -29,14 +41,27 @@ fn scalar_of(ty: &Type) -> Option<Scalar> {
 }
 
 pub fn from_syn(item: &ItemFn, boundary: Boundary, state: Option<syn::Ident>) -> syn::Result<Stencil> {
-    parse_fn(item, boundary, state, false).map(|(s, _)| s)
+    parse_fn(item, boundary, state, Mode::Stencil).map(|(s, _, _)| s)
 }
 
 /// A sweep's function: the stencil parts, the swept argument and its reads.
 pub fn sweep_from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<(Stencil, usize, Vec<SweepRead>)> {
-    let (s, sweep) = parse_fn(item, boundary, None, true)?;
+    let (s, sweep, _) = parse_fn(item, boundary, None, Mode::Sweep)?;
     let (state, reads) = sweep.ok_or_else(|| syn::Error::new(item.sig.span(), "invalid sweep"))?;
     Ok((s, state, reads))
+}
+
+/// A lattice rule: the stencil (without the draws argument), the state's argument index, the
+/// draws argument's position in the signature and every read of the state.
+pub fn lattice_from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<crate::model::lattice::Lattice> {
+    let (stencil, parts, draws) = parse_fn(item, boundary, None, Mode::Lattice)?;
+    let (state, reads) = parts.ok_or_else(|| syn::Error::new(item.sig.span(), "invalid lattice rule"))?;
+    Ok(crate::model::lattice::Lattice {
+        stencil,
+        state,
+        draws,
+        reads,
+    })
 }
 
 type SweepParts = Option<(usize, Vec<SweepRead>)>;
@@ -45,9 +70,16 @@ fn parse_fn(
     item: &ItemFn,
     boundary: Boundary,
     state: Option<syn::Ident>,
-    sweep: bool,
-) -> syn::Result<(Stencil, SweepParts)> {
-    let what = if sweep { "sweep" } else { "stencil" };
+    mode: Mode,
+) -> syn::Result<(Stencil, SweepParts, Option<usize>)> {
+    let sweep = mode == Mode::Sweep;
+    let what = match mode {
+        Mode::Stencil => "stencil",
+        Mode::Sweep => "sweep",
+        Mode::Lattice => "lattice rule",
+    };
+    // A lattice rule's `rng: &Draws`: its position in the signature and its name.
+    let mut draws: Option<(usize, String, proc_macro2::Span)> = None;
     let mut errors = Errors::default();
     let mut swept: Option<(usize, Scalar, proc_macro2::Span)> = None;
     let sig = &item.sig;
@@ -82,7 +114,7 @@ fn parse_fn(
     // A rejected argument is missing from `args` (or a grid of another rank): the body would
     // report its uses as unknown names or wrong `.at` arities, so it is parsed only without.
     let mut args_ok = true;
-    for input in &sig.inputs {
+    for (position, input) in sig.inputs.iter().enumerate() {
         let FnArg::Typed(pt) = input else {
             errors.spanned(input, "stencils are free functions; `self` is not allowed");
             args_ok = false;
@@ -101,19 +133,24 @@ fn parse_fn(
                 span,
                 in_place,
             }) => {
-                if in_place && !sweep {
+                if in_place.is_some_and(|m| m != mode) {
                     args_ok = false;
                     errors.push(syn::Error::new(
                         span,
-                        "`Sweep` fields belong to `#[clforge::sweep]`; a stencil reads `&Grid<T>`",
+                        match in_place {
+                            Some(Mode::Sweep) => {
+                                format!("`Sweep` fields belong to `#[clforge::sweep]`; a {what} reads `&Grid<T>`")
+                            }
+                            _ => format!("`Lattice` states belong to `#[clforge::lattice]`; a {what} reads `&Grid<T>`"),
+                        },
                     ));
-                } else if in_place {
+                } else if in_place.is_some() {
                     match swept {
                         Some(_) => {
                             args_ok = false;
                             errors.push(syn::Error::new(
                                 span,
-                                "a sweep updates one field in place; read the others as `&Grid<T>`",
+                                format!("a {what} updates one field in place; read the others as `&Grid<T>`"),
                             ));
                         }
                         None => swept = Some((args.len(), elem, span)),
@@ -131,6 +168,24 @@ fn parse_fn(
                     _ => {}
                 }
                 args.push(Arg::Field(Field { name, elem }));
+            }
+            Ok(ArgType::Draws(span)) => {
+                if mode != Mode::Lattice {
+                    args_ok = false;
+                    errors.push(syn::Error::new(
+                        span,
+                        format!("random streams (`&Draws`) belong to `#[clforge::lattice]` rules, not to a {what}"),
+                    ));
+                } else if draws.is_some() {
+                    args_ok = false;
+                    errors.push(syn::Error::new(
+                        span,
+                        "a lattice rule has one random stream; draw several numbers from it with `rng.draw(0)`, \
+                         `rng.draw(1)`, ...",
+                    ));
+                } else {
+                    draws = Some((position, syn::ext::IdentExt::unraw(&name).to_string(), span));
+                }
             }
             Ok(ArgType::Params(ty)) => args.push(Arg::Params { name, ty }),
             Ok(ArgType::Scalar(Scalar::U8 | Scalar::Bool)) => {
@@ -165,6 +220,24 @@ fn parse_fn(
             .unwrap_or_else(|| syn::Error::new(sig.span(), "invalid stencil")));
     };
 
+    if mode == Mode::Lattice {
+        match (swept, out) {
+            (None, _) => errors.spanned(
+                &sig.ident,
+                "a lattice rule updates its state in place: give it an argument `s: &Lattice<i32>` (`Lattice1`, \
+                 `Lattice3` in 1-D and 3-D), read it with `s.at(..)` and return the site's new value",
+            ),
+            (Some((_, elem, span)), Some(o)) if elem != o => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "the state holds `{}` but the rule returns `{}`: the returned value replaces the site's",
+                    elem.rust(),
+                    o.rust()
+                ),
+            )),
+            _ => {}
+        }
+    }
     if sweep {
         match (swept, out) {
             (None, _) => errors.spanned(
@@ -185,8 +258,10 @@ fn parse_fn(
     }
     let scope = Scope::new(&args);
     let mut parser = BodyParser::new(&args, rank, &mut errors);
-    if let Some((i, _, _)) = swept {
-        parser = parser.sweeping(i);
+    match (mode, swept) {
+        (Mode::Sweep, Some((i, _, _))) => parser = parser.sweeping(i),
+        (Mode::Lattice, state) => parser = parser.lattice(state.map(|s| s.0), draws.as_ref().map(|d| d.1.clone())),
+        _ => {}
     }
     let body = parser.block(&item.block, &scope);
     let sweep_reads = std::mem::take(&mut parser.sweep_reads);
@@ -210,6 +285,7 @@ fn parse_fn(
         })
         .collect();
     let sweep_parts = swept.map(|(i, _, _)| (i, sweep_reads));
+    let draws = draws.map(|d| d.0);
     Ok((
         Stencil {
             name: sig.ident.clone(),
@@ -224,6 +300,7 @@ fn parse_fn(
             line: line_of(sig.fn_token.span),
         },
         sweep_parts,
+        draws,
     ))
 }
 
@@ -232,8 +309,10 @@ enum ArgType {
         rank: usize,
         elem: Scalar,
         span: proc_macro2::Span,
-        in_place: bool,
+        in_place: Option<Mode>,
     },
+    /// `rng: &Draws`: a lattice rule's random stream.
+    Draws(proc_macro2::Span),
     Params(syn::Path),
     Scalar(Scalar),
 }
@@ -263,6 +342,9 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
     let Some(last) = p.path.segments.last() else {
         return Err(syn::Error::new_spanned(&r.elem, "expected a type"));
     };
+    if last.ident == "Draws" && last.arguments.is_empty() {
+        return Ok(ArgType::Draws(last.ident.span()));
+    }
     let Some((rank, in_place)) = grid_rank(&last.ident.to_string()) else {
         return Ok(ArgType::Params(p.path.clone()));
     };

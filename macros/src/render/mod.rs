@@ -3,6 +3,7 @@
 //! are embedded; a failure in one is a bug in clforge, reported with its whole cause chain.
 
 pub mod element;
+pub mod lattice;
 pub mod stencil;
 pub mod sweep;
 
@@ -12,7 +13,7 @@ use std::sync::OnceLock;
 
 /// The built-in templates, embedded at build time: `common/` components shared by every family,
 /// then one directory per kind.
-const BUILTIN: [(&str, &str); 4] = [
+const BUILTIN: [(&str, &str); 6] = [
     (
         "common/components.cl.tera",
         include_str!("../../../templates/common/components.cl.tera"),
@@ -28,6 +29,14 @@ const BUILTIN: [(&str, &str); 4] = [
     (
         "element/element.cl.tera",
         include_str!("../../../templates/element/element.cl.tera"),
+    ),
+    (
+        "lattice/philox.cl",
+        include_str!("../../../templates/lattice/philox.cl"),
+    ),
+    (
+        "lattice/lattice.cl.tera",
+        include_str!("../../../templates/lattice/lattice.cl.tera"),
     ),
 ];
 

@@ -5,9 +5,11 @@
 //! [`rng::draw`] computes: a host replay of a device schedule draws the same numbers.
 
 mod bits;
+mod plan;
 pub mod rng;
 
 pub use bits::PackedBits;
+pub use plan::{host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
 /// `clforge_draw(seed, step, site, draw)`, `clforge_uniform_f32(bits)`.

@@ -1,0 +1,191 @@
+//! The lattice rule's Rust side: the kernel type with its source, spec, plan, the device step
+//! (colour 0, then colour 1) and the host reference (the same two colours, site by site, with
+//! the same random numbers).
+
+use super::{checks, rt, scalar_ty, source, type_ident};
+use crate::ir::{Binding, Body, Program};
+use crate::model::lattice::Lattice;
+use crate::model::{Arg, Boundary};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> syn::Result<TokenStream> {
+    let Body::Lattice(l) = &p.body else {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "lattice expansion of another kind",
+        ));
+    };
+    let k = &l.body;
+    let rt = rt();
+    let vis = &item.vis;
+    let fn_name = &item.sig.ident;
+    let name = &p.origin.name;
+    let ty_name = type_ident(fn_name)?;
+    let source_fn = source::source_fn(name, text, &p.completion);
+    let checks = checks::assumed_types(&k.args, &p.completion);
+    let boundary = match k.boundary {
+        Boundary::Fixed => quote!(#rt::Boundary::Fixed),
+        Boundary::Periodic => quote!(#rt::Boundary::Periodic),
+        Boundary::Clamp => quote!(#rt::Boundary::Clamp),
+    };
+    let rank = k.rank;
+    let [hx, hy, hz] = k.access.halo;
+    let origin = format!("{}:{}", p.origin.file, p.origin.line);
+    // `LatticePlan::run` binds the user's arguments in order, then the extents, then the
+    // stream and the colour: the kernel's signature must start that way.
+    let expected: Vec<Binding> = (0..k.args.len())
+        .map(Binding::UserArg)
+        .chain((0..3).map(Binding::Extent))
+        .collect();
+    let Some(kernel) = p.kernels.first() else {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "a lattice rule without its kernel",
+        ));
+    };
+    if kernel.params.len() != expected.len() + 4 || kernel.params.iter().zip(&expected).any(|(q, e)| q.binding != *e) {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "the lattice kernel's signature differs from the plan's argument order",
+        ));
+    }
+    let kname = &kernel.name;
+
+    let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
+    let (p_, site, shape, plan, device, value, seed, step, colour) = (
+        hygienic("p"),
+        hygienic("site"),
+        hygienic("shape"),
+        hygienic("plan"),
+        hygienic("device"),
+        hygienic("value"),
+        hygienic("seed"),
+        hygienic("step"),
+        hygienic("colour"),
+    );
+    let grid = format_ident!("Grid{}", rank);
+    let state = k.args[l.state].name();
+    let state_ty = scalar_ty(k.out);
+    let mut dev_params = Vec::new();
+    let mut host_params = Vec::new();
+    let mut launch_args = Vec::new();
+    let mut host_args = Vec::new();
+    let mut shape_checks = Vec::new();
+    for (i, a) in k.args.iter().enumerate() {
+        let n = a.name();
+        let label = n.to_string();
+        match a {
+            Arg::Field(f) if i == l.state => {
+                let e = scalar_ty(f.elem);
+                dev_params.push(quote!(#n: &mut #rt::DeviceGrid<#e>));
+                host_params.push(quote!(#n: &mut #rt::HostGrid<#e>));
+                launch_args.push(quote!(#rt::StencilArg::grid(#label, &*#n)));
+                host_args.push(quote!(&#rt::#grid::new(&*#n, #p_, #boundary)));
+            }
+            Arg::Field(f) => {
+                let e = scalar_ty(f.elem);
+                dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
+                host_params.push(quote!(#n: &#rt::HostGrid<#e>));
+                launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
+                shape_checks.push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
+                host_args.push(quote!(&#rt::#grid::new(#n, #p_, #boundary)));
+            }
+            Arg::Params { ty, .. } => {
+                dev_params.push(quote!(#n: &#ty));
+                host_params.push(quote!(#n: &#ty));
+                launch_args.push(quote!(#rt::StencilArg::params(#n)));
+                host_args.push(quote!(#n));
+            }
+            Arg::Scalar { ty, .. } => {
+                let t = scalar_ty(*ty);
+                dev_params.push(quote!(#n: #t));
+                host_params.push(quote!(#n: #t));
+                launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
+                host_args.push(quote!(#n));
+            }
+        }
+    }
+    // The random stream goes where the signature has it.
+    if let Some(at) = model.draws {
+        let draws = quote!(&#rt::lattice::Draws::new(#seed, #step, #site));
+        host_args.insert(at.min(host_args.len()), draws);
+    }
+    let arg_names: Vec<&syn::Ident> = k.args.iter().map(|a| a.name()).collect();
+    let doc = format!(
+        "OpenCL checkerboard kernel generated by clforge from the lattice rule [`{name}`].\n\n\
+         Read the generated code with [`{ty_name}::source`]; run a step with [`{ty_name}::step`]; the host \
+         reference (the same two colours, site by site, with the same random numbers) is \
+         [`{ty_name}::apply_host`]."
+    );
+    Ok(quote! {
+        #item
+
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ty_name;
+
+        #[allow(dead_code)]
+        impl #ty_name {
+            /// Name of the rule (the Rust function).
+            pub const NAME: &'static str = #name;
+
+            #source_fn
+
+            /// What the runtime needs to know to run the rule.
+            pub fn spec() -> #rt::lattice::LatticeSpec {
+                #rt::lattice::LatticeSpec {
+                    name: #name,
+                    rank: #rank,
+                    halo: [#hx, #hy, #hz],
+                    boundary: #boundary,
+                    kernel: #kname,
+                    origin: #origin,
+                    source: Self::source(),
+                }
+            }
+
+            /// Builds (once, cached) and sizes the rule for grids of `shape`.
+            pub fn plan(#device: &#rt::Device, #shape: #rt::Shape) -> #rt::Result<#rt::lattice::LatticePlan> {
+                #rt::lattice::LatticePlan::new(#device, Self::spec(), #shape)
+            }
+
+            /// Step `step` of the run `seed` on the device, in place: colour 0, then colour 1.
+            /// Returns the event of the second colour's launch.
+            #[allow(clippy::too_many_arguments)]
+            pub fn step(#seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+                let #plan = Self::plan(#state.device(), #state.shape())?;
+                Self::step_plan(&#plan, #seed, #step, #(#arg_names),*)
+            }
+
+            /// Like [`Self::step`] with a prepared plan: no build or sizing on the hot path.
+            #[allow(clippy::too_many_arguments)]
+            pub fn step_plan(#plan: &#rt::lattice::LatticePlan, #seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+                #plan.run(&*#state, &[#(#launch_args),*], #seed, #step)
+            }
+
+            /// The host reference: step `step` of the run `seed`, colour 0 then colour 1, calling
+            /// the Rust function at every updated site with that site's random stream.
+            #[allow(clippy::too_many_arguments)]
+            pub fn apply_host(#seed: u64, #step: u32, #(#host_params),*) -> #rt::Result<()> {
+                let #shape = #state.shape();
+                if #shape.rank() != #rank {
+                    return Err(#rt::Error::InvalidConfig(format!(
+                        "lattice rule `{}` is {}-D but the grid has shape {}; pass a {}-D shape",
+                        #name, #rank, #shape, #rank
+                    )));
+                }
+                #(#shape_checks)*
+                for #colour in 0..2 {
+                    for (#p_, #site) in #rt::lattice::host_sites(#shape, [#hx, #hy, #hz], #boundary, #colour) {
+                        let #value: #state_ty = #fn_name(#(#host_args),*);
+                        #state.set(#p_, #value);
+                    }
+                }
+                Ok(())
+            }
+        }
+
+        #checks
+    })
+}

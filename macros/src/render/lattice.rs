@@ -1,0 +1,80 @@
+//! The lattice family's view: data only, computed from the IR program. The template
+//! `templates/lattice/lattice.cl.tera` reads these fields; their names are its contract.
+
+use super::render_template;
+use super::stencil::{defines_view, DefineView};
+use crate::emit::expr::Access;
+use crate::emit::signature;
+use crate::emit::stencil::{emit_body, emit_coords};
+use crate::ir::{Body, Program};
+use serde::Serialize;
+
+/// What the lattice template sees.
+#[derive(Serialize)]
+pub struct LatticeView {
+    pub name: String,
+    pub file: String,
+    pub line: usize,
+    pub doc: Vec<String>,
+    pub rank: usize,
+    /// The state's OpenCL name.
+    pub state_name: String,
+    pub boundary: &'static str,
+    pub hx: usize,
+    pub hy: usize,
+    pub hz: usize,
+    pub fp64: bool,
+    pub kernel: String,
+    pub params: Vec<String>,
+    pub contracts: Vec<DefineView>,
+    /// The site update reading global memory (wrapped or clamped coordinates first).
+    pub body: Vec<String>,
+    /// Rust-semantics helpers the body calls (`clforge_powi_f32`, ...).
+    pub helpers: Vec<String>,
+    pub rounding: Vec<super::RoundingView>,
+}
+
+pub fn view(p: &Program) -> Result<LatticeView, String> {
+    let Body::Lattice(l) = &p.body else {
+        return Err(format!("`{}` is not a lattice program", p.origin.name));
+    };
+    let k = &l.body;
+    let file = &p.origin.file;
+    let state_name = k.arg_names[l.state].clone();
+    let store = |v: &str| format!("{state_name}[c] = {v};");
+    let mut body = emit_coords(k, 0..k.rank);
+    body.extend(emit_body(k, file, Access::Global, &store));
+    let kernel = p
+        .kernels
+        .first()
+        .ok_or_else(|| format!("lattice `{}` has no kernel", p.origin.name))?;
+    let helpers = super::helpers_used(body.iter());
+    Ok(LatticeView {
+        name: p.origin.name.clone(),
+        file: crate::emit::file_literal(file),
+        line: p.origin.line,
+        doc: p.origin.doc.iter().map(|d| crate::emit::comment(d)).collect(),
+        rank: k.rank,
+        state_name,
+        boundary: k.boundary.name(),
+        hx: k.access.halo[0],
+        hy: k.access.halo[1],
+        hz: k.access.halo[2],
+        fp64: p.fp64,
+        kernel: kernel.name.clone(),
+        params: signature::params(&kernel.params),
+        contracts: defines_view(&p.contracts),
+        body,
+        rounding: super::rounding_helpers(&helpers),
+        helpers,
+    })
+}
+
+pub fn render(p: &Program) -> Result<String, String> {
+    let v = view(p)?;
+    render_template(
+        "lattice/lattice.cl.tera",
+        &format!("lattice rule `{}`", p.origin.name),
+        &v,
+    )
+}

@@ -1,0 +1,212 @@
+//! Running a `#[clforge::lattice]` rule: the checkerboard schedule. The rule reads its own site
+//! and neighbours at odd offsets only (`|dx| + |dy| + |dz|` odd, checked by the macro), so the
+//! sites of one colour (`(x + y + z) % 2`) read only sites of the other colour and their own
+//! value: all sites of a colour update at once, in place, and the result does not depend on
+//! their order. A step updates colour 0, then colour 1; each site's random numbers are
+//! `draw(seed, step, site, k)` (Philox4x32-10), the same on the host and the device, so the host
+//! reference ([`host_sites`] in the generated `apply_host`) is bit for bit the device's result.
+
+use std::sync::OnceLock;
+
+use crate::buffer::Scalar;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::host::{check_shape, Boundary, Shape, UpdateRegion};
+use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
+use crate::stencil::{check_arg_shapes, kernel_args, DeviceGrid, ParamsCache, StencilArg};
+
+/// What the runtime knows about one generated lattice rule (from the macro).
+#[derive(Clone, Copy, Debug)]
+pub struct LatticeSpec {
+    /// The Rust function's name.
+    pub name: &'static str,
+    /// Number of dimensions.
+    pub rank: usize,
+    /// Largest offset read along each axis.
+    pub halo: [usize; 3],
+    /// Boundary policy of the reads.
+    pub boundary: Boundary,
+    /// The checkerboard kernel's OpenCL name.
+    pub kernel: &'static str,
+    /// `file.rs:line` of the Rust function.
+    pub origin: &'static str,
+    /// The generated OpenCL C.
+    pub source: &'static str,
+}
+
+/// The random numbers of one site at one step, as the rule sees them: `rng.draw(k)` is the
+/// `k`-th 32-bit draw, `rng.uniform(k)` the same draw as an `f32` in `[0, 1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draws {
+    seed: u64,
+    step: u32,
+    site: u64,
+}
+
+impl Draws {
+    /// The stream of `site` (its linear index, x fastest) at `step` of the run `seed`.
+    pub fn new(seed: u64, step: u32, site: u64) -> Draws {
+        Draws { seed, step, site }
+    }
+    /// The `k`-th 32-bit draw of this site at this step ([`super::rng::draw`]).
+    pub fn draw(&self, k: u32) -> u32 {
+        super::rng::draw(self.seed, self.step, self.site, k)
+    }
+    /// Draw `k` as an `f32` in `[0, 1)` ([`super::rng::uniform_f32`]): exact on both sides.
+    pub fn uniform(&self, k: u32) -> f32 {
+        super::rng::uniform_f32(self.draw(k))
+    }
+}
+
+/// The sites of `colour` (0 or 1) that a rule with this halo and boundary updates on `shape`,
+/// with their linear indices: what the generated `apply_host` visits, colour 0 then colour 1.
+pub fn host_sites(
+    shape: Shape,
+    halo: [usize; 3],
+    boundary: Boundary,
+    colour: usize,
+) -> impl Iterator<Item = ([usize; 3], u64)> {
+    let region = UpdateRegion::new(shape, halo, boundary);
+    let points: Vec<[usize; 3]> = region.points().filter(|p| (p[0] + p[1] + p[2]) % 2 == colour).collect();
+    points.into_iter().map(move |p| (p, shape.index(p) as u64))
+}
+
+/// A lattice rule built for one device and sized for one shape.
+#[derive(Debug)]
+pub struct LatticePlan {
+    program: Program,
+    spec: LatticeSpec,
+    shape: Shape,
+    global: [usize; 3],
+    local: [usize; 3],
+    kernel_ref: OnceLock<KernelRef>,
+    params: ParamsCache,
+}
+
+/// Work-group of the checkerboard kernel: 64 in 1-D, 32 x 4 in 2-D and 3-D.
+fn work_group(rank: usize) -> [usize; 3] {
+    if rank == 1 {
+        [64, 1, 1]
+    } else {
+        [32, 4, 1]
+    }
+}
+
+impl LatticePlan {
+    /// Checks `shape` against the rule (a periodic lattice needs even extents: an odd ring
+    /// puts two sites of one colour side by side), builds the program (cached) and sizes the
+    /// launch.
+    pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
+        let rank = spec.rank;
+        if shape.rank() != rank {
+            return Err(Error::InvalidConfig(format!(
+                "lattice rule `{}` is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape",
+                spec.name
+            )));
+        }
+        if shape.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "grid of shape {shape} has no points; every extent must be at least 1"
+            )));
+        }
+        if shape.checked_len().is_none_or(|n| n > i32::MAX as usize) {
+            return Err(Error::TooLarge {
+                what: format!("grid of shape {shape}"),
+                detail: format!(
+                    "clforge kernels index grids with 32-bit `int`s, so a grid has 1 to {} points",
+                    i32::MAX
+                ),
+            });
+        }
+        let dims = shape.dims();
+        if spec.boundary == Boundary::Periodic {
+            if let Some(a) = (0..rank).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
+                return Err(Error::InvalidConfig(format!(
+                    "lattice rule `{}` is periodic, so its extents must be even for the checkerboard: along \
+                     axis {a} the shape {shape} has {} sites, and the first and last (neighbours across the \
+                     boundary) would have the same colour",
+                    spec.name, dims[a]
+                )));
+            }
+        }
+        let local = work_group(rank);
+        check_work_group(device.info(), &local, || {
+            format!("work-group {:?} of lattice rule `{}`", &local[..rank], spec.name)
+        })?;
+        let global = [0, 1, 2].map(|a| dims[a].div_ceil(local[a]) * local[a]);
+        let program = device.program(spec.origin, spec.source, "")?;
+        Ok(LatticePlan {
+            program,
+            spec,
+            shape,
+            global,
+            local,
+            kernel_ref: OnceLock::new(),
+            params: ParamsCache::default(),
+        })
+    }
+
+    /// The rule's spec.
+    pub fn spec(&self) -> &LatticeSpec {
+        &self.spec
+    }
+
+    /// One step of the rule on the device, in place: colour 0, then colour 1, with the random
+    /// streams of `(seed, step)`. `args` are the rule's arguments in order, the state included
+    /// (bound by the generated `step`). Returns the event of the second launch.
+    pub fn run<T: Scalar>(
+        &self,
+        state: &DeviceGrid<T>,
+        args: &[StencilArg<'_>],
+        seed: u64,
+        step: u32,
+    ) -> Result<Event> {
+        check_shape("lattice state", self.shape, state.shape())?;
+        check_arg_shapes(self.shape, args)?;
+        let device = state.device();
+        let params = self.params.refresh(device, args)?;
+        let mut cl = kernel_args(args, &params);
+        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
+        cl.extend([
+            Arg::i32(nx),
+            Arg::i32(ny),
+            Arg::i32(nz),
+            Arg::u32(seed as u32),
+            Arg::u32((seed >> 32) as u32),
+            Arg::u32(step),
+            Arg::i32(0),
+        ]);
+        let kernel = match self.kernel_ref.get() {
+            Some(k) => k,
+            None => {
+                let k = self.program.kernel_ref(self.spec.kernel)?;
+                self.kernel_ref.get_or_init(|| k)
+            }
+        };
+        let rank = self.spec.rank;
+        let colour_at = cl.len() - 1;
+        let mut last = None;
+        for colour in 0..2 {
+            cl[colour_at] = Arg::i32(colour);
+            last = self.program.launch_kernel(
+                kernel,
+                self.spec.kernel,
+                &self.global[..rank],
+                Some(&self.local[..rank]),
+                &cl,
+                colour == 1,
+            )?;
+        }
+        last.ok_or_else(|| Error::InvalidConfig("the second colour's launch gave no event".into()))
+    }
+}
+
+/// The state of a 1-D lattice rule as the rule sees it: `s.at(-1)`. On the host it is read in
+/// place while the sites of the other colour wait; the macro checks that it is.
+pub type Lattice1<'a, T> = crate::host::Grid1<'a, T>;
+/// The state of a 2-D lattice rule: `s.at(1, 0)`.
+pub type Lattice2<'a, T> = crate::host::Grid2<'a, T>;
+/// The state of a 3-D lattice rule: `s.at(0, 0, -1)`.
+pub type Lattice3<'a, T> = crate::host::Grid3<'a, T>;
+/// `Lattice<T>` is the 2-D state, the common case.
+pub type Lattice<'a, T> = Lattice2<'a, T>;
