@@ -18,6 +18,7 @@ mod baselines;
 mod chain;
 mod elements;
 mod kernels;
+mod lattice;
 mod measure;
 mod options;
 mod real;
@@ -48,6 +49,9 @@ enum Suite {
     /// Seed 001's in-place sweeps on every schedule, the sequential host sweep on one core and
     /// the fitted performance model.
     Sweeps,
+    /// The 2-D Ising model as a `#[clforge::lattice]` rule (checkerboard Metropolis): flips
+    /// per ns at several sizes, the host reference on one core.
+    Lattice,
     /// The latency floor of a bitwise-equal sweep: one update's dependent chain in one
     /// work-item, and the wavefront's in-block step (docs/SWEEPS.md).
     Chain,
@@ -159,6 +163,16 @@ fn main() -> Result<()> {
         }
         return Ok(());
     }
+    if cli.suite == Suite::Lattice {
+        let report = lattice::run(&dev, cli.quick, cli.sizes.as_deref(), reps)?;
+        print!("{}", report.table());
+        if let Some(path) = &cli.json {
+            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
     if cli.suite == Suite::Sweeps {
         let report = sweeps::run(&dev, cli.quick, reps)?;
         print!("{}", report.table());
@@ -177,7 +191,9 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
-        Suite::Sweeps | Suite::Chain => bail!("the sweeps and chain suites report on their own"),
+        Suite::Sweeps | Suite::Chain | Suite::Lattice => {
+            bail!("the sweeps, chain and lattice suites report on their own")
+        }
         Suite::Roofline => {
             let start = Instant::now();
             let mut progress = measure::Progress::new(5);

@@ -151,16 +151,16 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
             }
 
             /// Step `step` of the run `seed` on the device, in place: colour 0, then colour 1.
-            /// Returns the event of the second colour's launch.
+            /// Returns the two launches' events (their device time: `elapsed_ns()`).
             #[allow(clippy::too_many_arguments)]
-            pub fn step(#seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+            pub fn step(#seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::lattice::StepEvents> {
                 let #plan = Self::plan(#state.device(), #state.shape())?;
                 Self::step_plan(&#plan, #seed, #step, #(#arg_names),*)
             }
 
             /// Like [`Self::step`] with a prepared plan: no build or sizing on the hot path.
             #[allow(clippy::too_many_arguments)]
-            pub fn step_plan(#plan: &#rt::lattice::LatticePlan, #seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::Event> {
+            pub fn step_plan(#plan: &#rt::lattice::LatticePlan, #seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::lattice::StepEvents> {
                 #plan.run(&*#state, &[#(#launch_args),*], #seed, #step)
             }
 

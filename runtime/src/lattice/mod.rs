@@ -9,7 +9,7 @@ mod plan;
 pub mod rng;
 
 pub use bits::PackedBits;
-pub use plan::{host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec};
+pub use plan::{host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, StepEvents};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
 /// `clforge_draw(seed, step, site, draw)`, `clforge_uniform_f32(bits)`.

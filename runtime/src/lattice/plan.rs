@@ -153,14 +153,14 @@ impl LatticePlan {
 
     /// One step of the rule on the device, in place: colour 0, then colour 1, with the random
     /// streams of `(seed, step)`. `args` are the rule's arguments in order, the state included
-    /// (bound by the generated `step`). Returns the event of the second launch.
+    /// (bound by the generated `step`). Returns the events of both launches.
     pub fn run<T: Scalar>(
         &self,
         state: &DeviceGrid<T>,
         args: &[StencilArg<'_>],
         seed: u64,
         step: u32,
-    ) -> Result<Event> {
+    ) -> Result<StepEvents> {
         check_shape("lattice state", self.shape, state.shape())?;
         check_arg_shapes(self.shape, args)?;
         let device = state.device();
@@ -185,19 +185,44 @@ impl LatticePlan {
         };
         let rank = self.spec.rank;
         let colour_at = cl.len() - 1;
-        let mut last = None;
+        let mut events = Vec::with_capacity(2);
         for colour in 0..2 {
             cl[colour_at] = Arg::i32(colour);
-            last = self.program.launch_kernel(
+            let ev = self.program.launch_kernel(
                 kernel,
                 self.spec.kernel,
                 &self.global[..rank],
                 Some(&self.local[..rank]),
                 &cl,
-                colour == 1,
+                true,
             )?;
+            events.extend(ev);
         }
-        last.ok_or_else(|| Error::InvalidConfig("the second colour's launch gave no event".into()))
+        match (events.first(), events.last()) {
+            (Some(first), Some(last)) if events.len() == 2 => Ok(StepEvents {
+                first: first.clone(),
+                last: last.clone(),
+            }),
+            _ => Err(Error::InvalidConfig("a colour's launch gave no event".into())),
+        }
+    }
+}
+
+/// The device time of one step: from the start of colour 0's launch to the end of colour 1's.
+#[derive(Clone, Debug)]
+pub struct StepEvents {
+    first: Event,
+    last: Event,
+}
+
+impl StepEvents {
+    /// Device nanoseconds from the first launch's start to the second one's end (waits).
+    pub fn elapsed_ns(&self) -> Result<u64> {
+        self.last.since_start_of(&self.first)
+    }
+    /// Waits for the step to finish.
+    pub fn wait(&self) -> Result<()> {
+        self.last.wait()
     }
 }
 

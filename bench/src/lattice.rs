@@ -1,0 +1,180 @@
+//! The `lattice` suite (issue 10): the 2-D Ising model written with `#[clforge::lattice]`
+//! (checkerboard Metropolis, one `i32` spin per site, Philox draws), checked bit for bit against
+//! its host replay on a small lattice first, then timed per step (device time from colour 0's
+//! start to colour 1's end, median of the steps) at several sizes beside the device's copy
+//! bandwidth measured in the same run and the host reference on one core.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clforge::prelude::*;
+use clforge::runtime::lattice::rng;
+use serde::Serialize;
+
+use crate::measure::{Progress, Reps, Stats};
+use crate::roofline;
+
+/// Checkerboard Metropolis for the 2-D Ising model (J = 1, no field).
+#[lattice(boundary = periodic)]
+pub fn ising(s: &Lattice<i32>, rng: &Draws, t4: u32, t8: u32) -> i32 {
+    let h = s.at(1, 0) + s.at(-1, 0) + s.at(0, 1) + s.at(0, -1);
+    let de = 2 * s.at(0, 0) * h;
+    let u = rng.draw(0);
+    if de <= 0 || (de == 4 && u < t4) || (de == 8 && u < t8) {
+        -s.at(0, 0)
+    } else {
+        s.at(0, 0)
+    }
+}
+
+/// Onsager's critical coupling, where the updates are the least predictable.
+const BETA: f64 = 0.440_686_793_509_771_5;
+
+#[derive(Serialize)]
+pub struct Row {
+    pub size: String,
+    pub sites: usize,
+    pub step: Stats,
+    /// Attempted spin flips per nanosecond (sites / step time).
+    pub flips_per_ns: f64,
+    /// Bytes a step moves at least (each launch reads the lattice, writes half): 10 per site.
+    pub gb_s: f64,
+    pub pct_of_copy: f64,
+}
+
+#[derive(Serialize)]
+pub struct Report {
+    pub device: String,
+    pub copy_gb_s: f64,
+    pub rows: Vec<Row>,
+    /// The host reference (`Ising::apply_host`) on one core: size, ns per step, flips per ns.
+    pub host: (String, f64, f64),
+    pub wall_s: f64,
+}
+
+fn thresholds() -> (u32, u32) {
+    (rng::threshold((-4.0 * BETA).exp()), rng::threshold((-8.0 * BETA).exp()))
+}
+
+fn random_spins(shape: Shape) -> Result<HostGrid<i32>> {
+    let mut i = 0u64;
+    Ok(HostGrid::from_fn(shape, |_| {
+        i += 1;
+        if rng::draw(99, 0, i, 0) & 1 == 0 {
+            1
+        } else {
+            -1
+        }
+    })?)
+}
+
+pub fn run(dev: &Device, quick: bool, sizes: Option<&[Shape]>, reps: Reps) -> Result<Report> {
+    let start = Instant::now();
+    let (t4, t8) = thresholds();
+    let default: Vec<Shape> = if quick {
+        vec![Shape::d2(256, 256), Shape::d2(1024, 1024)]
+    } else {
+        vec![Shape::d2(4096, 4096), Shape::d2(16384, 16384), Shape::d2(32768, 32768)]
+    };
+    let sizes = sizes.map_or(default, <[Shape]>::to_vec);
+    let mut progress = Progress::new(sizes.len() as u64 + 7);
+    let roof = roofline::measure(dev, quick, reps, |m| progress.step(m))?;
+    let copy = roof.copy_gb_s();
+
+    // Bitwise check against the host replay before timing anything.
+    progress.step("ising: device = host replay, 64x48, 10 steps");
+    let shape = Shape::d2(64, 48);
+    let mut host = random_spins(shape)?;
+    let mut state = DeviceGrid::from_host(dev, &host)?;
+    for step in 0..10 {
+        Ising::apply_host(1, step, &mut host, t4, t8)?;
+        Ising::step(1, step, &mut state, t4, t8)?;
+    }
+    if state.to_host()? != host {
+        bail!("the Ising kernel differs from its host replay on {shape}");
+    }
+
+    let mut rows = Vec::new();
+    for &shape in &sizes {
+        progress.step(&format!("ising {shape}"));
+        let sites = shape.len();
+        if (sites * 4) as u64 > dev.info().max_alloc_bytes {
+            eprintln!(
+                "skipping {shape}: {} bytes exceed the device's largest allocation",
+                sites * 4
+            );
+            continue;
+        }
+        let spins = random_spins(shape)?;
+        let mut state = DeviceGrid::from_host(dev, &spins)?;
+        let plan = Ising::plan(dev, shape)?;
+        for step in 0..reps.warmup as u32 {
+            Ising::step_plan(&plan, 2, step, &mut state, t4, t8)?.wait()?;
+        }
+        let mut ns = Vec::with_capacity(reps.timed);
+        for step in 0..reps.timed as u32 {
+            let ev = Ising::step_plan(&plan, 2, 1000 + step, &mut state, t4, t8)?;
+            ns.push(ev.elapsed_ns()?);
+        }
+        let step = Stats::from_ns(&ns);
+        let t_ns = step.median_us * 1e3;
+        let gb_s = (sites * 10) as f64 / t_ns;
+        rows.push(Row {
+            size: shape.to_string(),
+            sites,
+            flips_per_ns: sites as f64 / t_ns,
+            gb_s,
+            pct_of_copy: 100.0 * gb_s / copy,
+            step,
+        });
+    }
+
+    // The host reference on one core, at the smallest size (a few steps).
+    let shape = sizes
+        .iter()
+        .copied()
+        .min_by_key(|s| s.len())
+        .unwrap_or(Shape::d2(1024, 1024));
+    progress.step(&format!("host reference {shape}"));
+    let mut host = random_spins(shape)?;
+    let steps = if quick { 2 } else { 3 };
+    let t = Instant::now();
+    for step in 0..steps {
+        Ising::apply_host(3, step, &mut host, t4, t8)?;
+    }
+    let host_ns = t.elapsed().as_nanos() as f64 / f64::from(steps);
+    progress.finish();
+    Ok(Report {
+        device: dev.info().name.clone(),
+        copy_gb_s: copy,
+        rows,
+        host: (shape.to_string(), host_ns, shape.len() as f64 / host_ns),
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+impl Report {
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "2-D Ising, checkerboard Metropolis at beta_c, one i32 per spin, Philox4x32-10 draws, on {}\n\
+             copy bandwidth in the same run: {:.0} GB/s\n\n\
+             | lattice | step median µs | flips per ns | GB/s (10 B per site) | % of copy |\n|---|---|---|---|---|\n",
+            self.device, self.copy_gb_s
+        );
+        for r in &self.rows {
+            s.push_str(&format!(
+                "| {} | {:.1} | {:.3} | {:.0} | {:.0} % |\n",
+                r.size, r.step.median_us, r.flips_per_ns, r.gb_s, r.pct_of_copy
+            ));
+        }
+        let (size, ns, flips) = &self.host;
+        s.push_str(&format!(
+            "\nhost reference (Ising::apply_host, one core) at {size}: {:.1} ms per step, {flips:.3} flips per ns\n",
+            ns / 1e6
+        ));
+        if let Some(best) = self.rows.iter().map(|r| r.flips_per_ns).reduce(f64::max) {
+            s.push_str(&format!("device / one core: {:.0}x\n", best / flips));
+        }
+        s
+    }
+}
