@@ -133,7 +133,9 @@ impl LatticePlan {
         check_work_group(device.info(), &local, || {
             format!("work-group {:?} of lattice rule `{}`", &local[..rank], spec.name)
         })?;
-        let global = [0, 1, 2].map(|a| dims[a].div_ceil(local[a]) * local[a]);
+        // One work-item per site of one colour: half of each row (rounded up) along x.
+        let items = [dims[0].div_ceil(2), dims[1], dims[2]];
+        let global = [0, 1, 2].map(|a| items[a].div_ceil(local[a]) * local[a]);
         let program = device.program(spec.origin, spec.source, "")?;
         Ok(LatticePlan {
             program,
