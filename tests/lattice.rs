@@ -152,5 +152,8 @@ fn generated_kernel_reads_as_the_rule() {
         src.contains("clforge_draw(clforge_seed, clforge_step, clforge_site, 0u)"),
         "{src}"
     );
-    assert!(src.contains("x = 2 * (int)get_global_id(0) + ((clforge_colour + y + z) & 1)"), "{src}");
+    assert!(
+        src.contains("x = 2 * (int)get_global_id(0) + ((clforge_colour + y + z) & 1)"),
+        "{src}"
+    );
 }

@@ -580,18 +580,24 @@ impl Emitter<'_> {
                     t
                 }
             };
+            let lane_fn = if f.nan_passing() {
+                format!("clforge_{name}_{}", if e.ty == Scalar::F64 { "f64" } else { "f32" })
+            } else {
+                name.to_string()
+            };
             let lanes: Vec<String> = (0..LANES)
                 .map(|i| {
                     let a: Vec<String> = args.iter().map(|x| lane(x, i)).collect();
-                    format!("{name}({})", a.join(", "))
+                    format!("{lane_fn}({})", a.join(", "))
                 })
                 .collect();
             return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
         }
         let call = format!("{name}({})", texts.join(", "));
-        // Rounding through helpers that pass NaN through: PoCL's `round`, `floor`, `ceil` gave 0
-        // (and 2) for a NaN its compiler can see (a NaN constant; long difftest run, stencil 101760).
-        if matches!(f, Floor | Ceil | Round) {
+        // Through helpers that pass NaN through: PoCL's `round`, `floor`, `ceil` gave 0 (and 2),
+        // its `exp` 0.27, for a NaN its compiler can see (a NaN constant; long difftest runs,
+        // stencils 101760 and 103699). Every one-argument function returns NaN for NaN in Rust.
+        if f.nan_passing() {
             let ty = if e.ty == Scalar::F64 { "f64" } else { "f32" };
             let lanes = if vec_expr { format!("x{LANES}") } else { String::new() };
             return (format!("clforge_{name}_{ty}{lanes}({})", texts.join(", ")), P_ATOM);

@@ -212,6 +212,16 @@ impl MathFn {
 
     /// Printed lane by lane in `vec8` code: PoCL's vectorised versions give wrong lanes
     /// (`pown` on `double8` with negative `n`; `sin` of `-FLT_MIN` on `float8` gave -0.0078).
+    /// One-argument float functions, which return NaN for NaN in Rust: generated through
+    /// `clforge_<name>_<ty>` helpers that test for NaN first (templates/common: `rust_math`).
+    pub fn nan_passing(self) -> bool {
+        use MathFn::*;
+        matches!(
+            self,
+            Floor | Ceil | Round | Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Sin | Cos | Tan | Tanh | Atan
+        )
+    }
+
     pub fn lane_by_lane(self) -> bool {
         use MathFn::*;
         matches!(

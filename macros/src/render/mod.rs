@@ -159,10 +159,12 @@ pub struct RoundingView {
     pub vector: bool,
 }
 
-/// The rounding helpers among `used`.
+/// The NaN-passing helpers among `used` (`MathFn::nan_passing`, by their OpenCL names).
 pub fn rounding_helpers(used: &[String]) -> Vec<RoundingView> {
     let mut out = Vec::new();
-    for func in ["floor", "ceil", "round"] {
+    for func in [
+        "floor", "ceil", "round", "sqrt", "cbrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "tanh", "atan",
+    ] {
         for (ty, cl) in [("f32", "float"), ("f64", "double")] {
             for vector in [false, true] {
                 let name = format!("clforge_{func}_{ty}{}", if vector { "x8" } else { "" });
