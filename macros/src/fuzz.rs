@@ -44,6 +44,8 @@ enum Target {
     Stencil,
     Element,
     Params,
+    Sweep,
+    Lattice,
 }
 
 /// One invocation: the attribute's arguments and the item, as text (what a failure prints).
@@ -98,6 +100,8 @@ fn outcome(input: &Input) -> Result<(Verdict, TokenStream), String> {
             Target::Stencil => driver::run::<kind::Stencil>(attr.clone(), item.clone()),
             Target::Element => driver::run::<kind::Element>(attr.clone(), item.clone()),
             Target::Params => driver::derive_params(item.clone()),
+            Target::Sweep => driver::run::<kind::Sweep>(attr.clone(), item.clone()),
+            Target::Lattice => driver::run::<kind::Lattice>(attr.clone(), item.clone()),
         };
         judge(input.target, attr, item, out.clone()).map(|v| (v, out))
     }));
@@ -127,6 +131,8 @@ fn judge(target: Target, attr: TokenStream, item: TokenStream, out: TokenStream)
     let call_site_ok = || match target {
         Target::Stencil => syn::parse2::<crate::parse::attr::StencilArgs>(attr.clone()).is_err(),
         Target::Element => syn::parse2::<crate::parse::element::ElementArgs>(attr.clone()).is_err(),
+        Target::Sweep => syn::parse2::<crate::parse::attr::SweepArgs>(attr.clone()).is_err(),
+        Target::Lattice => syn::parse2::<crate::parse::attr::LatticeArgs>(attr.clone()).is_err(),
         Target::Params => crate::diag::nesting(&item).is_ok() && syn::parse2::<syn::DeriveInput>(item.clone()).is_err(),
     };
     for (span, msg) in errors {
@@ -423,10 +429,17 @@ fn expansion_never_panics() {
     assert!(tally.failures.is_empty(), "{}", report(cfg.seed, &tally));
     if cfg.only.is_none() {
         // The generators must reach the back end, not only the parser's errors.
-        for target in [Target::Stencil, Target::Element, Target::Params] {
+        // Sweeps and lattice rules have fewer seeds in the repository: 1 in 500 must expand.
+        for (target, per) in [
+            (Target::Stencil, 100),
+            (Target::Element, 100),
+            (Target::Params, 100),
+            (Target::Sweep, 500),
+            (Target::Lattice, 500),
+        ] {
             let code = tally.verdicts.get(&(target, "code")).copied().unwrap_or(0);
             assert!(
-                code * 100 >= cases.len() as u64,
+                code * per >= cases.len() as u64,
                 "too few inputs expand: {:?}",
                 tally.verdicts
             );
@@ -538,6 +551,8 @@ fn items(list: &[syn::Item], root: &Path, out: &mut Vec<Input>) {
             let target = match last.as_str() {
                 "stencil" => Target::Stencil,
                 "element" => Target::Element,
+                "sweep" => Target::Sweep,
+                "lattice" => Target::Lattice,
                 "derive" if derives_params(a) => Target::Params,
                 _ => continue,
             };
@@ -608,6 +623,22 @@ fn relocate_templates(attr: &str, root: &Path) -> String {
 
 /// Inputs the files may not hold: the stage tests' items and the corners of the grammar.
 const CURATED: &[(Target, &str, &str)] = &[
+    (
+        Target::Lattice,
+        "boundary = fixed",
+        "fn walk(s: &Lattice1<f64>, rng: &Draws, k: &Coeffs) -> f64 {
+            let u = rng.uniform(2) as f64;
+            if rng.draw(0) % 2 == 1 { s.at(1) * k.a + u } else { s.at(-1) - s.at(0) * u }
+        }",
+    ),
+    (
+        Target::Lattice,
+        "",
+        "fn potts(q: &Lattice3<u32>, rng: &Draws, w: &Grid3<f32>, t: u32) -> u32 {
+            let same = (q.at(1, 0, 0) == q.at(0, 0, 0)) as u32 + (q.at(0, 0, -1) == q.at(0, 0, 0)) as u32;
+            if rng.draw(1) < t && w.at(0, 0, 0) > 0.5 { q.at(0, 1, 0) } else { q.at(0, 0, 0) + same }
+        }",
+    ),
     (
         Target::Stencil,
         "boundary = periodic",

@@ -118,8 +118,14 @@ impl<'a> BodyParser<'a> {
             _ => None,
         };
         let Some(index) = index else {
+            // At the arguments, or at the method when there are none (empty tokens have no span).
+            let at = if m.args.is_empty() {
+                quote::ToTokens::to_token_stream(&m.method)
+            } else {
+                quote::ToTokens::to_token_stream(&m.args)
+            };
             return Err(syn::Error::new_spanned(
-                &m.args,
+                at,
                 format!(
                     "`{method}` takes one draw number, a `u32` literal (`rng.{method}(0)`, `rng.{method}(1)`, ...): \
                      the site's draws are numbered so that host and device draw the same ones"
