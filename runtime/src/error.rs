@@ -105,6 +105,23 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
 
+    /// Work-items appended more entries to a bounded work queue than it holds. The entries that
+    /// fit are kept, the others were not stored: the queue's content is incomplete.
+    #[error(
+        "work queue `{name}` overflowed: {attempted} entries were appended but it holds {capacity}; \
+         {lost} were not stored. Create it with a larger capacity (or compact it more often)"
+    )]
+    QueueOverflow {
+        /// The queue's name.
+        name: String,
+        /// Its capacity in entries.
+        capacity: usize,
+        /// Entries the work-items tried to store in all.
+        attempted: u64,
+        /// Entries that did not fit.
+        lost: u64,
+    },
+
     /// An element's geometry maps the reference element onto an inverted or flat shape.
     #[error(
         "element `{element}` is inverted or degenerate: det J = {det:e} at local point {local:?}; \
