@@ -36,6 +36,7 @@ bench-smoke:
 	$(CARGO) run --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
 	$(CARGO) run --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
 	$(CARGO) run --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
+	$(CARGO) run --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
 
 lint:
 	$(CARGO) fmt --all --check
