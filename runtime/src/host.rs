@@ -125,6 +125,10 @@ impl UpdateRegion {
     }
     /// The points, x fastest.
     pub fn points(&self) -> impl Iterator<Item = [usize; 3]> + '_ {
+        self.into_points()
+    }
+    /// The points, x fastest, owning the region (the iterator outlives it).
+    pub fn into_points(self) -> impl Iterator<Item = [usize; 3]> + 'static {
         let (lo, hi) = (self.lo, self.hi);
         (lo[2]..hi[2]).flat_map(move |z| (lo[1]..hi[1]).flat_map(move |y| (lo[0]..hi[0]).map(move |x| [x, y, z])))
     }

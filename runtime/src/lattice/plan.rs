@@ -66,9 +66,10 @@ pub fn host_sites(
     boundary: Boundary,
     colour: usize,
 ) -> impl Iterator<Item = ([usize; 3], u64)> {
-    let region = UpdateRegion::new(shape, halo, boundary);
-    let points: Vec<[usize; 3]> = region.points().filter(|p| (p[0] + p[1] + p[2]) % 2 == colour).collect();
-    points.into_iter().map(move |p| (p, shape.index(p) as u64))
+    UpdateRegion::new(shape, halo, boundary)
+        .into_points()
+        .filter(move |p| (p[0] + p[1] + p[2]) % 2 == colour)
+        .map(move |p| (p, shape.index(p) as u64))
 }
 
 /// A lattice rule built for one device and sized for one shape.
