@@ -275,3 +275,72 @@ fn ising_magnetisation_matches_onsager_below_tc() {
     eprintln!("|m| = {m:.5}, Onsager-Yang {exact:.5}");
     assert!((m - exact).abs() < 0.005, "|m| = {m}, Onsager-Yang {exact}");
 }
+
+/// The 8 neighbours of a square: diagonals have the checkerboard colour of the site, so the
+/// macro derives the 4 parity classes (x % 2) + 2 (y % 2).
+#[lattice(boundary = fixed)]
+pub fn moore(s: &Lattice<f32>, rng: &Draws, w: f32) -> f32 {
+    let edges = s.at(1, 0) + s.at(-1, 0) + s.at(0, 1) + s.at(0, -1);
+    let corners = s.at(1, 1) + s.at(-1, 1) + s.at(1, -1) + s.at(-1, -1);
+    (1.0 - w) * s.at(0, 0) + w * (0.15 * edges + 0.1 * corners) + 0.01 * rng.uniform(0)
+}
+
+/// Seed 003's shape of rule: a site holds 3 bond bits (+x, +y, +z); a bond breaks with a
+/// probability that grows with the broken bonds around it, read from the 12 sites that share
+/// an edge with the site's cube corner (offsets with components in {-1, 0, 1}): 8 colours.
+#[lattice]
+pub fn bonds(s: &Lattice3<u32>, rng: &Draws, t: u32) -> u32 {
+    let around = (s.at(1, 0, 0) | s.at(-1, 0, 0) | s.at(0, 1, 0) | s.at(0, -1, 0))
+        ^ (s.at(1, 1, 0) & s.at(-1, 0, 1))
+        ^ (s.at(0, 1, -1) | s.at(1, 0, -1))
+        ^ (s.at(0, 0, 1) & s.at(-1, -1, 0));
+    let broken = (around & 1) + ((around >> 1) & 1) + ((around >> 2) & 1);
+    let bond = rng.draw(0) % 3;
+    if rng.draw(1) / (broken + 1) < t {
+        s.at(0, 0, 0) | (1 << bond)
+    } else {
+        s.at(0, 0, 0)
+    }
+}
+
+#[test]
+fn parity_coloured_rules_equal_their_host_replay() {
+    let dev = device();
+    assert!(Moore::source().contains("4 parity classes"), "{}", Moore::source());
+    assert!(Bonds::source().contains("8 parity classes"), "{}", Bonds::source());
+    assert_eq!(Moore::spec().colours, 4);
+    assert_eq!(Bonds::spec().colours, 8);
+    assert_eq!(Ising::spec().colours, 2);
+    for shape in [Shape::d2(33, 20), Shape::d2(3, 3), Shape::d2(64, 2)] {
+        let mut r = SmallRng::seed_from_u64(8);
+        let mut host = HostGrid::from_fn(shape, |_| r.random_range(-1.0..1.0)).unwrap();
+        let mut state = DeviceGrid::from_host(&dev, &host).unwrap();
+        for step in 0..5 {
+            Moore::apply_host(6, step, &mut host, 0.3).unwrap();
+            Moore::step(6, step, &mut state, 0.3).unwrap();
+        }
+        let got = state.to_host().unwrap();
+        assert!(
+            got.data()
+                .iter()
+                .zip(host.data())
+                .all(|(g, h)| g.to_bits() == h.to_bits()),
+            "{shape}"
+        );
+    }
+    let shape = Shape::d3(10, 8, 6);
+    let mut host = HostGrid::<u32>::new(shape).unwrap();
+    let mut state = DeviceGrid::from_host(&dev, &host).unwrap();
+    let t = rng::threshold(0.05);
+    for step in 0..30 {
+        Bonds::apply_host(13, step, &mut host, t).unwrap();
+        Bonds::step(13, step, &mut state, t).unwrap();
+    }
+    let got = state.to_host().unwrap();
+    assert_eq!(got, host);
+    let broken: u32 = got.data().iter().map(|b| b.count_ones()).sum();
+    assert!(broken > 10 && broken < 3 * 480, "{broken} bonds broken");
+    // Periodic parity classes need even extents too.
+    let err = Bonds::plan(&dev, Shape::d3(10, 7, 6)).unwrap_err().to_string();
+    assert!(err.contains("even"), "{err}");
+}

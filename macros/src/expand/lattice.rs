@@ -51,6 +51,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
         ));
     }
     let kname = &kernel.name;
+    let colours = l.colours;
 
     let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
     let (p_, site, shape, plan, device, value, seed, step, colour) = (
@@ -140,6 +141,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     kernel: #kname,
+                    colours: #colours,
                     origin: #origin,
                     source: Self::source(),
                 }
@@ -150,7 +152,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                 #rt::lattice::LatticePlan::new(#device, Self::spec(), #shape)
             }
 
-            /// Step `step` of the run `seed` on the device, in place: colour 0, then colour 1.
+            /// Step `step` of the run `seed` on the device, in place: one launch per colour, in order.
             /// Returns the two launches' events (their device time: `elapsed_ns()`).
             #[allow(clippy::too_many_arguments)]
             pub fn step(#seed: u64, #step: u32, #(#dev_params),*) -> #rt::Result<#rt::lattice::StepEvents> {
@@ -164,7 +166,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                 #plan.run(&*#state, &[#(#launch_args),*], #seed, #step)
             }
 
-            /// The host reference: step `step` of the run `seed`, colour 0 then colour 1, calling
+            /// The host reference: step `step` of the run `seed`, colour by colour, calling
             /// the Rust function at every updated site with that site's random stream.
             #[allow(clippy::too_many_arguments)]
             pub fn apply_host(#seed: u64, #step: u32, #(#host_params),*) -> #rt::Result<()> {
@@ -176,8 +178,8 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                     )));
                 }
                 #(#shape_checks)*
-                for #colour in 0..2 {
-                    for (#p_, #site) in #rt::lattice::host_sites(#shape, [#hx, #hy, #hz], #boundary, #colour) {
+                for #colour in 0..#colours {
+                    for (#p_, #site) in #rt::lattice::host_sites(#shape, [#hx, #hy, #hz], #boundary, #colours, #colour) {
                         let #value: #state_ty = #fn_name(#(#host_args),*);
                         #state.set(#p_, #value);
                     }

@@ -13,11 +13,13 @@ pub struct SweepBody {
 }
 
 /// A lattice rule's site update: a stencil body whose state is read and written in place, one
-/// checkerboard colour at a time.
+/// colour of a sublattice colouring at a time.
 #[derive(Clone, Debug)]
 pub struct LatticeBody {
     /// The site update; reads of the state are reads of argument `state`.
     pub body: StencilBody,
     /// The argument index of the state.
     pub state: usize,
+    /// 2 (the checkerboard) or `2^rank` (the parity classes), derived from the reads.
+    pub colours: usize,
 }

@@ -8,9 +8,10 @@ use super::sweep::signature;
 use crate::ir::sweep::LatticeBody;
 use crate::ir::{Access, Binding, Body, Elem, Kernel, Param, Program, Ty};
 use crate::model::lattice::Lattice;
+use crate::model::sweep::SweepRead;
 use crate::model::{Boundary, Scalar};
 
-/// Why a read of the state breaks the checkerboard, if it does.
+/// Why a read of the state breaks the checkerboard `(x + y + z) % 2`, if it does.
 fn illegal(offset: [i64; 3], boundary: Boundary) -> Option<String> {
     let distance: i64 = offset.iter().map(|d| d.abs()).sum();
     if distance == 0 {
@@ -18,34 +19,71 @@ fn illegal(offset: [i64; 3], boundary: Boundary) -> Option<String> {
     }
     if distance % 2 == 0 {
         return Some(format!(
-            "it reads a site of the reader's own colour (the offsets add up to {distance}, an even number): \
-             on the checkerboard both update at once, so the value read would depend on their order. A \
-             lattice rule reads its own site and neighbours at odd offsets (`s.at(1, 0)`, `s.at(0, -1)`, ...); \
-             keep other values in a separate grid"
+            "it reads a site of the reader's own colour (the offsets add up to {distance}, an even number)"
         ));
     }
     let axes = offset.iter().filter(|d| **d != 0).count();
     if boundary == Boundary::Clamp && (axes > 1 || distance > 1) {
         return Some(
             "with `boundary = clamp` a read beyond the edge lands on the edge site, which for this offset can \
-             have the reader's colour: use `boundary = periodic` or `fixed`, or read only the nearest \
-             neighbours along one axis"
+             have the reader's colour"
                 .to_string(),
         );
     }
     None
 }
 
+/// Why a read of the state breaks the parity classes `(x % 2) + 2 (y % 2) + 4 (z % 2)`, if it
+/// does: a read reaches another class exactly when one of its components is odd.
+fn illegal_parity(offset: [i64; 3], boundary: Boundary) -> Option<String> {
+    if offset == [0; 3] {
+        return None;
+    }
+    if offset.iter().all(|d| d % 2 == 0) {
+        return Some(
+            "every component of its offset is even, so it reads a site of the reader's own parity class \
+             (x % 2, y % 2, z % 2), and no colouring of the lattice by parity separates the two"
+                .to_string(),
+        );
+    }
+    if boundary == Boundary::Clamp && offset.iter().any(|d| d.abs() > 1) {
+        return Some(
+            "with `boundary = clamp` a read beyond the edge lands on the edge site, which for a component \
+             beyond 1 can have the reader's parity"
+                .to_string(),
+        );
+    }
+    None
+}
+
+/// The colours a rule needs: 2 when the checkerboard separates every read, else `2^rank` when
+/// the parity classes do; else the read that no colouring by parity separates, and why.
+fn colouring(reads: &[SweepRead], boundary: Boundary, rank: usize) -> Result<usize, (&SweepRead, String)> {
+    if reads.iter().all(|r| illegal(r.offset, boundary).is_none()) {
+        return Ok(2);
+    }
+    match reads
+        .iter()
+        .find_map(|r| illegal_parity(r.offset, boundary).map(|why| (r, why)))
+    {
+        None => Ok(1 << rank),
+        Some(bad) => Err(bad),
+    }
+}
+
 pub fn lower(l: &Lattice) -> syn::Result<Program> {
     let s = &l.stencil;
-    for r in &l.reads {
-        if let Some(why) = illegal(r.offset, s.boundary) {
-            return Err(syn::Error::new_spanned(
-                &r.tokens,
-                format!("`{}` cannot be read by a checkerboard lattice rule: {why}", r.text),
-            ));
-        }
-    }
+    let colours = colouring(&l.reads, s.boundary, s.rank).map_err(|(r, why)| {
+        syn::Error::new_spanned(
+            &r.tokens,
+            format!(
+                "`{}` cannot be read by a lattice rule: {why}. The sites of one colour update at once, so a \
+                 rule reads its own site and sites of other colours only: neighbours with an odd component \
+                 (`s.at(1, 0)`, `s.at(1, 1)`, `s.at(0, -1, 1)`, ...); keep other values in a separate grid",
+                r.text
+            ),
+        )
+    })?;
     let Lowered {
         body,
         origin,
@@ -66,7 +104,7 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
             Binding::Named,
         ));
     }
-    let kernel = Kernel::new(&origin, "checkerboard", params);
+    let kernel = Kernel::new(&origin, if colours == 2 { "checkerboard" } else { "parity" }, params);
     Ok(Program {
         origin,
         family: "lattice".into(),
@@ -75,7 +113,11 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
         contracts: region_contracts(&body),
         fp64,
         completion,
-        body: Body::Lattice(Box::new(LatticeBody { body, state: l.state })),
+        body: Body::Lattice(Box::new(LatticeBody {
+            body,
+            state: l.state,
+            colours,
+        })),
         extension: None,
     })
 }
@@ -97,5 +139,17 @@ mod tests {
         for bad in [[3, 0, 0], [2, 1, 0], [1, 1, 1]] {
             assert!(illegal(bad, Boundary::Clamp).is_some(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn parity_legality() {
+        for ok in [[1, 1, 0], [1, -1, 1], [0, 1, 1], [2, 1, 0], [3, 0, 0]] {
+            assert!(illegal_parity(ok, Boundary::Periodic).is_none(), "{ok:?}");
+        }
+        for bad in [[2, 0, 0], [2, 2, 0], [0, -2, 4]] {
+            assert!(illegal_parity(bad, Boundary::Fixed).is_some(), "{bad:?}");
+        }
+        assert!(illegal_parity([1, 1, 1], Boundary::Clamp).is_none());
+        assert!(illegal_parity([2, 1, 0], Boundary::Clamp).is_some());
     }
 }

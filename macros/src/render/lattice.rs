@@ -25,6 +25,8 @@ pub struct LatticeView {
     pub hz: usize,
     pub fp64: bool,
     pub kernel: String,
+    /// 2 (checkerboard) or `2^rank` (parity classes).
+    pub colours: usize,
     pub params: Vec<String>,
     pub contracts: Vec<DefineView>,
     /// The site update reading global memory (wrapped or clamped coordinates first).
@@ -62,6 +64,7 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         hz: k.access.halo[2],
         fp64: p.fp64,
         kernel: kernel.name.clone(),
+        colours: l.colours,
         params: signature::params(&kernel.params),
         contracts: defines_view(&p.contracts),
         body,

@@ -10,7 +10,9 @@ mod queue;
 pub mod rng;
 
 pub use bits::PackedBits;
-pub use plan::{host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, StepEvents};
+pub use plan::{
+    colour_of, host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, StepEvents,
+};
 pub use queue::{WorkQueue, QUEUE_CL};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,

@@ -1,8 +1,10 @@
-//! Running a `#[clforge::lattice]` rule: the checkerboard schedule. The rule reads its own site
-//! and neighbours at odd offsets only (`|dx| + |dy| + |dz|` odd, checked by the macro), so the
-//! sites of one colour (`(x + y + z) % 2`) read only sites of the other colour and their own
-//! value: all sites of a colour update at once, in place, and the result does not depend on
-//! their order. A step updates colour 0, then colour 1; each site's random numbers are
+//! Running a `#[clforge::lattice]` rule: a sublattice schedule whose colouring the macro derives
+//! from the rule's reads. With every read of the state at an odd offset (`|dx| + |dy| + |dz|`
+//! odd) two colours suffice, the checkerboard `(x + y + z) % 2`; with every read having an odd
+//! component (the 8 neighbours of a square, seed 003's 12 bond neighbours) the `2^rank` parity
+//! classes `(x % 2) + 2 (y % 2) + 4 (z % 2)`. Either way the sites of one colour read only sites of
+//! other colours and their own value: they update at once, in place, and the result does not
+//! depend on their order. A step updates the colours in order; each site's random numbers are
 //! `draw(seed, step, site, k)` (Philox4x32-10), the same on the host and the device, so the host
 //! reference ([`host_sites`] in the generated `apply_host`) is bit for bit the device's result.
 
@@ -26,8 +28,11 @@ pub struct LatticeSpec {
     pub halo: [usize; 3],
     /// Boundary policy of the reads.
     pub boundary: Boundary,
-    /// The checkerboard kernel's OpenCL name.
+    /// The kernel's OpenCL name (one launch per colour).
     pub kernel: &'static str,
+    /// Colours: 2 (the checkerboard `(x + y + z) % 2`) or `2^rank` (the parity classes
+    /// `(x % 2) + 2 (y % 2) + 4 (z % 2)`).
+    pub colours: usize,
     /// `file.rs:line` of the Rust function.
     pub origin: &'static str,
     /// The generated OpenCL C.
@@ -58,17 +63,27 @@ impl Draws {
     }
 }
 
-/// The sites of `colour` (0 or 1) that a rule with this halo and boundary updates on `shape`,
-/// with their linear indices: what the generated `apply_host` visits, colour 0 then colour 1.
+/// The colour of site `p` among `colours` (see [`LatticeSpec::colours`]).
+pub fn colour_of(p: [usize; 3], colours: usize) -> usize {
+    if colours == 2 {
+        (p[0] + p[1] + p[2]) % 2
+    } else {
+        (p[0] % 2) + 2 * (p[1] % 2) + 4 * (p[2] % 2)
+    }
+}
+
+/// The sites of `colour` (of `colours`) that a rule with this halo and boundary updates on
+/// `shape`, with their linear indices: what the generated `apply_host` visits, colour by colour.
 pub fn host_sites(
     shape: Shape,
     halo: [usize; 3],
     boundary: Boundary,
+    colours: usize,
     colour: usize,
 ) -> impl Iterator<Item = ([usize; 3], u64)> {
     UpdateRegion::new(shape, halo, boundary)
         .into_points()
-        .filter(move |p| (p[0] + p[1] + p[2]) % 2 == colour)
+        .filter(move |&p| colour_of(p, colours) == colour)
         .map(move |p| (p, shape.index(p) as u64))
 }
 
@@ -134,8 +149,21 @@ impl LatticePlan {
         check_work_group(device.info(), &local, || {
             format!("work-group {:?} of lattice rule `{}`", &local[..rank], spec.name)
         })?;
-        // One work-item per site of one colour: half of each row (rounded up) along x.
-        let items = [dims[0].div_ceil(2), dims[1], dims[2]];
+        if spec.colours != 2 && spec.colours != 1 << rank {
+            return Err(Error::InvalidConfig(format!(
+                "lattice rule `{}` declares {} colours; a {rank}-D rule has 2 or {}",
+                spec.name,
+                spec.colours,
+                1 << rank
+            )));
+        }
+        // One work-item per site of one colour: half of each row (rounded up) along x, and for
+        // the parity classes half along every axis.
+        let items = if spec.colours == 2 {
+            [dims[0].div_ceil(2), dims[1], dims[2]]
+        } else {
+            [0, 1, 2].map(|a| if a < rank { dims[a].div_ceil(2) } else { dims[a] })
+        };
         let global = [0, 1, 2].map(|a| items[a].div_ceil(local[a]) * local[a]);
         let program = device.program(spec.origin, spec.source, "")?;
         Ok(LatticePlan {
@@ -154,7 +182,7 @@ impl LatticePlan {
         &self.spec
     }
 
-    /// One step of the rule on the device, in place: colour 0, then colour 1, with the random
+    /// One step of the rule on the device, in place: colour 0, 1, ... in order, with the random
     /// streams of `(seed, step)`. `args` are the rule's arguments in order, the state included
     /// (bound by the generated `step`). Returns the events of both launches.
     pub fn run<T: Scalar>(
@@ -188,9 +216,22 @@ impl LatticePlan {
         };
         let rank = self.spec.rank;
         let colour_at = cl.len() - 1;
+        let colours = self.spec.colours;
         let mut events = Vec::with_capacity(2);
-        for colour in 0..2 {
-            cl[colour_at] = Arg::i32(colour);
+        for colour in 0..colours {
+            cl[colour_at] = Arg::i32(colour as i32);
+            if colour > 0 && colour + 1 < colours {
+                // Only the first and last launches' events are kept (the step's device time).
+                self.program.launch_kernel(
+                    kernel,
+                    self.spec.kernel,
+                    &self.global[..rank],
+                    Some(&self.local[..rank]),
+                    &cl,
+                    false,
+                )?;
+                continue;
+            }
             let ev = self.program.launch_kernel(
                 kernel,
                 self.spec.kernel,
@@ -211,7 +252,8 @@ impl LatticePlan {
     }
 }
 
-/// The device time of one step: from the start of colour 0's launch to the end of colour 1's.
+/// The device time of one step: from the start of the first colour's launch to the end of the
+/// last one's.
 #[derive(Clone, Debug)]
 pub struct StepEvents {
     first: Event,
