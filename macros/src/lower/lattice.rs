@@ -13,11 +13,12 @@ use crate::model::{Boundary, Scalar};
 
 /// Why a read of the state breaks the checkerboard `(x + y + z) % 2`, if it does.
 fn illegal(offset: [i64; 3], boundary: Boundary) -> Option<String> {
-    let distance: i64 = offset.iter().map(|d| d.abs()).sum();
+    // In u128: an offset may be any i64 the user wrote (its size is checked elsewhere).
+    let distance: u128 = offset.iter().map(|d| u128::from(d.unsigned_abs())).sum();
     if distance == 0 {
         return None;
     }
-    if distance % 2 == 0 {
+    if distance.is_multiple_of(2) {
         return Some(format!(
             "it reads a site of the reader's own colour (the offsets add up to {distance}, an even number)"
         ));
@@ -46,7 +47,7 @@ fn illegal_parity(offset: [i64; 3], boundary: Boundary) -> Option<String> {
                 .to_string(),
         );
     }
-    if boundary == Boundary::Clamp && offset.iter().any(|d| d.abs() > 1) {
+    if boundary == Boundary::Clamp && offset.iter().any(|d| d.unsigned_abs() > 1) {
         return Some(
             "with `boundary = clamp` a read beyond the edge lands on the edge site, which for a component \
              beyond 1 can have the reader's parity"
@@ -150,6 +151,10 @@ mod tests {
             assert!(illegal_parity(bad, Boundary::Fixed).is_some(), "{bad:?}");
         }
         assert!(illegal_parity([1, 1, 1], Boundary::Clamp).is_none());
+        // Extreme offsets are judged, not overflowed (fuzz seed 0x7eb).
+        assert!(illegal([i64::MAX, 1, 0], Boundary::Clamp).is_some());
+        assert!(illegal([i64::MIN, i64::MIN, 1], Boundary::Periodic).is_none());
+        assert!(illegal_parity([i64::MIN, 0, 0], Boundary::Fixed).is_some());
         assert!(illegal_parity([2, 1, 0], Boundary::Clamp).is_some());
     }
 }
