@@ -105,6 +105,20 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
 
+    /// Reading or writing a file (a checkpoint) failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being read or written, with its path.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A checkpoint is not one this build wrote, or was damaged.
+    #[error("checkpoint rejected: {0}")]
+    Checkpoint(String),
+
     /// Work-items appended more entries to a bounded work queue than it holds. The entries that
     /// fit are kept, the others were not stored: the queue's content is incomplete.
     #[error(

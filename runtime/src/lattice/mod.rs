@@ -5,6 +5,7 @@
 //! [`rng::draw`] computes: a host replay of a device schedule draws the same numbers.
 
 mod bits;
+pub mod bonds;
 mod plan;
 mod queue;
 pub mod rng;

@@ -1,0 +1,175 @@
+//! Seed 003's fracture schedule on the device: launch by launch equal to its host replay (bonds,
+//! groups, counters, faces, the live list as a set), resumable from a checkpoint, and a full list
+//! is a typed error that loses nothing.
+
+use clforge::prelude::*;
+use clforge::runtime::lattice::bonds::{
+    replay, replay_launch, BondGeometry, BondModel, BondRun, BondState, Fracture, Schedule, Stop, VERTICAL_FACES,
+};
+use clforge::runtime::Error;
+
+fn device() -> Device {
+    Device::default().expect("device")
+}
+
+/// The parts of two states that must be equal (the queue compared as a set of live entries:
+/// its order is immaterial and dead entries leave it at different moments).
+fn assert_same(device: &BondState, host: &BondState, model: &BondModel, what: &str) {
+    assert_eq!(device.broken, host.broken, "{what}: broken bonds");
+    assert_eq!(device.marked, host.marked, "{what}: marked columns");
+    assert_eq!(device.faces, host.faces, "{what}: faces");
+    assert_eq!(device.step, host.step, "{what}: launches");
+    assert_eq!(device.proposals, host.proposals, "{what}: proposals");
+    assert!(device.bonds == host.bonds, "{what}: bond bits differ");
+    assert!(device.groups == host.groups, "{what}: column bits differ");
+    let (mut d, mut h) = (device.clone(), host.clone());
+    d.purge(model);
+    h.purge(model);
+    assert_eq!(d.sorted_queue(), h.sorted_queue(), "{what}: live lists differ");
+}
+
+#[test]
+fn device_launches_equal_host_replay() {
+    let dev = device();
+    let model = BondModel::fracture();
+    for (size, k, subs, purge_every, seed) in [
+        ([12, 12, 12], Fracture { k1: 1.0, k2: 1.0 }, 1, 8, 1u64),
+        ([10, 14, 9], Fracture { k1: 0.5, k2: 2.0 }, 3, 2, 2),
+        ([16, 16, 8], Fracture { k1: 3.0, k2: 1.0 }, 1, 1, 0xdead_beef_0123),
+    ] {
+        let g = BondGeometry::new(size, 3).unwrap();
+        let schedule = Schedule {
+            subs,
+            purge_every,
+            purge_above: 16,
+        };
+        let start = BondState::nucleus(g, &model, seed).unwrap();
+        let mut run = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+        let mut host = start.clone();
+        let mut launches = 0;
+        let stop = loop {
+            if host.reached(VERTICAL_FACES) {
+                break Stop::Reached;
+            }
+            if host.queue.is_empty() {
+                break Stop::Exhausted;
+            }
+            if launches == 400 {
+                break Stop::Limit;
+            }
+            run.launch(&k).unwrap();
+            replay_launch(&mut host, &model, &k, schedule).unwrap();
+            launches += 1;
+            if launches % 7 == 0 {
+                assert_same(
+                    &run.state().unwrap(),
+                    &host,
+                    &model,
+                    &format!("{size:?} launch {launches}"),
+                );
+            }
+        };
+        assert_same(&run.state().unwrap(), &host, &model, &format!("{size:?} at the end"));
+        assert!(
+            host.broken > 20,
+            "{size:?}: the crack grew ({} bonds, {stop:?})",
+            host.broken
+        );
+    }
+}
+
+#[test]
+fn device_run_stops_at_the_faces_and_resumes_bit_for_bit() {
+    let dev = device();
+    let model = BondModel::fracture();
+    let g = BondGeometry::new([14, 14, 14], 3).unwrap();
+    let k = Fracture { k1: 1.0, k2: 1.0 };
+    let schedule = Schedule::default();
+    let start = BondState::nucleus(g, &model, 5).unwrap();
+
+    let mut whole = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+    assert_eq!(whole.run(&k, VERTICAL_FACES, 10_000, |_, _| ()).unwrap(), Stop::Reached);
+    let end = whole.state().unwrap();
+    assert!(end.reached(VERTICAL_FACES));
+    let mut host = start.clone();
+    assert_eq!(
+        replay(&mut host, &model, &k, schedule, VERTICAL_FACES, u64::MAX).unwrap(),
+        Stop::Reached
+    );
+    assert_same(&end, &host, &model, "run to the faces");
+
+    // Stop halfway, save, load, continue on a fresh run: the same end.
+    let mut first = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+    assert_eq!(
+        first.run(&k, VERTICAL_FACES, end.step / 2, |_, _| ()).unwrap(),
+        Stop::Limit
+    );
+    let mut bytes = Vec::new();
+    first.state().unwrap().save(&mut bytes).unwrap();
+    drop(first);
+    let resumed = BondState::load(&bytes[..]).unwrap();
+    let mut second = BondRun::new(&dev, &model, schedule, &resumed, None).unwrap();
+    assert_eq!(
+        second.run(&k, VERTICAL_FACES, 10_000, |_, _| ()).unwrap(),
+        Stop::Reached
+    );
+    assert_same(&second.state().unwrap(), &end, &model, "resumed run");
+}
+
+#[test]
+fn a_full_live_list_is_a_typed_error_that_loses_nothing() {
+    let dev = device();
+    let model = BondModel::fracture();
+    let g = BondGeometry::new([12, 12, 12], 3).unwrap();
+    let k = Fracture { k1: 0.2, k2: 1.0 };
+    let start = BondState::nucleus(g, &model, 9).unwrap();
+    let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, Some(40)).unwrap();
+    let mut host = start.clone();
+    let err = loop {
+        match run.launch(&k) {
+            Ok(_) => {
+                replay_launch(&mut host, &model, &k, Schedule::default()).unwrap();
+            }
+            Err(e) => break e,
+        }
+        assert!(run.step() < 1000, "the list of 40 entries never filled");
+    };
+    assert!(
+        matches!(
+            err,
+            Error::QueueOverflow {
+                capacity: 40,
+                lost: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("larger capacity"), "{err}");
+    // Nothing was launched or lost: the state equals the replay, and continues on a larger list.
+    let state = run.state().unwrap();
+    assert_same(&state, &host, &model, "after the refused launch");
+    let mut bigger = BondRun::new(&dev, &model, Schedule::default(), &state, None).unwrap();
+    bigger.launch(&k).unwrap();
+    replay_launch(&mut host, &model, &k, Schedule::default()).unwrap();
+    assert_same(&bigger.state().unwrap(), &host, &model, "continued on a larger list");
+}
+
+#[test]
+fn bad_energies_and_models_are_errors() {
+    let dev = device();
+    let model = BondModel::fracture();
+    let g = BondGeometry::new([6, 6, 6], 3).unwrap();
+    let start = BondState::nucleus(g, &model, 1).unwrap();
+    let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, None).unwrap();
+    let nan = |_: u64, _: u64| f64::NAN;
+    assert!(matches!(run.launch(&nan), Err(Error::InvalidConfig(m)) if m.contains("NaN")));
+    assert_eq!(run.step(), 0, "a refused launch is not counted");
+    let no_subs = Schedule {
+        subs: 0,
+        ..Schedule::default()
+    };
+    assert!(BondRun::new(&dev, &model, no_subs, &start, None).is_err());
+    let two_kinds = BondGeometry::new([6, 6, 6], 2).unwrap();
+    assert!(BondState::nucleus(two_kinds, &model, 1).is_err());
+}
