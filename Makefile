@@ -37,6 +37,8 @@ bench-smoke:
 	$(CARGO) run --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
 	$(CARGO) run --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
 	$(CARGO) run --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
+	$(CARGO) run --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
+	$(CARGO) run --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
 
 lint:
 	$(CARGO) fmt --all --check

@@ -32,14 +32,14 @@ fn assert_same(device: &BondState, host: &BondState, model: &BondModel, what: &s
 fn device_launches_equal_host_replay() {
     let dev = device();
     let model = BondModel::fracture();
-    for (size, k, subs, purge_every, seed) in [
+    for (size, k, thinning, purge_every, seed) in [
         ([12, 12, 12], Fracture { k1: 1.0, k2: 1.0 }, 1, 8, 1u64),
         ([10, 14, 9], Fracture { k1: 0.5, k2: 2.0 }, 3, 2, 2),
         ([16, 16, 8], Fracture { k1: 3.0, k2: 1.0 }, 1, 1, 0xdead_beef_0123),
     ] {
         let g = BondGeometry::new(size, 3).unwrap();
         let schedule = Schedule {
-            subs,
+            thinning,
             purge_every,
             purge_above: 16,
         };
@@ -166,7 +166,7 @@ fn bad_energies_and_models_are_errors() {
     assert!(matches!(run.launch(&nan), Err(Error::InvalidConfig(m)) if m.contains("NaN")));
     assert_eq!(run.step(), 0, "a refused launch is not counted");
     let no_subs = Schedule {
-        subs: 0,
+        thinning: 0,
         ..Schedule::default()
     };
     assert!(BondRun::new(&dev, &model, no_subs, &start, None).is_err());

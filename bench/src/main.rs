@@ -17,6 +17,7 @@
 mod baselines;
 mod chain;
 mod elements;
+mod fracture;
 mod kernels;
 mod lattice;
 mod measure;
@@ -55,6 +56,12 @@ enum Suite {
     /// The latency floor of a bitwise-equal sweep: one update's dependent chain in one
     /// work-item, and the wavefront's in-block step (docs/SWEEPS.md).
     Chain,
+    /// Seed 003's fracture to the four vertical faces on the device's work queue, the serial
+    /// reference on one core beside it.
+    Fracture,
+    /// Seed 003's fracture: the parallel schedule against the serial reference over many seeds
+    /// for the six (K1, K2) pairs of appendix A (means, confidence intervals, Welch's t-test).
+    FractureStudy,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -93,6 +100,23 @@ struct Cli {
     /// Grid of the small-grid study (seed 002's 512x256).
     #[arg(long, default_value = "512x256", value_parser = parse_shape)]
     small: Shape,
+    /// fracture: run the serial reference at sizes up to this many bonds.
+    #[arg(long, default_value_t = 500_000_000)]
+    serial_up_to: u64,
+    /// fracture-study: seeds per pair and schedule.
+    #[arg(long, default_value_t = 30)]
+    seeds: usize,
+    /// fracture-study: thinning of the parallel schedule (each live bond proposes in a launch
+    /// with probability 1 / thinning).
+    #[arg(long, default_value_t = 8)]
+    thinning: u32,
+    /// fracture-study: run the parallel schedule on the device (else its exact host replay on
+    /// the cores).
+    #[arg(long)]
+    on_device: bool,
+    /// fracture-study: worker threads for the host runs (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -173,6 +197,38 @@ fn main() -> Result<()> {
         }
         return Ok(());
     }
+    if matches!(cli.suite, Suite::Fracture | Suite::FractureStudy) {
+        let sizes: Option<Vec<[usize; 3]>> = cli.sizes.as_ref().map(|v| {
+            v.iter()
+                .map(|s| if s.rank() == 3 { s.dims() } else { [s.dims()[0]; 3] })
+                .collect()
+        });
+        let (table, json) = if cli.suite == Suite::Fracture {
+            let r = fracture::run(&dev, cli.quick, sizes.as_deref(), cli.serial_up_to)?;
+            (r.table(), serde_json::to_string_pretty(&r)?)
+        } else {
+            let size = sizes.and_then(|s| s.first().copied()).unwrap_or(if cli.quick {
+                [24, 24, 24]
+            } else {
+                [128, 128, 128]
+            });
+            let threads = cli
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let seeds = if cli.quick { cli.seeds.min(4) } else { cli.seeds };
+            if seeds < 2 {
+                bail!("--seeds {seeds}: a statistical comparison needs at least 2 seeds per schedule");
+            }
+            let r = fracture::study(cli.on_device.then_some(&dev), size, seeds, cli.thinning, threads)?;
+            (r.table(), serde_json::to_string_pretty(&r)?)
+        };
+        print!("{table}");
+        if let Some(path) = &cli.json {
+            std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
     if cli.suite == Suite::Sweeps {
         let report = sweeps::run(&dev, cli.quick, reps)?;
         print!("{}", report.table());
@@ -191,7 +247,7 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
-        Suite::Sweeps | Suite::Chain | Suite::Lattice => {
+        Suite::Sweeps | Suite::Chain | Suite::Lattice | Suite::Fracture | Suite::FractureStudy => {
             bail!("the sweeps, chain and lattice suites report on their own")
         }
         Suite::Roofline => {

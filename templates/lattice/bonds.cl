@@ -3,7 +3,7 @@
  * -D PX, PY, PZ (bond sites per axis: the sample's extent + 1) and -D KINDS (bonds per site).
  *
  * A bond is the number (x + PX (y + PY z)) KINDS + kind. One launch runs one proposal for every
- * live bond of the queue's first `n` entries (or the 1/subs of them that draw `sub`): it picks a
+ * live bond of the queue's first `n` entries (or, thinned, each with probability 1 / thinning): it picks a
  * neighbour bond from the table by its draw 0, and an unbroken neighbour breaks when its draw 1
  * is below the launch's threshold for the move's class. The class and the thresholds come from
  * the state when the launch started (late synchronisation: the host computes the energies of the
@@ -23,15 +23,15 @@ __kernel void clforge_bonds_step(volatile __global uint* bits, __global const ui
                                  volatile __global uint* groups_new, volatile __global uint* counters,
                                  volatile __global uint* count, __global uint* entries, const uint capacity,
                                  __constant clforge_neighbour* table, const uint n, const uint seed_lo,
-                                 const uint seed_hi, const uint step, const uint pass, const uint sub,
-                                 const uint subs, const uint threshold0, const uint threshold1,
+                                 const uint seed_hi, const uint step, const uint thinning, const uint threshold0, const uint threshold1,
                                  const uint certain)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     const uint e = entries[i];
     const ulong seed = ((ulong)seed_hi << 32) | seed_lo;
-    if (subs > 1u && mul_hi(clforge_draw(seed, pass, e, 3u), subs) != sub) return;
+    /* thinning: the entry proposes in this launch with probability 1 / thinning (its draw 3) */
+    if (thinning > 1u && mul_hi(clforge_draw(seed, step, e, 3u), thinning) != 0u) return;
     const uint kind = e % KINDS, site = e / KINDS;
     const int x = (int)(site % PX), y = (int)((site / PX) % PY), z = (int)(site / (PX * PY));
     const clforge_neighbour t = table[kind * NEIGHBOURS + mul_hi(clforge_draw(seed, step, e, 0u), (uint)NEIGHBOURS)];

@@ -434,7 +434,8 @@ pub struct BondState {
     pub faces: u32,
     /// Launches (device schedule) or proposals (serial reference) so far: the stream's position.
     pub step: u64,
-    /// Queue entries visited so far (proposals made).
+    /// Queue entries visited so far: proposals made by the serial reference; by the device
+    /// schedule, visits (each proposes with probability 1 / thinning).
     pub proposals: u64,
 }
 
@@ -621,10 +622,13 @@ pub enum Stop {
 /// The schedule's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
-    /// Sub-launches per pass: each live bond proposes in one of them, chosen by a draw (1: every
-    /// live bond in every launch, the thesis' schedule). More sub-launches refresh the counters
-    /// more often, at the cost of reading the queue more often.
-    pub subs: u32,
+    /// Thinning: each live bond proposes in a launch with probability `1 / thinning` (by its
+    /// draw 3), independently from launch to launch. 1: every live bond in every launch (the
+    /// thesis' schedule, a synchronous update whose crack differs in law from the serial
+    /// reference's); larger values approach the serial reference's continuous-time law (each
+    /// bond's waiting time geometric, tending to exponential) and refresh the counters more
+    /// often, at the cost of `thinning` launches per unit of time (docs/LATTICE.md).
+    pub thinning: u32,
     /// Compact the live list after every `purge_every`-th launch (launch numbers divisible by
     /// it), when it holds at least `purge_above` entries. Compaction changes no result, only
     /// how many dead entries the launches visit.
@@ -636,20 +640,11 @@ pub struct Schedule {
 impl Default for Schedule {
     fn default() -> Schedule {
         Schedule {
-            subs: 1,
+            thinning: 8,
             purge_every: 8,
             purge_above: 1 << 12,
         }
     }
-}
-
-/// The parameters of launch `step`: `(pass, sub)`.
-fn pass_of(step: u64, subs: u32) -> Result<(u32, u32)> {
-    let pass = u32::try_from(step / u64::from(subs.max(1))).map_err(|_| Error::TooLarge {
-        what: format!("launch {step}"),
-        detail: "the random stream numbers passes in 32 bits".into(),
-    })?;
-    Ok((pass, (step % u64::from(subs.max(1))) as u32))
 }
 
 /// One launch of the device schedule on the host, entry by entry: what [`BondRun::launch`]
@@ -660,8 +655,7 @@ pub fn replay_launch(
     energy: &impl BondEnergy,
     schedule: Schedule,
 ) -> Result<usize> {
-    let subs = schedule.subs.max(1);
-    let (pass, sub) = pass_of(state.step, subs)?;
+    let thinning = schedule.thinning.max(1);
     let step = u32::try_from(state.step).map_err(|_| Error::TooLarge {
         what: format!("launch {}", state.step),
         detail: "the random stream numbers launches in 32 bits".into(),
@@ -673,7 +667,7 @@ pub fn replay_launch(
     let per = model.table.per_kind() as u64;
     for i in 0..n {
         let e = state.queue[i];
-        if subs > 1 && mul_hi(rng::draw(state.seed, pass, u64::from(e), 3), subs) != sub {
+        if thinning > 1 && mul_hi(rng::draw(state.seed, step, u64::from(e), 3), thinning) != 0 {
             continue;
         }
         let (p, kind) = g.site(e);
@@ -842,8 +836,10 @@ impl BondRun {
                 g.kinds()
             )));
         }
-        if schedule.subs == 0 {
-            return Err(Error::InvalidConfig("a schedule of 0 sub-launches per pass".into()));
+        if schedule.thinning == 0 {
+            return Err(Error::InvalidConfig(
+                "a schedule thinned by 0: each live bond proposes with probability 1 / thinning, thinning >= 1".into(),
+            ));
         }
         let capacity = capacity
             .unwrap_or(g.interior_bonds().max(1) as usize)
@@ -915,7 +911,7 @@ impl BondRun {
         self.queue.len()
     }
 
-    /// One launch: every entry of the live list proposes once (or its share of the pass). A
+    /// One launch: every entry of the live list proposes once (or, thinned, each with probability 1 / thinning). A
     /// launch that could overflow the list (each entry may queue one bond) first compacts it,
     /// and if the list is still too full returns [`Error::QueueOverflow`] without launching:
     /// nothing is lost, the run can continue on a larger list from [`BondRun::state`].
@@ -933,7 +929,6 @@ impl BondRun {
                 });
             }
         }
-        let (pass, sub) = pass_of(self.step, self.schedule.subs)?;
         let step = u32::try_from(self.step).map_err(|_| Error::TooLarge {
             what: format!("launch {}", self.step),
             detail: "the random stream numbers launches in 32 bits".into(),
@@ -953,9 +948,7 @@ impl BondRun {
             Arg::u32(self.seed as u32),
             Arg::u32((self.seed >> 32) as u32),
             Arg::u32(step),
-            Arg::u32(pass),
-            Arg::u32(sub),
-            Arg::u32(self.schedule.subs),
+            Arg::u32(self.schedule.thinning),
             Arg::u32(acc.threshold[0]),
             Arg::u32(acc.threshold[1]),
             Arg::u32(acc.certain),
@@ -1182,7 +1175,7 @@ mod tests {
             };
             let mut s = BondState::nucleus(g, &model, r.random()).unwrap();
             let schedule = Schedule {
-                subs: r.random_range(1..4),
+                thinning: r.random_range(1..4),
                 purge_every: r.random_range(1..5),
                 purge_above: r.random_range(1..64),
             };
