@@ -27,11 +27,40 @@ pub fn ising(s: &Lattice<i32>, rng: &Draws, t4: u32, t8: u32) -> i32 {
     }
 }
 
+/// The same model with one byte per spin (1 up, 0 down): `a` is the number of aligned
+/// neighbours, ΔE = 4a − 8. Moves 4× fewer bytes than `ising`.
+#[lattice(boundary = periodic)]
+pub fn ising_u8(s: &Lattice<u8>, rng: &Draws, t4: u32, t8: u32) -> u8 {
+    let up = s.at(1, 0) + s.at(-1, 0) + s.at(0, 1) + s.at(0, -1);
+    let me = s.at(0, 0);
+    let a = if me == 1 { up } else { 4 - up };
+    let u = rng.draw(0);
+    if a <= 2 || (a == 3 && u < t4) || (a == 4 && u < t8) {
+        1 - me
+    } else {
+        me
+    }
+}
+
+/// Zero-temperature Ising (flip when the energy falls or stays, no random numbers): the memory
+/// traffic of a step without the generator, to tell a bandwidth bound from Philox's cost.
+#[lattice(boundary = periodic)]
+pub fn quench(s: &Lattice<i32>) -> i32 {
+    let h = s.at(1, 0) + s.at(-1, 0) + s.at(0, 1) + s.at(0, -1);
+    if 2 * s.at(0, 0) * h <= 0 {
+        -s.at(0, 0)
+    } else {
+        s.at(0, 0)
+    }
+}
+
 /// Onsager's critical coupling, where the updates are the least predictable.
 const BETA: f64 = 0.440_686_793_509_771_5;
 
 #[derive(Serialize)]
 pub struct Row {
+    /// `ising` (i32 spins), `ising_u8` (one byte per spin) or `quench` (i32, no draws).
+    pub rule: String,
     pub size: String,
     pub sites: usize,
     pub step: Stats,
@@ -50,6 +79,41 @@ pub struct Report {
     /// The host reference (`Ising::apply_host`) on one core: size, ns per step, flips per ns.
     pub host: (String, f64, f64),
     pub wall_s: f64,
+}
+
+/// Device time per step (colour 0's start to the last colour's end) of `reps.timed` steps after
+/// the warm-up ones.
+fn time_steps(
+    reps: Reps,
+    mut step: impl FnMut(u32) -> clforge::runtime::Result<clforge::runtime::lattice::StepEvents>,
+) -> Result<Vec<u64>> {
+    for s in 0..reps.warmup as u32 {
+        step(s)?.wait()?;
+    }
+    let mut ns = Vec::with_capacity(reps.timed);
+    for s in 0..reps.timed as u32 {
+        ns.push(step(1000 + s)?.elapsed_ns()?);
+    }
+    Ok(ns)
+}
+
+impl Row {
+    /// `bytes`: what a step moves at least per site (read all, write half).
+    fn new(rule: &str, shape: Shape, ns: &[u64], bytes: f64, copy: f64) -> Row {
+        let step = Stats::from_ns(ns);
+        let sites = shape.len();
+        let t_ns = step.median_us * 1e3;
+        let gb_s = sites as f64 * bytes / t_ns;
+        Row {
+            rule: rule.to_string(),
+            size: shape.to_string(),
+            sites,
+            flips_per_ns: sites as f64 / t_ns,
+            gb_s,
+            pct_of_copy: 100.0 * gb_s / copy,
+            step,
+        }
+    }
 }
 
 fn thresholds() -> (u32, u32) {
@@ -93,6 +157,19 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[Shape]>, reps: Reps) -> Re
     if state.to_host()? != host {
         bail!("the Ising kernel differs from its host replay on {shape}");
     }
+    let mut host_u8 = HostGrid::from_fn(shape, |p| u8::from(host.data()[shape.index(p)] > 0))?;
+    let mut state_u8 = DeviceGrid::from_host(dev, &host_u8)?;
+    let mut host_q = host.clone();
+    let mut state_q = DeviceGrid::from_host(dev, &host_q)?;
+    for step in 0..10 {
+        IsingU8::apply_host(1, step, &mut host_u8, t4, t8)?;
+        IsingU8::step(1, step, &mut state_u8, t4, t8)?;
+        Quench::apply_host(1, step, &mut host_q)?;
+        Quench::step(1, step, &mut state_q)?;
+    }
+    if state_u8.to_host()? != host_u8 || state_q.to_host()? != host_q {
+        bail!("the u8 Ising or the quench kernel differs from its host replay on {shape}");
+    }
 
     let mut rows = Vec::new();
     for &shape in &sizes {
@@ -108,25 +185,19 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[Shape]>, reps: Reps) -> Re
         let spins = random_spins(shape)?;
         let mut state = DeviceGrid::from_host(dev, &spins)?;
         let plan = Ising::plan(dev, shape)?;
-        for step in 0..reps.warmup as u32 {
-            Ising::step_plan(&plan, 2, step, &mut state, t4, t8)?.wait()?;
-        }
-        let mut ns = Vec::with_capacity(reps.timed);
-        for step in 0..reps.timed as u32 {
-            let ev = Ising::step_plan(&plan, 2, 1000 + step, &mut state, t4, t8)?;
-            ns.push(ev.elapsed_ns()?);
-        }
-        let step = Stats::from_ns(&ns);
-        let t_ns = step.median_us * 1e3;
-        let gb_s = (sites * 10) as f64 / t_ns;
-        rows.push(Row {
-            size: shape.to_string(),
-            sites,
-            flips_per_ns: sites as f64 / t_ns,
-            gb_s,
-            pct_of_copy: 100.0 * gb_s / copy,
-            step,
-        });
+        let ns = time_steps(reps, |step| Ising::step_plan(&plan, 2, step, &mut state, t4, t8))?;
+        rows.push(Row::new("ising", shape, &ns, 10.0, copy));
+
+        let bytes = HostGrid::from_fn(shape, |p| u8::from(spins.data()[shape.index(p)] > 0))?;
+        let mut state = DeviceGrid::from_host(dev, &bytes)?;
+        let plan = IsingU8::plan(dev, shape)?;
+        let ns = time_steps(reps, |step| IsingU8::step_plan(&plan, 2, step, &mut state, t4, t8))?;
+        rows.push(Row::new("ising_u8", shape, &ns, 2.5, copy));
+
+        let mut state = DeviceGrid::from_host(dev, &spins)?;
+        let plan = Quench::plan(dev, shape)?;
+        let ns = time_steps(reps, |step| Quench::step_plan(&plan, 2, step, &mut state))?;
+        rows.push(Row::new("quench", shape, &ns, 10.0, copy));
     }
 
     // The host reference on one core, at the smallest size (a few steps).
@@ -158,13 +229,13 @@ impl Report {
         let mut s = format!(
             "2-D Ising, checkerboard Metropolis at beta_c, one i32 per spin, Philox4x32-10 draws, on {}\n\
              copy bandwidth in the same run: {:.0} GB/s\n\n\
-             | lattice | step median µs | flips per ns | GB/s (10 B per site) | % of copy |\n|---|---|---|---|---|\n",
+             | rule | lattice | step median µs | flips per ns | GB/s (10 B per site for i32, 2.5 for u8) | % of copy |\n|---|---|---|---|---|---|\n",
             self.device, self.copy_gb_s
         );
         for r in &self.rows {
             s.push_str(&format!(
-                "| {} | {:.1} | {:.3} | {:.0} | {:.0} % |\n",
-                r.size, r.step.median_us, r.flips_per_ns, r.gb_s, r.pct_of_copy
+                "| {} | {} | {:.1} | {:.3} | {:.0} | {:.0} % |\n",
+                r.rule, r.size, r.step.median_us, r.flips_per_ns, r.gb_s, r.pct_of_copy
             ));
         }
         let (size, ns, flips) = &self.host;
@@ -172,7 +243,13 @@ impl Report {
             "\nhost reference (Ising::apply_host, one core) at {size}: {:.1} ms per step, {flips:.3} flips per ns\n",
             ns / 1e6
         ));
-        if let Some(best) = self.rows.iter().map(|r| r.flips_per_ns).reduce(f64::max) {
+        if let Some(best) = self
+            .rows
+            .iter()
+            .filter(|r| r.rule == "ising")
+            .map(|r| r.flips_per_ns)
+            .reduce(f64::max)
+        {
             s.push_str(&format!("device / one core: {:.0}x\n", best / flips));
         }
         s
