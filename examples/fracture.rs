@@ -37,7 +37,10 @@ enum Mode {
 }
 
 #[derive(Parser, Debug)]
-#[command(about = "Seed 003's intercrystalline fracture on the default OpenCL device")]
+#[command(
+    about = "Seed 003's intercrystalline fracture on the default OpenCL device",
+    allow_negative_numbers = true
+)]
 struct Cli {
     /// Grains per axis: `128` (a cube) or `1000x1000x500`.
     #[arg(long, default_value = "128", value_parser = parse_size)]

@@ -173,3 +173,28 @@ fn bad_energies_and_models_are_errors() {
     let two_kinds = BondGeometry::new([6, 6, 6], 2).unwrap();
     assert!(BondState::nucleus(two_kinds, &model, 1).is_err());
 }
+
+#[test]
+fn tiny_lattices_run_to_the_end_and_oversized_lists_are_refused() {
+    // The default list holds every interior bond, so it never overflows, however small the
+    // lattice (a 3 x 3 x 2 sample has 12 interior bonds; a launch may append as many as it visits).
+    let dev = device();
+    let model = BondModel::fracture();
+    let k = Fracture { k1: -1.0, k2: 1.0 };
+    for size in [[2, 2, 2], [3, 3, 2], [2, 5, 3], [4, 2, 6]] {
+        let g = BondGeometry::new(size, 3).unwrap();
+        let start = BondState::nucleus(g, &model, 4).unwrap();
+        let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, None).unwrap();
+        let stop = run.run(&k, VERTICAL_FACES, 10_000, |_, _| ()).unwrap();
+        let mut host = start.clone();
+        assert_eq!(
+            replay(&mut host, &model, &k, Schedule::default(), VERTICAL_FACES, 10_000).unwrap(),
+            stop
+        );
+        assert_same(&run.state().unwrap(), &host, &model, &format!("{size:?}"));
+    }
+    let g = BondGeometry::new([8, 8, 8], 3).unwrap();
+    let start = BondState::nucleus(g, &model, 4).unwrap();
+    let huge = BondRun::new(&dev, &model, Schedule::default(), &start, Some(usize::MAX / 4));
+    assert!(matches!(huge, Err(Error::TooLarge { .. })), "{huge:?}");
+}

@@ -819,8 +819,10 @@ pub struct BondRun {
 }
 
 impl BondRun {
-    /// Uploads `state` to `device` with a live list of `capacity` entries (at most the interior
-    /// bonds, which the list can never exceed: `None` takes that).
+    /// Uploads `state` to `device` with a live list of `capacity` entries. `None` takes the
+    /// number of interior bonds, which the list can never exceed, or as many as fit in 90 % of
+    /// the device's memory beside the bits (12 bytes per entry), whichever is smaller; an explicit
+    /// capacity that does not fit is [`Error::TooLarge`].
     pub fn new(
         device: &Device,
         model: &BondModel,
@@ -841,10 +843,32 @@ impl BondRun {
                 "a schedule thinned by 0: each live bond proposes with probability 1 / thinning, thinning >= 1".into(),
             ));
         }
-        let capacity = capacity
-            .unwrap_or(g.interior_bonds().max(1) as usize)
-            .max(state.queue.len())
-            .max(1);
+        // Bits, two copies of the column bits, the list and its compaction spare, the keep flags
+        // (at most one per entry): 12 bytes per entry of capacity.
+        let fixed = g.bonds().div_ceil(8) + 2 * g.groups().div_ceil(8);
+        let memory = device.info().global_mem_bytes;
+        let fits = (memory / 10 * 9).saturating_sub(fixed) / 12;
+        if state.queue.len() as u64 > fits {
+            return Err(Error::TooLarge {
+                what: format!("a live list of {} entries", state.queue.len()),
+                detail: format!("the device's {memory} bytes hold at most {fits} beside the lattice"),
+            });
+        }
+        let capacity = match capacity {
+            Some(c) if c as u64 > fits => {
+                return Err(Error::TooLarge {
+                    what: format!("a live list of {c} entries"),
+                    detail: format!(
+                        "with the lattice's {fixed} bytes of bits it needs {} bytes, but the device has {memory}",
+                        fixed.saturating_add(12u64.saturating_mul(c as u64))
+                    ),
+                })
+            }
+            Some(c) => c,
+            None => g.interior_bonds().min(fits) as usize,
+        }
+        .max(state.queue.len())
+        .max(1);
         let [px, py, pz] = g.sites();
         let options = format!(
             "-D PX={px} -D PY={py} -D PZ={pz} -D KINDS={} -D NEIGHBOURS={} -D GROUP_KIND={}",
@@ -918,7 +942,9 @@ impl BondRun {
     pub fn launch(&mut self, energy: &impl BondEnergy) -> Result<LaunchReport> {
         let mut n = self.queue.len()?;
         let cap = self.queue.capacity();
-        if n > cap - n {
+        // A bond is queued once, when it breaks: a list as long as the interior bonds never
+        // overflows. A shorter one might, if every entry appended a bond.
+        if (cap as u64) < self.geometry.interior_bonds() && n > cap - n {
             n = self.purge()?;
             if n > cap - n {
                 return Err(Error::QueueOverflow {
