@@ -4,7 +4,8 @@
 
 use clforge::prelude::*;
 use clforge::runtime::lattice::bonds::{
-    replay, replay_launch, BondGeometry, BondModel, BondRun, BondState, Fracture, Schedule, Stop, VERTICAL_FACES,
+    replay, replay_launch, BondGeometry, BondModel, BondRun, BondState, Dynamics, Fracture, Groups, NeighbourTable,
+    Schedule, Stop, VERTICAL_FACES,
 };
 use clforge::runtime::Error;
 
@@ -197,4 +198,62 @@ fn tiny_lattices_run_to_the_end_and_oversized_lists_are_refused() {
     let start = BondState::nucleus(g, &model, 4).unwrap();
     let huge = BondRun::new(&dev, &model, Schedule::default(), &start, Some(usize::MAX / 4));
     assert!(matches!(huge, Err(Error::TooLarge { .. })), "{huge:?}");
+}
+
+#[test]
+fn other_models_run_exactly_too() {
+    // Heat-bath dynamics, the table in geometric order, groups along x marked by kind 0, or no
+    // groups at all; an energy that is not seed 003's: the device still equals its replay.
+    let dev = device();
+    let energy = |nb: u64, ng: u64| 0.8 * nb as f64 - 2.0 * (ng as f64).sqrt();
+    for (groups, dynamics) in [
+        (Some(Groups { kind: 0, axis: 0 }), Dynamics::Glauber),
+        (None, Dynamics::Metropolis),
+        (Some(Groups { kind: 1, axis: 1 }), Dynamics::Metropolis),
+    ] {
+        let model = BondModel {
+            table: NeighbourTable::cube_faces(),
+            groups,
+            dynamics,
+        };
+        let g = BondGeometry::new([11, 9, 10], 3).unwrap();
+        let start = BondState::nucleus(g, &model, 21).unwrap();
+        let schedule = Schedule {
+            thinning: 2,
+            purge_every: 3,
+            purge_above: 8,
+        };
+        let mut run = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+        let stop = run.run(&energy, VERTICAL_FACES, 300, |_, _| ()).unwrap();
+        let mut host = start.clone();
+        assert_eq!(
+            replay(&mut host, &model, &energy, schedule, VERTICAL_FACES, 300).unwrap(),
+            stop
+        );
+        assert_same(
+            &run.state().unwrap(),
+            &host,
+            &model,
+            &format!("{groups:?} {dynamics:?}"),
+        );
+        assert!(host.broken > 10, "{groups:?}: the crack grew");
+        if groups.is_none() {
+            assert_eq!(host.marked, 0);
+        } else {
+            assert!(host.marked > 0);
+        }
+        // A state of another model (its group bits sized otherwise) is refused.
+        let other = BondModel {
+            groups: Some(Groups { kind: 2, axis: 2 }),
+            ..model.clone()
+        };
+        if other.group_count(&g) != model.group_count(&g) {
+            assert!(BondRun::new(&dev, &other, schedule, &host, None).is_err());
+        }
+    }
+    let bad = BondModel {
+        groups: Some(Groups { kind: 3, axis: 0 }),
+        ..BondModel::fracture()
+    };
+    assert!(BondState::nucleus(BondGeometry::new([4, 4, 4], 3).unwrap(), &bad, 1).is_err());
 }

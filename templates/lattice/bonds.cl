@@ -13,6 +13,15 @@
  * keyed by the entry's bond, not by its place in the queue, so the queue's order (which the
  * atomic appends make arbitrary) never changes a result. */
 
+/* The group (line of sites along GROUP_AXIS) of the site (x, y, z); GROUP_KIND -1: no groups. */
+#if GROUP_AXIS == 0
+#define GROUP_OF(x, y, z) ((uint)(y) + PY * (uint)(z))
+#elif GROUP_AXIS == 1
+#define GROUP_OF(x, y, z) ((uint)(x) + PX * (uint)(z))
+#else
+#define GROUP_OF(x, y, z) ((uint)(x) + PX * (uint)(y))
+#endif
+
 typedef struct {
     int dx, dy, dz, kind;
 } clforge_neighbour;
@@ -39,7 +48,7 @@ __kernel void clforge_bonds_step(volatile __global uint* bits, __global const ui
     if (cx < 0 || cy < 0 || cz < 0 || cx >= PX || cy >= PY || cz >= PZ) return;
     const uint c = ((uint)cx + PX * ((uint)cy + PY * (uint)cz)) * KINDS + (uint)t.kind;
     if (clforge_bit_get((__global const uint*)bits, c)) return;
-    const uint g = (uint)cx + PX * (uint)cy;
+    const uint g = GROUP_OF(cx, cy, cz);
     const uint s = t.kind == GROUP_KIND && !clforge_bit_get(groups_old, g);
     const uint accept = ((certain >> s) & 1u) || clforge_draw(seed, step, e, 1u) < (s ? threshold1 : threshold0);
     if (!accept) return;

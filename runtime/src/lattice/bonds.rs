@@ -259,12 +259,6 @@ impl BondGeometry {
         self.sites().iter().map(|s| *s as u64).product::<u64>() * self.kinds as u64
     }
 
-    /// Number of groups (columns: one per `(x, y)` site).
-    pub fn groups(&self) -> u64 {
-        let [px, py, _] = self.sites();
-        (px * py) as u64
-    }
-
     /// Number of queueable (interior) bonds: the most the live list can ever hold, since a bond
     /// is queued once, when it breaks.
     pub fn interior_bonds(&self) -> u64 {
@@ -363,8 +357,8 @@ pub struct Acceptance {
 
 impl Acceptance {
     /// The acceptance of moves from a state with `broken` bonds and `groups` marked groups.
-    /// A non-finite energy difference is an error naming the counters.
-    pub fn of(energy: &impl BondEnergy, broken: u64, groups: u64) -> Result<Acceptance> {
+    /// A NaN energy difference is an error naming the counters.
+    pub fn of(energy: &impl BondEnergy, dynamics: Dynamics, broken: u64, groups: u64) -> Result<Acceptance> {
         let now = energy.energy(broken, groups);
         let mut a = Acceptance {
             threshold: [0; 2],
@@ -378,10 +372,13 @@ impl Acceptance {
                      {groups} groups is NaN: the energy must be finite"
                 )));
             }
-            if du <= 0.0 {
-                a.certain |= 1 << s;
-            } else {
-                a.threshold[s as usize] = threshold((-du).exp());
+            match dynamics {
+                Dynamics::Metropolis if du <= 0.0 => a.certain |= 1 << s,
+                Dynamics::Metropolis => a.threshold[s as usize] = threshold((-du).exp()),
+                Dynamics::Glauber if du == f64::NEG_INFINITY => a.certain |= 1 << s,
+                // 1 / (1 + e^du), written to stay finite for large |du|.
+                Dynamics::Glauber if du > 0.0 => a.threshold[s as usize] = threshold((-du).exp() / (1.0 + (-du).exp())),
+                Dynamics::Glauber => a.threshold[s as usize] = threshold(1.0 / (1.0 + du.exp())),
             }
         }
         Ok(a)
@@ -393,23 +390,83 @@ impl Acceptance {
     }
 }
 
-/// The model: the neighbour table and which bond kind marks groups (seed 003: kind 2, the
-/// horizontal interface, marks its column).
+/// How an energy difference `Δu` (units of k_B T) becomes an acceptance probability.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Dynamics {
+    /// `min(1, e^{−Δu})` (seed 003: a move that does not raise the energy is always accepted).
+    #[default]
+    Metropolis,
+    /// Heat bath: `1 / (1 + e^{Δu})`.
+    Glauber,
+}
+
+/// Groups of sites counted by the energy's second counter: the lines of sites along `axis`
+/// (seed 003: the columns along z), a line marked when a bond of `kind` on it breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Groups {
+    /// The bond kind that marks its line.
+    pub kind: usize,
+    /// The lines' direction: 0 (x), 1 (y) or 2 (z).
+    pub axis: usize,
+}
+
+/// The model: the neighbour table, the groups (if the energy counts any) and the dynamics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BondModel {
     /// The neighbourhood of each bond kind.
     pub table: NeighbourTable,
-    /// The kind whose breaking marks its group (the column through its site along z).
-    pub group_kind: usize,
+    /// The groups the second counter counts (`None`: it stays 0).
+    pub groups: Option<Groups>,
+    /// Metropolis or heat bath.
+    pub dynamics: Dynamics,
 }
 
 impl BondModel {
-    /// Seed 003's fracture model.
+    /// Seed 003's fracture model: its 12-neighbour table, columns along z marked by the
+    /// horizontal bond (kind 2), Metropolis.
     pub fn fracture() -> BondModel {
         BondModel {
             table: NeighbourTable::seed_003(),
-            group_kind: 2,
+            groups: Some(Groups { kind: 2, axis: 2 }),
+            dynamics: Dynamics::Metropolis,
         }
+    }
+
+    /// Checks the model against a lattice of `kinds` bonds per site.
+    fn check(&self, kinds: usize) -> Result<()> {
+        if self.table.kinds() != kinds {
+            return Err(Error::InvalidConfig(format!(
+                "a neighbour table of {} bond kinds on a lattice of {kinds} kinds per site",
+                self.table.kinds()
+            )));
+        }
+        if let Some(g) = self.groups {
+            if g.kind >= kinds || g.axis > 2 {
+                return Err(Error::InvalidConfig(format!(
+                    "groups marked by bond kind {} along axis {}: the kind must be below {kinds} and the axis 0, 1 or 2",
+                    g.kind, g.axis
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of group bits on lattice `g` (1, never set, without groups).
+    pub fn group_count(&self, g: &BondGeometry) -> u64 {
+        let s = g.sites();
+        self.groups
+            .map_or(1, |gr| (0..3).filter(|a| *a != gr.axis).map(|a| s[a] as u64).product())
+    }
+
+    /// The group a bond of `kind` at site `p` marks, if any.
+    pub fn group_of(&self, g: &BondGeometry, p: [usize; 3], kind: usize) -> Option<u64> {
+        let gr = self.groups.filter(|gr| gr.kind == kind)?;
+        let s = g.sites();
+        Some(match gr.axis {
+            0 => p[1] + s[1] * p[2],
+            1 => p[0] + s[0] * p[2],
+            _ => p[0] + s[0] * p[1],
+        } as u64)
     }
 }
 
@@ -440,22 +497,29 @@ pub struct BondState {
 }
 
 impl BondState {
-    /// All bonds intact but one, the nucleus: the bond of `model.group_kind` at the centre of
-    /// the sample (seed 003: one broken horizontal bond in the centre), queued.
+    /// All bonds intact but one, the nucleus: the bond of the group kind (else kind 0) at the
+    /// centre of the sample (seed 003: one broken horizontal bond in the centre), queued.
     pub fn nucleus(geometry: BondGeometry, model: &BondModel, seed: u64) -> Result<BondState> {
-        if model.table.kinds() != geometry.kinds() || model.group_kind >= geometry.kinds() {
+        let centre = geometry.sample().map(|n| n / 2);
+        let kind = model.groups.map_or(0, |g| g.kind);
+        BondState::with_broken(geometry, model, seed, &[geometry.bond(centre, kind)])
+    }
+
+    /// All bonds intact but `broken` (bond numbers), which are counted, marked and queued as
+    /// if broken in that order.
+    pub fn with_broken(geometry: BondGeometry, model: &BondModel, seed: u64, broken: &[u32]) -> Result<BondState> {
+        model.check(geometry.kinds())?;
+        if let Some(b) = broken.iter().find(|b| u64::from(**b) >= geometry.bonds()) {
             return Err(Error::InvalidConfig(format!(
-                "a model of {} bond kinds (group kind {}) on a lattice of {} kinds per site",
-                model.table.kinds(),
-                model.group_kind,
-                geometry.kinds()
+                "bond {b} is outside the lattice of {} bonds",
+                geometry.bonds()
             )));
         }
         let mut s = BondState {
             geometry,
             seed,
             bonds: PackedBits::new(geometry.bonds())?,
-            groups: PackedBits::new(geometry.groups())?,
+            groups: PackedBits::new(model.group_count(&geometry))?,
             queue: Vec::new(),
             broken: 0,
             marked: 0,
@@ -463,8 +527,9 @@ impl BondState {
             step: 0,
             proposals: 0,
         };
-        let centre = geometry.sample().map(|n| n / 2);
-        s.break_bond(model, geometry.bond(centre, model.group_kind))?;
+        for b in broken {
+            s.break_bond(model, *b)?;
+        }
         Ok(s)
     }
 
@@ -476,8 +541,7 @@ impl BondState {
         }
         let (p, kind) = self.geometry.site(b);
         self.broken += 1;
-        if kind == model.group_kind {
-            let g = (p[0] + self.geometry.sites()[0] * p[1]) as u64;
+        if let Some(g) = model.group_of(&self.geometry, p, kind) {
             if !self.groups.set(g, true)? {
                 self.marked += 1;
             }
@@ -530,6 +594,7 @@ impl BondState {
             self.step,
             self.proposals,
             self.queue.len() as u64,
+            self.groups.len(),
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -553,7 +618,7 @@ impl BondState {
             source,
         })?;
         let bad = |why: &str| Error::Checkpoint(why.to_string());
-        if data.len() < MAGIC.len() + 11 * 8 + 8 || &data[..MAGIC.len()] != MAGIC {
+        if data.len() < MAGIC.len() + 12 * 8 + 8 || &data[..MAGIC.len()] != MAGIC {
             return Err(bad("not a clforge bond-lattice checkpoint (wrong header or too short)"));
         }
         let (body, sum) = data.split_at(data.len() - 8);
@@ -566,11 +631,15 @@ impl BondState {
             *at += 8;
             v
         };
-        let h: Vec<u64> = (0..11).map(|_| u64_at(&mut at)).collect();
+        let h: Vec<u64> = (0..12).map(|_| u64_at(&mut at)).collect();
         let size = |v: u64| usize::try_from(v).map_err(|_| bad("an extent does not fit this machine"));
         let geometry = BondGeometry::new([size(h[0])?, size(h[1])?, size(h[2])?], size(h[3])?)?;
         let bond_words = geometry.bonds().div_ceil(32) as usize;
-        let group_words = geometry.groups().div_ceil(32) as usize;
+        let group_bits = h[11];
+        if group_bits == 0 || group_bits > geometry.bonds() {
+            return Err(bad("the group count does not fit the lattice"));
+        }
+        let group_words = group_bits.div_ceil(32) as usize;
         let queue_len = size(h[10])?;
         let words = (body.len() - at) / 4;
         if !(body.len() - at).is_multiple_of(4) || words != bond_words + group_words + queue_len {
@@ -580,7 +649,7 @@ impl BondState {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         let bonds = PackedBits::from_words(geometry.bonds(), all.by_ref().take(bond_words).collect())?;
-        let groups = PackedBits::from_words(geometry.groups(), all.by_ref().take(group_words).collect())?;
+        let groups = PackedBits::from_words(group_bits, all.by_ref().take(group_words).collect())?;
         let queue: Vec<u32> = all.collect();
         if queue.iter().any(|b| u64::from(*b) >= geometry.bonds()) {
             return Err(bad("a queue entry names a bond outside the lattice"));
@@ -600,7 +669,7 @@ impl BondState {
     }
 }
 
-const MAGIC: &[u8; 8] = b"CLFBOND1";
+const MAGIC: &[u8; 8] = b"CLFBOND2";
 
 fn fnv1a(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -660,7 +729,7 @@ pub fn replay_launch(
         what: format!("launch {}", state.step),
         detail: "the random stream numbers launches in 32 bits".into(),
     })?;
-    let acc = Acceptance::of(energy, state.broken, state.marked)?;
+    let acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
     let groups_old = state.groups.clone();
     let g = state.geometry;
     let n = state.queue.len();
@@ -679,7 +748,9 @@ pub fn replay_launch(
             continue;
         }
         let s = usize::from(
-            nb[3] as usize == model.group_kind && groups_old.get((q[0] + g.sites()[0] * q[1]) as u64) == Some(false),
+            model
+                .group_of(&g, q, nb[3] as usize)
+                .is_some_and(|gi| groups_old.get(gi) == Some(false)),
         );
         if acc.accepts(s, rng::draw(state.seed, step, u64::from(e), 1)) {
             state.break_bond(model, c)?;
@@ -746,7 +817,7 @@ pub fn serial_reference(
     let g = state.geometry;
     let per = model.table.per_kind() as u32;
     let mut purged = state.queue.len();
-    let mut acc = Acceptance::of(energy, state.broken, state.marked)?;
+    let mut acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
     loop {
         if state.reached(required) {
             return Ok(Stop::Reached);
@@ -772,11 +843,13 @@ pub fn serial_reference(
             continue;
         }
         let s = usize::from(
-            nb[3] as usize == model.group_kind && state.groups.get((q[0] + g.sites()[0] * q[1]) as u64) == Some(false),
+            model
+                .group_of(&g, q, nb[3] as usize)
+                .is_some_and(|gi| state.groups.get(gi) == Some(false)),
         );
         if acc.accepts(s, draw(2)) {
             state.break_bond(model, c)?;
-            acc = Acceptance::of(energy, state.broken, state.marked)?;
+            acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
             if state.queue.len() >= 1 << 12 && state.queue.len() >= 2 * purged {
                 state.purge(model);
                 purged = state.queue.len();
@@ -831,11 +904,12 @@ impl BondRun {
         capacity: Option<usize>,
     ) -> Result<BondRun> {
         let g = state.geometry;
-        if model.table.kinds() != g.kinds() || model.group_kind >= g.kinds() {
+        model.check(g.kinds())?;
+        if state.groups.len() != model.group_count(&g) {
             return Err(Error::InvalidConfig(format!(
-                "a model of {} bond kinds on a lattice of {} kinds per site",
-                model.table.kinds(),
-                g.kinds()
+                "the state has {} group bits but the model's groups on this lattice number {}: a state of another model",
+                state.groups.len(),
+                model.group_count(&g)
             )));
         }
         if schedule.thinning == 0 {
@@ -845,7 +919,7 @@ impl BondRun {
         }
         // Bits, two copies of the column bits, the list and its compaction spare, the keep flags
         // (at most one per entry): 12 bytes per entry of capacity.
-        let fixed = g.bonds().div_ceil(8) + 2 * g.groups().div_ceil(8);
+        let fixed = g.bonds().div_ceil(8) + 2 * model.group_count(&g).div_ceil(8);
         let memory = device.info().global_mem_bytes;
         let fits = (memory / 10 * 9).saturating_sub(fixed) / 12;
         if state.queue.len() as u64 > fits {
@@ -871,10 +945,11 @@ impl BondRun {
         .max(1);
         let [px, py, pz] = g.sites();
         let options = format!(
-            "-D PX={px} -D PY={py} -D PZ={pz} -D KINDS={} -D NEIGHBOURS={} -D GROUP_KIND={}",
+            "-D PX={px} -D PY={py} -D PZ={pz} -D KINDS={} -D NEIGHBOURS={} -D GROUP_KIND={} -D GROUP_AXIS={}",
             g.kinds(),
             model.table.per_kind(),
-            model.group_kind
+            model.groups.map_or(-1, |gr| gr.kind as i64),
+            model.groups.map_or(2, |gr| gr.axis)
         );
         let source = format!("{PHILOX_CL}\n{BITS_CL}\n{QUEUE_CL}\n{BONDS_CL}");
         let program = device.program("clforge bond growth", &source, &options)?;
@@ -959,7 +1034,7 @@ impl BondRun {
             what: format!("launch {}", self.step),
             detail: "the random stream numbers launches in 32 bits".into(),
         })?;
-        let acc = Acceptance::of(energy, self.broken, self.marked)?;
+        let acc = Acceptance::of(energy, self.model.dynamics, self.broken, self.marked)?;
         let [count, entries, capacity] = self.queue.args();
         let args = [
             Arg::buffer(&self.bits),
@@ -1064,7 +1139,7 @@ impl BondRun {
             geometry: g,
             seed: self.seed,
             bonds: PackedBits::from_words(g.bonds(), self.bits.to_vec()?)?,
-            groups: PackedBits::from_words(g.groups(), self.groups_old.to_vec()?)?,
+            groups: PackedBits::from_words(self.model.group_count(&g), self.groups_old.to_vec()?)?,
             queue: self.queue.to_vec()?,
             broken: self.broken,
             marked: self.marked,
@@ -1137,15 +1212,15 @@ mod tests {
 
     #[test]
     fn acceptance_is_metropolis_and_refuses_nan() {
-        let a = Acceptance::of(&Fracture { k1: 1.0, k2: 1.0 }, 10, 3).unwrap();
+        let a = Acceptance::of(&Fracture { k1: 1.0, k2: 1.0 }, Dynamics::Metropolis, 10, 3).unwrap();
         assert_eq!(a.certain, 0b10, "opening a column at nhb = 3 lowers the energy");
         assert_eq!(a.threshold[0], threshold((-1.0f64).exp()));
         let flat = |_: u64, _: u64| 0.0;
-        assert_eq!(Acceptance::of(&flat, 0, 0).unwrap().certain, 0b11);
+        assert_eq!(Acceptance::of(&flat, Dynamics::Metropolis, 0, 0).unwrap().certain, 0b11);
         let nan = |b: u64, _: u64| if b > 5 { f64::NAN } else { 0.0 };
-        assert!(Acceptance::of(&nan, 5, 0).is_err());
+        assert!(Acceptance::of(&nan, Dynamics::Glauber, 5, 0).is_err());
         let inf = |b: u64, _: u64| if b > 5 { f64::INFINITY } else { 0.0 };
-        let a = Acceptance::of(&inf, 5, 0).unwrap();
+        let a = Acceptance::of(&inf, Dynamics::Metropolis, 5, 0).unwrap();
         assert_eq!(
             (a.certain, a.threshold),
             (0, [0, 0]),
@@ -1159,14 +1234,14 @@ mod tests {
         assert_eq!(s.bonds.count_ones(), s.broken);
         assert_eq!(s.groups.count_ones(), s.marked);
         let mut faces = 0;
-        let mut groups = PackedBits::new(g.groups()).unwrap();
+        let mut groups = PackedBits::new(model.group_count(&g)).unwrap();
         let queued: std::collections::HashSet<u32> = s.queue.iter().copied().collect();
         assert_eq!(queued.len(), s.queue.len(), "no bond is queued twice");
         for b in s.bonds.ones() {
             let (p, kind) = g.site(b as u32);
             faces |= g.faces(p);
-            if kind == model.group_kind {
-                groups.set((p[0] + g.sites()[0] * p[1]) as u64, true).unwrap();
+            if let Some(gi) = model.group_of(&g, p, kind) {
+                groups.set(gi, true).unwrap();
             }
             let live = model.table.row(kind).iter().any(|n| {
                 g.step(p, n)
@@ -1247,6 +1322,14 @@ mod tests {
         assert_ne!(d1.faces & VERTICAL_FACES, VERTICAL_FACES);
         // An impossible move empties nothing and never stops on its own: the limit ends it.
         let wall = |b: u64, _: u64| if b > 1 { f64::INFINITY } else { 0.0 };
+        let glauber = Acceptance::of(&wall, Dynamics::Glauber, 1, 1).unwrap();
+        assert_eq!((glauber.certain, glauber.threshold), (0, [0, 0]));
+        let half = Acceptance::of(&|_: u64, _: u64| 0.0, Dynamics::Glauber, 3, 1).unwrap();
+        assert_eq!(
+            (half.certain, half.threshold),
+            (0, [1 << 31; 2]),
+            "heat bath at du = 0 is a coin"
+        );
         let mut w = BondState::nucleus(g, &model, 3).unwrap();
         assert_eq!(
             serial_reference(&mut w, &model, &wall, VERTICAL_FACES, 1000).unwrap(),
