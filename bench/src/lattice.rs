@@ -11,8 +11,10 @@ use clforge::prelude::*;
 use clforge::runtime::lattice::rng;
 use serde::Serialize;
 
+use crate::baselines::ising::IsingC4;
 use crate::measure::{Progress, Reps, Stats};
 use crate::roofline;
+use clforge::runtime::Buffer;
 
 /// Checkerboard Metropolis for the 2-D Ising model (J = 1, no field).
 #[lattice(boundary = periodic)]
@@ -83,18 +85,32 @@ pub struct Report {
 
 /// Device time per step (colour 0's start to the last colour's end) of `reps.timed` steps after
 /// the warm-up ones.
-fn time_steps(
-    reps: Reps,
-    mut step: impl FnMut(u32) -> clforge::runtime::Result<clforge::runtime::lattice::StepEvents>,
-) -> Result<Vec<u64>> {
+fn time_steps<T: Timed>(reps: Reps, mut step: impl FnMut(u32) -> clforge::runtime::Result<T>) -> Result<Vec<u64>> {
     for s in 0..reps.warmup as u32 {
-        step(s)?.wait()?;
+        step(s)?.span_ns()?;
     }
     let mut ns = Vec::with_capacity(reps.timed);
     for s in 0..reps.timed as u32 {
-        ns.push(step(1000 + s)?.elapsed_ns()?);
+        ns.push(step(1000 + s)?.span_ns()?);
     }
     Ok(ns)
+}
+
+/// A step's launches: device time from the first one's start to the last one's end (waits).
+trait Timed {
+    fn span_ns(&self) -> clforge::runtime::Result<u64>;
+}
+
+impl Timed for clforge::runtime::lattice::StepEvents {
+    fn span_ns(&self) -> clforge::runtime::Result<u64> {
+        self.elapsed_ns()
+    }
+}
+
+impl Timed for (clforge::runtime::Event, clforge::runtime::Event) {
+    fn span_ns(&self) -> clforge::runtime::Result<u64> {
+        self.1.since_start_of(&self.0)
+    }
 }
 
 impl Row {
@@ -170,6 +186,20 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[Shape]>, reps: Reps) -> Re
     if state_u8.to_host()? != host_u8 || state_q.to_host()? != host_q {
         bail!("the u8 Ising or the quench kernel differs from its host replay on {shape}");
     }
+    let hand = IsingC4::build(dev)?;
+    let (hx, hy) = (64, 48);
+    let mut hand_host: Vec<u8> = (0..hx * hy).map(|i| (rng::draw(7, 0, i as u64, 0) & 1) as u8).collect();
+    let hand_dev = Buffer::from_slice(dev, &hand_host)?;
+    for step in 0..10 {
+        for colour in 0..2 {
+            IsingC4::host(&mut hand_host, hx, hy, 1, step, colour, (t4, t8));
+            hand.launch(&hand_dev, hx, hy, 1, step, colour as i32, (t4, t8))?
+                .wait()?;
+        }
+    }
+    if hand_dev.to_vec()? != hand_host {
+        bail!("the hand-written Ising kernel differs from its host replay on {hx}x{hy}");
+    }
 
     let mut rows = Vec::new();
     for &shape in &sizes {
@@ -198,6 +228,21 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[Shape]>, reps: Reps) -> Re
         let plan = Quench::plan(dev, shape)?;
         let ns = time_steps(reps, |step| Quench::step_plan(&plan, 2, step, &mut state))?;
         rows.push(Row::new("quench", shape, &ns, 10.0, copy));
+
+        let [nx, ny, _] = shape.dims();
+        if shape.rank() == 2 && nx.is_multiple_of(8) {
+            let s = Buffer::from_slice(dev, bytes.data())?;
+            let ns = time_steps(reps, |step| {
+                let a = hand
+                    .launch(&s, nx, ny, 2, step, 0, (t4, t8))
+                    .map_err(|e| clforge::runtime::Error::InvalidConfig(e.to_string()))?;
+                let b = hand
+                    .launch(&s, nx, ny, 2, step, 1, (t4, t8))
+                    .map_err(|e| clforge::runtime::Error::InvalidConfig(e.to_string()))?;
+                Ok((a, b))
+            })?;
+            rows.push(Row::new("hand_u8_c4", shape, &ns, 2.5, copy));
+        }
     }
 
     // The host reference on one core, at the smallest size (a few steps).

@@ -2,5 +2,6 @@
 //! 000's appendix kernels (the `elements` suite), ported to OpenCL in `bench/baselines/*.cl`
 //! and launched through `Device::program` / `Program::launch` with the seeds' work sizes.
 
+pub mod ising;
 pub mod seed000;
 pub mod seed002;
