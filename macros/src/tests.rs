@@ -190,6 +190,7 @@ fn template_identifiers_are_reserved() {
     let stencil: Vec<String> = [
         "stencil/stencil.cl.tera",
         "sweep/sweep.cl.tera",
+        "lattice/lattice.cl.tera",
         "common/components.cl.tera",
     ]
     .iter()

@@ -30,3 +30,17 @@ float clforge_uniform_f32(uint bits)
 {
     return (float)(bits >> 8) * 0x1p-24f;
 }
+
+/* The block of draw `draw` of the lattice sites of stream group `group` at `step`: counter
+ * (group low, group high, step, draw), key (seed low, seed high); the group's site j takes word j
+ * (`clforge_runtime::lattice::rng::site_draw`). */
+uint4 clforge_site_block(ulong seed, uint step, ulong group, uint draw)
+{
+    return clforge_philox4x32_10((uint4)((uint)group, (uint)(group >> 32), step, draw),
+                                 (uint2)((uint)seed, (uint)(seed >> 32)));
+}
+
+uint clforge_word(uint4 r, int j)
+{
+    return j == 0 ? r.x : j == 1 ? r.y : j == 2 ? r.z : r.w;
+}

@@ -303,10 +303,11 @@ impl Lowerer<'_> {
                 leaf(Kind::Lit(text), ty, false)
             }
             ExprKind::Bool(b) => leaf(Kind::Lit(b.to_string()), Scalar::Bool, false),
-            // The site's stream (`clforge_seed`, `clforge_step`, `clforge_site` are the lattice
-            // kernel's; templates/lattice/philox.cl): a call the kernel evaluates where it stands.
+            // The site's draw: word `j` of the block `clforge_block_<k>` the lattice kernel
+            // computes once for its four sites (templates/lattice/lattice.cl.tera; the renderer
+            // collects the `k`s from these leaves).
             ExprKind::Draw { index, uniform } => {
-                let draw = format!("clforge_draw(clforge_seed, clforge_step, clforge_site, {index}u)");
+                let draw = format!("clforge_word(clforge_block_{index}, clforge_j)");
                 if *uniform {
                     leaf(Kind::Const(format!("clforge_uniform_f32({draw})")), Scalar::F32, true)
                 } else {

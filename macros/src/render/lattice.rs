@@ -33,6 +33,8 @@ pub struct LatticeView {
     pub body: Vec<String>,
     /// Rust-semantics helpers the body calls (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
+    /// The draw indices `k` the body uses (`clforge_block_<k>`), in increasing order.
+    pub draws: Vec<u32>,
     pub rounding: Vec<super::RoundingView>,
 }
 
@@ -51,6 +53,7 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         .first()
         .ok_or_else(|| format!("lattice `{}` has no kernel", p.origin.name))?;
     let helpers = super::helpers_used(body.iter());
+    let draws = draws_used(&body);
     Ok(LatticeView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(file),
@@ -70,7 +73,24 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         body,
         rounding: super::rounding_helpers(&helpers),
         helpers,
+        draws,
     })
+}
+
+/// The `k`s of the `clforge_block_<k>` the body lines name (the lowering's draw leaves).
+fn draws_used(body: &[String]) -> Vec<u32> {
+    const LEAF: &str = "clforge_block_";
+    let mut ks: Vec<u32> = body
+        .iter()
+        .flat_map(|line| line.match_indices(LEAF).map(move |(at, _)| &line[at + LEAF.len()..]))
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
 }
 
 pub fn render(p: &Program) -> Result<String, String> {

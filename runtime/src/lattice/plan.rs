@@ -49,13 +49,14 @@ pub struct Draws {
 }
 
 impl Draws {
-    /// The stream of `site` (its linear index, x fastest) at `step` of the run `seed`.
+    /// The stream of the site with stream key `site` ([`super::rng::site_key`], what
+    /// [`host_sites`] yields) at `step` of the run `seed`.
     pub fn new(seed: u64, step: u32, site: u64) -> Draws {
         Draws { seed, step, site }
     }
-    /// The `k`-th 32-bit draw of this site at this step ([`super::rng::draw`]).
+    /// The `k`-th 32-bit draw of this site at this step ([`super::rng::site_draw`]).
     pub fn draw(&self, k: u32) -> u32 {
-        super::rng::draw(self.seed, self.step, self.site, k)
+        super::rng::site_draw(self.seed, self.step, self.site, k)
     }
     /// Draw `k` as an `f32` in `[0, 1)` ([`super::rng::uniform_f32`]): exact on both sides.
     pub fn uniform(&self, k: u32) -> f32 {
@@ -73,7 +74,8 @@ pub fn colour_of(p: [usize; 3], colours: usize) -> usize {
 }
 
 /// The sites of `colour` (of `colours`) that a rule with this halo and boundary updates on
-/// `shape`, with their linear indices: what the generated `apply_host` visits, colour by colour.
+/// `shape`, with their stream keys ([`super::rng::site_key`]): what the generated `apply_host`
+/// visits, colour by colour.
 pub fn host_sites(
     shape: Shape,
     halo: [usize; 3],
@@ -84,7 +86,7 @@ pub fn host_sites(
     UpdateRegion::new(shape, halo, boundary)
         .into_points()
         .filter(move |&p| colour_of(p, colours) == colour)
-        .map(move |p| (p, shape.index(p) as u64))
+        .map(move |p| (p, super::rng::site_key(p, shape.dims())))
 }
 
 /// A lattice rule built for one device and sized for one shape.
@@ -157,12 +159,17 @@ impl LatticePlan {
                 1 << rank
             )));
         }
-        // One work-item per site of one colour: half of each row (rounded up) along x, and for
-        // the parity classes half along every axis.
+        // One work-item per four sites of one colour along x (W = ceil(ceil(nx / 2) / 4), see
+        // `rng::site_key`), every row; for the parity classes half of the rows along y and z.
+        let w = dims[0].div_ceil(2).div_ceil(4);
         let items = if spec.colours == 2 {
-            [dims[0].div_ceil(2), dims[1], dims[2]]
+            [w, dims[1], dims[2]]
         } else {
-            [0, 1, 2].map(|a| if a < rank { dims[a].div_ceil(2) } else { dims[a] })
+            [0, 1, 2].map(|a| match a {
+                0 => w,
+                _ if a < rank => dims[a].div_ceil(2),
+                _ => dims[a],
+            })
         };
         let global = [0, 1, 2].map(|a| items[a].div_ceil(local[a]) * local[a]);
         let program = device.program(spec.origin, spec.source, "")?;

@@ -40,6 +40,31 @@ pub fn draw(seed: u64, step: u32, site: u64, draw: u32) -> u32 {
     block[(draw & 3) as usize]
 }
 
+/// The stream key of lattice site `p` on a lattice of extents `dims`: along x the sites of one
+/// parity, `i = x / 2`, are dealt to work-items as `i = g + j W` (`j = 0..3`,
+/// `W = ceil(ceil(nx / 2) / 4)`); the four sites of `g` in a row share the group
+/// `2 (g + W (y + ny z)) + x % 2`, and the key is `(group << 2) | j`.
+pub fn site_key(p: [usize; 3], dims: [usize; 3]) -> u64 {
+    let w = (dims[0].div_ceil(2).div_ceil(4)).max(1) as u64;
+    let i = p[0] as u64 / 2;
+    let (g, j) = (i % w, i / w);
+    let group = 2 * (g + w * (p[1] as u64 + dims[1] as u64 * p[2] as u64)) + (p[0] as u64 & 1);
+    (group << 2) | j
+}
+
+/// Draw `draw` of the lattice site with stream key `key` ([`site_key`]) at `step`: word
+/// `key & 3` of the block with counter `(group low, group high, step, draw)` and key `(seed low,
+/// seed high)`, `group = key >> 2` (word `key & 3` of `clforge_site_block` on the device). The four sites of a
+/// group share a block, one word each; distinct `(step, site, draw)` never share a word.
+pub fn site_draw(seed: u64, step: u32, key: u64, draw: u32) -> u32 {
+    let group = key >> 2;
+    let r = philox4x32_10(
+        [group as u32, (group >> 32) as u32, step, draw],
+        [seed as u32, (seed >> 32) as u32],
+    );
+    r[(key & 3) as usize]
+}
+
 /// The top 24 bits of `bits` as an `f32` in `[0, 1)`, exactly (`clforge_uniform_f32`): every
 /// value is a multiple of 2^-24, and 1.0 is never reached.
 pub fn uniform_f32(bits: u32) -> f32 {
@@ -121,5 +146,29 @@ mod tests {
         let n = 1 << 16;
         let mean = (0..n).map(|i| f64::from(uniform_f32(draw(5, 0, i, 0)))).sum::<f64>() / n as f64;
         assert!((mean - 0.5).abs() < 5.0 / (12.0 * n as f64).sqrt(), "mean {mean}");
+    }
+
+    #[test]
+    fn site_keys_are_distinct_and_share_blocks_by_group() {
+        for dims in [[16usize, 6, 1], [13, 5, 3], [1, 1, 1], [9, 1, 1], [2, 2, 1]] {
+            let mut seen = std::collections::HashSet::new();
+            let w = dims[0].div_ceil(2).div_ceil(4);
+            for z in 0..dims[2] {
+                for y in 0..dims[1] {
+                    for x in 0..dims[0] {
+                        let k = site_key([x, y, z], dims);
+                        assert!(seen.insert(k), "{dims:?}: ({x}, {y}, {z}) repeats key {k}");
+                        // Work-item g = (x / 2) % W takes sites j = (x / 2) / W: one word each.
+                        assert_eq!(k & 3, ((x / 2) / w) as u64);
+                        assert_eq!((k >> 2) & 1, (x & 1) as u64);
+                    }
+                }
+            }
+        }
+        // 16 wide: W = 2; x = 2 (g + 2 j) + parity. Sites x = 0 and x = 4 share g = 0, words 0, 1.
+        let a = site_draw(9, 4, site_key([0, 3, 0], [16, 8, 1]), 0);
+        let b = site_draw(9, 4, site_key([4, 3, 0], [16, 8, 1]), 0);
+        let block = philox4x32_10([(2 * (2 * 3)) as u32, 0, 4, 0], [9, 0]);
+        assert_eq!((a, b), (block[0], block[1]));
     }
 }
