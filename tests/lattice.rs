@@ -357,7 +357,7 @@ pub fn crowded(s: &Lattice<u32>, rng: &Draws) -> u32 {
     let W = g ^ rng.draw(0);
     let px = W >> 3;
     let m = px ^ s.at(0, -1) ^ rng.draw(5);
-    m
+    m ^ s.at(0, 0)
 }
 
 #[test]
