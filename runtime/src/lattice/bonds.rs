@@ -921,7 +921,8 @@ impl BondRun {
         // (at most one per entry): 12 bytes per entry of capacity.
         let fixed = g.bonds().div_ceil(8) + 2 * model.group_count(&g).div_ceil(8);
         let memory = device.info().global_mem_bytes;
-        let fits = (memory / 10 * 9).saturating_sub(fixed) / 12;
+        // ... and the list in one allocation.
+        let fits = ((memory / 10 * 9).saturating_sub(fixed) / 12).min(device.info().max_alloc_bytes / 4);
         if state.queue.len() as u64 > fits {
             return Err(Error::TooLarge {
                 what: format!("a live list of {} entries", state.queue.len()),
