@@ -889,6 +889,7 @@ pub struct BondRun {
     faces: u32,
     step: u64,
     proposals: u64,
+    live: usize,
 }
 
 impl BondRun {
@@ -910,6 +911,16 @@ impl BondRun {
                 "the state has {} group bits but the model's groups on this lattice number {}: a state of another model",
                 state.groups.len(),
                 model.group_count(&g)
+            )));
+        }
+        if state.broken > g.bonds() || state.marked > state.groups.len() || state.bonds.len() != g.bonds() {
+            return Err(Error::InvalidConfig(format!(
+                "a state of {} broken bonds and {} marked groups on a lattice of {} bonds and {} groups: \
+                 not a state of this lattice",
+                state.broken,
+                state.marked,
+                g.bonds(),
+                state.groups.len()
             )));
         }
         if schedule.thinning == 0 {
@@ -964,7 +975,8 @@ impl BondRun {
             bits: upload(state.bonds.words())?,
             groups_old: upload(state.groups.words())?,
             groups_new: upload(state.groups.words())?,
-            counters: Buffer::from_slice(device, &[0u32; 4])?,
+            // Cumulative on the device: the kernel adds to the state's counts.
+            counters: Buffer::from_slice(device, &[state.broken as u32, state.marked as u32, state.faces, 0])?,
             table: Buffer::from_slice(device, &model.table.rows.concat())?,
             queue: WorkQueue::from_entries(device, "live bonds", capacity, &state.queue)?,
             keep: None,
@@ -973,6 +985,7 @@ impl BondRun {
             faces: state.faces,
             step: state.step,
             proposals: state.proposals,
+            live: state.queue.len(),
         })
     }
 
@@ -1006,9 +1019,9 @@ impl BondRun {
         self.proposals
     }
 
-    /// Entries in the live list.
-    pub fn live(&self) -> Result<usize> {
-        self.queue.len()
+    /// Entries in the live list (as of the last launch or compaction).
+    pub fn live(&self) -> usize {
+        self.live
     }
 
     /// One launch: every entry of the live list proposes once (or, thinned, each with probability 1 / thinning). A
@@ -1016,7 +1029,7 @@ impl BondRun {
     /// and if the list is still too full returns [`Error::QueueOverflow`] without launching:
     /// nothing is lost, the run can continue on a larger list from [`BondRun::state`].
     pub fn launch(&mut self, energy: &impl BondEnergy) -> Result<LaunchReport> {
-        let mut n = self.queue.len()?;
+        let mut n = self.live;
         let cap = self.queue.capacity();
         // A bond is queued once, when it breaks: a list as long as the interior bonds never
         // overflows. A shorter one might, if every entry appended a bond.
@@ -1060,15 +1073,17 @@ impl BondRun {
             .program
             .launch("clforge_bonds_step", &[n.max(1).div_ceil(WG) * WG], Some(&[WG]), &args)?;
         self.groups_old.copy_from(&self.groups_new)?;
+        // Two reads per launch: the cumulative counters (every count is below 2^32: bonds are
+        // numbered in 32 bits) and the list's length (an overflow is an error there).
         let c = self.counters.to_vec()?;
         let before = self.broken;
-        self.broken = before + u64::from(c[0]);
-        self.marked += u64::from(c[1]);
-        self.faces |= c[2];
-        self.counters.write(&[0; 4])?;
+        self.broken = u64::from(c[0]);
+        self.marked = u64::from(c[1]);
+        self.faces = c[2];
+        self.live = self.queue.len()?;
         self.step += 1;
         self.proposals += n as u64;
-        if self.schedule.purges_after(self.step, self.queue.len()?) {
+        if self.schedule.purges_after(self.step, self.live) {
             self.purge()?;
         }
         Ok(LaunchReport {
@@ -1081,6 +1096,7 @@ impl BondRun {
     /// Compacts the live list to its live entries (in order); returns how many remain.
     pub fn purge(&mut self) -> Result<usize> {
         let n = self.queue.len()?;
+        self.live = n;
         if n == 0 {
             return Ok(0);
         }
@@ -1106,7 +1122,8 @@ impl BondRun {
                 Arg::buffer(keep),
             ],
         )?;
-        self.queue.compact(keep)
+        self.live = self.queue.compact(keep)?;
+        Ok(self.live)
     }
 
     /// Launches until the crack reaches `required`, the list empties, or `max_steps` launches
@@ -1122,7 +1139,7 @@ impl BondRun {
             if self.faces & required == required {
                 return Ok(Stop::Reached);
             }
-            if self.queue.is_empty()? {
+            if self.live == 0 {
                 return Ok(Stop::Exhausted);
             }
             if self.step >= max_steps {
