@@ -17,7 +17,8 @@ pub use plan::{
 pub use queue::{WorkQueue, QUEUE_CL};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
-/// `clforge_draw(seed, step, site, draw)`, `clforge_uniform_f32(bits)`.
+/// `clforge_draw(seed, step, site, draw)`, `clforge_site_block(seed, step, group, draw)` and
+/// `clforge_word(block, j)` (the lattice kernels' draws, `rng::site_draw`), `clforge_uniform_f32(bits)`.
 pub const PHILOX_CL: &str = include_str!("../../../templates/lattice/philox.cl");
 
 /// OpenCL C of the bit-packed state: `clforge_bit_get`, and `clforge_bit_set` /

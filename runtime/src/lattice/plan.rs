@@ -5,7 +5,7 @@
 //! classes `(x % 2) + 2 (y % 2) + 4 (z % 2)`. Either way the sites of one colour read only sites of
 //! other colours and their own value: they update at once, in place, and the result does not
 //! depend on their order. A step updates the colours in order; each site's random numbers are
-//! `draw(seed, step, site, k)` (Philox4x32-10), the same on the host and the device, so the host
+//! `rng::site_draw(seed, step, site_key, k)` (Philox4x32-10, one block per four sites), the same on the host and the device, so the host
 //! reference ([`host_sites`] in the generated `apply_host`) is bit for bit the device's result.
 
 use std::sync::OnceLock;
