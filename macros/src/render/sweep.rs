@@ -5,7 +5,7 @@ use super::render_template;
 use super::stencil::{defines_view, tunables_view, DefineView, StagedView};
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_body_split, emit_coords};
+use crate::emit::stencil::{emit_body, emit_coords};
 use crate::ir::{Body, Program};
 use crate::model::Arg;
 use serde::Serialize;
@@ -41,13 +41,6 @@ pub struct SweepView {
     pub global_body: Vec<String>,
     /// The point update reading and writing the local tile.
     pub tiled_body: Vec<String>,
-    /// The 2-D walks' split update (global and tiled): declarations of the off-chain values,
-    /// their computation for a point ahead, and the update reading them.
-    pub pre_decls: Vec<String>,
-    pub global_pre: Vec<String>,
-    pub global_update: Vec<String>,
-    pub tiled_pre: Vec<String>,
-    pub tiled_update: Vec<String>,
     pub has_wave: bool,
     pub has_wave_local: bool,
     pub has_blocks: bool,
@@ -82,9 +75,6 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         ));
     }
     let tiled_body = emit_body(k, file, Access::Tiled, &tiled_store);
-    let coords = emit_coords(k, 0..k.rank);
-    let global_split = emit_body_split(k, file, Access::Global, &global_store, sw.state, &coords);
-    let tiled_split = emit_body_split(k, file, Access::Tiled, &tiled_store, sw.state, &[]);
     let helpers = super::helpers_used(global_body.iter().chain(&tiled_body));
     Ok(SweepView {
         name: p.origin.name.clone(),
@@ -129,15 +119,6 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             .collect(),
         global_body,
         tiled_body,
-        pre_decls: global_split.decls,
-        global_pre: global_split.pre,
-        global_update: {
-            let mut u = coords;
-            u.extend(global_split.update);
-            u
-        },
-        tiled_pre: tiled_split.pre,
-        tiled_update: tiled_split.update,
         rounding: super::rounding_helpers(&helpers),
         helpers,
         has_wave: available(1),
