@@ -458,6 +458,44 @@ impl BondModel {
             .map_or(1, |gr| (0..3).filter(|a| *a != gr.axis).map(|a| s[a] as u64).product())
     }
 
+    /// Neighbour `k` of bond `e` on `g` (a row of the table): its site, kind and number, if it
+    /// lies inside the lattice.
+    fn neighbour(&self, g: &BondGeometry, e: u32, k: usize) -> Option<([usize; 3], usize, u32)> {
+        let (p, kind) = g.site(e);
+        let n = &self.table.row(kind)[k];
+        let q = g.step(p, n)?;
+        Some((q, n[3] as usize, g.bond(q, n[3] as usize)))
+    }
+
+    /// Whether bond `e` is live in `bonds`: one of its neighbours is intact.
+    fn is_live(&self, g: &BondGeometry, bonds: &PackedBits, e: u32) -> bool {
+        (0..self.table.per_kind()).any(|k| {
+            self.neighbour(g, e, k)
+                .is_some_and(|(_, _, c)| bonds.get(u64::from(c)) == Some(false))
+        })
+    }
+
+    /// The move from bond `e` to its neighbour `k`: the intact bond it would break and its class
+    /// (1 when it marks a group that `groups` has not marked), or `None` when that neighbour is
+    /// outside the lattice or already broken.
+    fn proposal(
+        &self,
+        g: &BondGeometry,
+        bonds: &PackedBits,
+        groups: &PackedBits,
+        e: u32,
+        k: usize,
+    ) -> Option<(u32, usize)> {
+        let (q, kind, c) = self.neighbour(g, e, k)?;
+        if bonds.get(u64::from(c)) != Some(false) {
+            return None;
+        }
+        let s = self
+            .group_of(g, q, kind)
+            .is_some_and(|gi| groups.get(gi) == Some(false));
+        Some((c, usize::from(s)))
+    }
+
     /// The group a bond of `kind` at site `p` marks, if any.
     pub fn group_of(&self, g: &BondGeometry, p: [usize; 3], kind: usize) -> Option<u64> {
         let gr = self.groups.filter(|gr| gr.kind == kind)?;
@@ -560,14 +598,8 @@ impl BondState {
 
     /// Removes the dead entries of the live list (every neighbour broken), keeping the order.
     pub fn purge(&mut self, model: &BondModel) {
-        let (g, bonds, table) = (self.geometry, &self.bonds, &model.table);
-        self.queue.retain(|&e| {
-            let (p, kind) = g.site(e);
-            table.row(kind).iter().any(|n| {
-                g.step(p, n)
-                    .is_some_and(|q| bonds.get(u64::from(g.bond(q, n[3] as usize))) == Some(false))
-            })
-        });
+        let (g, bonds) = (self.geometry, &self.bonds);
+        self.queue.retain(|&e| model.is_live(&g, bonds, e));
     }
 
     /// The live list as a sorted vector, for comparing states whose queues differ in order.
@@ -725,34 +757,23 @@ pub fn replay_launch(
     schedule: Schedule,
 ) -> Result<usize> {
     let thinning = schedule.thinning.max(1);
-    let step = u32::try_from(state.step).map_err(|_| Error::TooLarge {
-        what: format!("launch {}", state.step),
-        detail: "the random stream numbers launches in 32 bits".into(),
-    })?;
+    let step = stream_step(state.step)?;
     let acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
     let groups_old = state.groups.clone();
     let g = state.geometry;
     let n = state.queue.len();
-    let per = model.table.per_kind() as u64;
+    let per = model.table.per_kind() as u32;
     for i in 0..n {
         let e = state.queue[i];
-        if thinning > 1 && mul_hi(rng::draw(state.seed, step, u64::from(e), 3), thinning) != 0 {
+        let draw = |k: u32| rng::draw(state.seed, step, u64::from(e), k);
+        if thinning > 1 && mul_hi(draw(3), thinning) != 0 {
             continue;
         }
-        let (p, kind) = g.site(e);
-        let k = mul_hi(rng::draw(state.seed, step, u64::from(e), 0), per as u32) as usize;
-        let nb = &model.table.row(kind)[k];
-        let Some(q) = g.step(p, nb) else { continue };
-        let c = g.bond(q, nb[3] as usize);
-        if state.bonds.get(u64::from(c)) != Some(false) {
+        let k = mul_hi(draw(0), per) as usize;
+        let Some((c, s)) = model.proposal(&g, &state.bonds, &groups_old, e, k) else {
             continue;
-        }
-        let s = usize::from(
-            model
-                .group_of(&g, q, nb[3] as usize)
-                .is_some_and(|gi| groups_old.get(gi) == Some(false)),
-        );
-        if acc.accepts(s, rng::draw(state.seed, step, u64::from(e), 1)) {
+        };
+        if acc.accepts(s, draw(1)) {
             state.break_bond(model, c)?;
         }
     }
@@ -768,6 +789,27 @@ impl Schedule {
     /// Whether the live list is compacted after the launch that brought the count to `step`.
     fn purges_after(&self, step: u64, live: usize) -> bool {
         step.is_multiple_of(u64::from(self.purge_every.max(1))) && live >= self.purge_above.max(1)
+    }
+}
+
+/// Launch `step` as the random stream counts it (32 bits).
+fn stream_step(step: u64) -> Result<u32> {
+    u32::try_from(step).map_err(|_| Error::TooLarge {
+        what: format!("launch {step}"),
+        detail: "the random stream numbers launches in 32 bits".into(),
+    })
+}
+
+/// Why a run stops now, if it does: the faces first, then an empty list, then the limit.
+fn stopped(reached: bool, live: usize, at_limit: bool) -> Option<Stop> {
+    if reached {
+        Some(Stop::Reached)
+    } else if live == 0 {
+        Some(Stop::Exhausted)
+    } else if at_limit {
+        Some(Stop::Limit)
+    } else {
+        None
     }
 }
 
@@ -788,14 +830,8 @@ pub fn replay(
     max_steps: u64,
 ) -> Result<Stop> {
     loop {
-        if state.reached(required) {
-            return Ok(Stop::Reached);
-        }
-        if state.queue.is_empty() {
-            return Ok(Stop::Exhausted);
-        }
-        if state.step >= max_steps {
-            return Ok(Stop::Limit);
+        if let Some(stop) = stopped(state.reached(required), state.queue.len(), state.step >= max_steps) {
+            return Ok(stop);
         }
         replay_launch(state, model, energy, schedule)?;
     }
@@ -819,14 +855,12 @@ pub fn serial_reference(
     let mut purged = state.queue.len();
     let mut acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
     loop {
-        if state.reached(required) {
-            return Ok(Stop::Reached);
-        }
-        if state.queue.is_empty() {
-            return Ok(Stop::Exhausted);
-        }
-        if state.proposals >= max_proposals {
-            return Ok(Stop::Limit);
+        if let Some(stop) = stopped(
+            state.reached(required),
+            state.queue.len(),
+            state.proposals >= max_proposals,
+        ) {
+            return Ok(stop);
         }
         // Counter (proposal, stream 2^32 - 2): distinct from the device schedule's launches.
         let t = state.step;
@@ -835,18 +869,10 @@ pub fn serial_reference(
         let seed = state.seed;
         let draw = |k: u32| rng::draw(seed, u32::MAX - 1, t, k);
         let e = state.queue[((u64::from(draw(0)) * state.queue.len() as u64) >> 32) as usize];
-        let (p, kind) = g.site(e);
-        let nb = &model.table.row(kind)[mul_hi(draw(1), per) as usize];
-        let Some(q) = g.step(p, nb) else { continue };
-        let c = g.bond(q, nb[3] as usize);
-        if state.bonds.get(u64::from(c)) != Some(false) {
+        let k = mul_hi(draw(1), per) as usize;
+        let Some((c, s)) = model.proposal(&g, &state.bonds, &state.groups, e, k) else {
             continue;
-        }
-        let s = usize::from(
-            model
-                .group_of(&g, q, nb[3] as usize)
-                .is_some_and(|gi| state.groups.get(gi) == Some(false)),
-        );
+        };
         if acc.accepts(s, draw(2)) {
             state.break_bond(model, c)?;
             acc = Acceptance::of(energy, model.dynamics, state.broken, state.marked)?;
@@ -1044,10 +1070,7 @@ impl BondRun {
                 });
             }
         }
-        let step = u32::try_from(self.step).map_err(|_| Error::TooLarge {
-            what: format!("launch {}", self.step),
-            detail: "the random stream numbers launches in 32 bits".into(),
-        })?;
+        let step = stream_step(self.step)?;
         let acc = Acceptance::of(energy, self.model.dynamics, self.broken, self.marked)?;
         let [count, entries, capacity] = self.queue.args();
         let args = [
@@ -1136,14 +1159,8 @@ impl BondRun {
         mut progress: impl FnMut(&BondRun, &LaunchReport),
     ) -> Result<Stop> {
         loop {
-            if self.faces & required == required {
-                return Ok(Stop::Reached);
-            }
-            if self.live == 0 {
-                return Ok(Stop::Exhausted);
-            }
-            if self.step >= max_steps {
-                return Ok(Stop::Limit);
+            if let Some(stop) = stopped(self.faces & required == required, self.live, self.step >= max_steps) {
+                return Ok(stop);
             }
             let r = self.launch(energy)?;
             progress(self, &r);
@@ -1261,6 +1278,7 @@ mod tests {
             if let Some(gi) = model.group_of(&g, p, kind) {
                 groups.set(gi, true).unwrap();
             }
+            // Recomputed here from the table, independently of `BondModel::is_live`.
             let live = model.table.row(kind).iter().any(|n| {
                 g.step(p, n)
                     .is_some_and(|q| s.bonds.get(u64::from(g.bond(q, n[3] as usize))) == Some(false))
