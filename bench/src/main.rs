@@ -179,23 +179,11 @@ fn main() -> Result<()> {
 
     if cli.suite == Suite::Chain {
         let report = chain::run(&dev, reps)?;
-        print!("{}", report.table());
-        if let Some(path) = &cli.json {
-            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
-        return Ok(());
+        return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Lattice {
         let report = lattice::run(&dev, cli.quick, cli.sizes.as_deref(), reps)?;
-        print!("{}", report.table());
-        if let Some(path) = &cli.json {
-            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
-        return Ok(());
+        return publish(&report.table(), &report, cli.json.as_deref());
     }
     if matches!(cli.suite, Suite::Fracture | Suite::FractureStudy) {
         let sizes: Option<Vec<[usize; 3]>> = cli.sizes.as_ref().map(|v| {
@@ -203,9 +191,9 @@ fn main() -> Result<()> {
                 .map(|s| if s.rank() == 3 { s.dims() } else { [s.dims()[0]; 3] })
                 .collect()
         });
-        let (table, json) = if cli.suite == Suite::Fracture {
+        return if cli.suite == Suite::Fracture {
             let r = fracture::run(&dev, cli.quick, sizes.as_deref(), cli.serial_up_to)?;
-            (r.table(), serde_json::to_string_pretty(&r)?)
+            publish(&r.table(), &r, cli.json.as_deref())
         } else {
             let size = sizes.and_then(|s| s.first().copied()).unwrap_or(if cli.quick {
                 [24, 24, 24]
@@ -220,14 +208,8 @@ fn main() -> Result<()> {
                 bail!("--seeds {seeds}: a statistical comparison needs at least 2 seeds per schedule");
             }
             let r = fracture::study(cli.on_device.then_some(&dev), size, seeds, cli.thinning, threads)?;
-            (r.table(), serde_json::to_string_pretty(&r)?)
+            publish(&r.table(), &r, cli.json.as_deref())
         };
-        print!("{table}");
-        if let Some(path) = &cli.json {
-            std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
-        return Ok(());
     }
     if cli.suite == Suite::Sweeps {
         let report = sweeps::run(&dev, cli.quick, reps)?;
@@ -261,12 +243,17 @@ fn main() -> Result<()> {
             report
         }
     };
-    print!("{}", report.table());
-    if let Some(path) = &cli.json {
+    publish(&report.table(), &report, cli.json.as_deref())
+}
+
+/// Prints a suite's table and, with `--json`, writes its report there.
+fn publish(table: &str, report: &impl serde::Serialize, json: Option<&std::path::Path>) -> Result<()> {
+    print!("{table}");
+    if let Some(path) = json {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let text = serde_json::to_string_pretty(&report)?;
+        let text = serde_json::to_string_pretty(report)?;
         std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
