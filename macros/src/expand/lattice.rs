@@ -2,10 +2,9 @@
 //! (colour 0, then colour 1) and the host reference (the same two colours, site by site, with
 //! the same random numbers).
 
-use super::{checks, rt, scalar_ty, source, type_ident};
+use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
 use crate::ir::{Binding, Body, Program};
 use crate::model::lattice::Lattice;
-use crate::model::{Arg, Boundary};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -24,11 +23,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
     let ty_name = type_ident(fn_name)?;
     let source_fn = source::source_fn(name, text, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
-    let boundary = match k.boundary {
-        Boundary::Fixed => quote!(#rt::Boundary::Fixed),
-        Boundary::Periodic => quote!(#rt::Boundary::Periodic),
-        Boundary::Clamp => quote!(#rt::Boundary::Clamp),
-    };
+    let boundary = boundary_tokens(k.boundary);
     let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
@@ -68,45 +63,18 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
     let grid = format_ident!("Grid{}", rank);
     let state = k.args[l.state].name();
     let state_ty = scalar_ty(k.out);
-    let mut dev_params = Vec::new();
-    let mut host_params = Vec::new();
-    let mut launch_args = Vec::new();
-    let mut host_args = Vec::new();
-    let mut shape_checks = Vec::new();
-    for (i, a) in k.args.iter().enumerate() {
-        let n = a.name();
-        let label = n.to_string();
-        match a {
-            Arg::Field(f) if i == l.state => {
-                let e = scalar_ty(f.elem);
-                dev_params.push(quote!(#n: &mut #rt::DeviceGrid<#e>));
-                host_params.push(quote!(#n: &mut #rt::HostGrid<#e>));
-                launch_args.push(quote!(#rt::StencilArg::grid(#label, &*#n)));
-                host_args.push(quote!(&#rt::#grid::new(&*#n, #p_, #boundary)));
-            }
-            Arg::Field(f) => {
-                let e = scalar_ty(f.elem);
-                dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
-                host_params.push(quote!(#n: &#rt::HostGrid<#e>));
-                launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
-                shape_checks.push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
-                host_args.push(quote!(&#rt::#grid::new(#n, #p_, #boundary)));
-            }
-            Arg::Params { ty, .. } => {
-                dev_params.push(quote!(#n: &#ty));
-                host_params.push(quote!(#n: &#ty));
-                launch_args.push(quote!(#rt::StencilArg::params(#n)));
-                host_args.push(quote!(#n));
-            }
-            Arg::Scalar { ty, .. } => {
-                let t = scalar_ty(*ty);
-                dev_params.push(quote!(#n: #t));
-                host_params.push(quote!(#n: #t));
-                launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
-                host_args.push(quote!(#n));
-            }
-        }
-    }
+    let ArgTokens {
+        dev_params,
+        host_params,
+        launch_args,
+        mut host_args,
+        shape_checks,
+    } = arg_tokens(
+        &k.args,
+        &shape,
+        &|n| quote!(&#rt::#grid::new(#n, #p_, #boundary)),
+        Some((l.state, &|n| quote!(&#rt::#grid::new(&*#n, #p_, #boundary)))),
+    );
     // The random stream goes where the signature has it.
     if let Some(at) = model.draws {
         let draws = quote!(&#rt::lattice::Draws::new(#seed, #step, #site));

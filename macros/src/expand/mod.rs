@@ -12,12 +12,89 @@ pub mod source;
 pub mod stencil;
 pub mod sweep;
 
-use crate::model::Scalar;
+use crate::model::{Arg, Boundary, Scalar};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 pub fn rt() -> TokenStream {
     quote!(::clforge::runtime)
+}
+
+/// The runtime's `Boundary` for a kernel's boundary.
+pub fn boundary_tokens(b: Boundary) -> TokenStream {
+    let rt = rt();
+    match b {
+        Boundary::Fixed => quote!(#rt::Boundary::Fixed),
+        Boundary::Periodic => quote!(#rt::Boundary::Periodic),
+        Boundary::Clamp => quote!(#rt::Boundary::Clamp),
+    }
+}
+
+/// The generated functions' view of the user's arguments, in order: the device and host
+/// parameter lists, the launch arguments, the arguments of the host call to the user's
+/// function, and the shape checks of the read-only grids.
+#[derive(Default)]
+pub struct ArgTokens {
+    pub dev_params: Vec<TokenStream>,
+    pub host_params: Vec<TokenStream>,
+    pub launch_args: Vec<TokenStream>,
+    pub host_args: Vec<TokenStream>,
+    pub shape_checks: Vec<TokenStream>,
+}
+
+/// How a grid argument `n` is passed to the user's function on the host.
+pub type HostArg<'a> = &'a dyn Fn(&syn::Ident) -> TokenStream;
+
+/// [`ArgTokens`] for `args`. A read-only grid `n` is passed to the user's function as
+/// `read(n)`; the in-place state (argument `state.0`, if any) as `state.1(n)`, mutably on
+/// both sides and without a shape check (the plan is sized by it).
+pub fn arg_tokens(
+    args: &[Arg],
+    shape: &syn::Ident,
+    read: HostArg<'_>,
+    state: Option<(usize, HostArg<'_>)>,
+) -> ArgTokens {
+    let rt = rt();
+    let mut t = ArgTokens::default();
+    for (i, a) in args.iter().enumerate() {
+        let n = a.name();
+        let label = n.to_string();
+        match a {
+            Arg::Field(f) => {
+                let e = scalar_ty(f.elem);
+                match state.filter(|(at, _)| *at == i) {
+                    Some((_, host_arg)) => {
+                        t.dev_params.push(quote!(#n: &mut #rt::DeviceGrid<#e>));
+                        t.host_params.push(quote!(#n: &mut #rt::HostGrid<#e>));
+                        t.launch_args.push(quote!(#rt::StencilArg::grid(#label, &*#n)));
+                        t.host_args.push(host_arg(n));
+                    }
+                    None => {
+                        t.dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
+                        t.host_params.push(quote!(#n: &#rt::HostGrid<#e>));
+                        t.launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
+                        t.shape_checks
+                            .push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
+                        t.host_args.push(read(n));
+                    }
+                }
+            }
+            Arg::Params { ty, .. } => {
+                t.dev_params.push(quote!(#n: &#ty));
+                t.host_params.push(quote!(#n: &#ty));
+                t.launch_args.push(quote!(#rt::StencilArg::params(#n)));
+                t.host_args.push(quote!(#n));
+            }
+            Arg::Scalar { ty, .. } => {
+                let ty = scalar_ty(*ty);
+                t.dev_params.push(quote!(#n: #ty));
+                t.host_params.push(quote!(#n: #ty));
+                t.launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
+                t.host_args.push(quote!(#n));
+            }
+        }
+    }
+    t
 }
 
 pub fn scalar_ty(s: Scalar) -> TokenStream {

@@ -1,9 +1,8 @@
 //! The stencil's Rust side: the kernel type with its source, spec, typed launchers and the
 //! host reference driver.
 
-use super::{checks, rt, scalar_ty, source, type_ident};
+use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
 use crate::ir::{Binding, Body, Program};
-use crate::model::{Arg, Boundary};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -23,11 +22,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let source_fn = source::source_fn(name, text, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
 
-    let boundary = match k.boundary {
-        Boundary::Fixed => quote!(#rt::Boundary::Fixed),
-        Boundary::Periodic => quote!(#rt::Boundary::Periodic),
-        Boundary::Clamp => quote!(#rt::Boundary::Clamp),
-    };
+    let boundary = boundary_tokens(k.boundary);
     let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
@@ -82,38 +77,18 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         hygienic("device"),
     );
     let cursor = format_ident!("Grid{}", k.rank);
-    let mut dev_params = Vec::new();
-    let mut host_params = Vec::new();
-    let mut launch_args = Vec::new();
-    let mut host_args = Vec::new();
-    let mut shape_checks = Vec::new();
-    for a in &k.args {
-        let n = a.name();
-        let label = n.to_string();
-        match a {
-            Arg::Field(f) => {
-                let e = scalar_ty(f.elem);
-                dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
-                host_params.push(quote!(#n: &#rt::HostGrid<#e>));
-                launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
-                shape_checks.push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
-                host_args.push(quote!(&#rt::#cursor::new(#n, #p_, #boundary)));
-            }
-            Arg::Params { ty, .. } => {
-                dev_params.push(quote!(#n: &#ty));
-                host_params.push(quote!(#n: &#ty));
-                launch_args.push(quote!(#rt::StencilArg::params(#n)));
-                host_args.push(quote!(#n));
-            }
-            Arg::Scalar { ty, .. } => {
-                let t = scalar_ty(*ty);
-                dev_params.push(quote!(#n: #t));
-                host_params.push(quote!(#n: #t));
-                launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
-                host_args.push(quote!(#n));
-            }
-        }
-    }
+    let ArgTokens {
+        dev_params,
+        host_params,
+        launch_args,
+        host_args,
+        shape_checks,
+    } = arg_tokens(
+        &k.args,
+        &shape,
+        &|n| quote!(&#rt::#cursor::new(#n, #p_, #boundary)),
+        None,
+    );
     let arg_names: Vec<&syn::Ident> = k.args.iter().map(|a| a.name()).collect();
 
     let doc = format!(
