@@ -20,22 +20,7 @@ impl Parse for StencilArgs {
             input.parse::<Token![=]>()?;
             let value: Ident = input.parse()?;
             match key.to_string().as_str() {
-                "boundary" => {
-                    if boundary.is_some() {
-                        return Err(syn::Error::new_spanned(&key, "`boundary` is given twice"));
-                    }
-                    boundary = Some(match value.to_string().as_str() {
-                        "fixed" => Boundary::Fixed,
-                        "periodic" => Boundary::Periodic,
-                        "clamp" => Boundary::Clamp,
-                        other => {
-                            return Err(syn::Error::new_spanned(
-                                &value,
-                                format!("unknown boundary `{other}`; expected `fixed`, `periodic` or `clamp`"),
-                            ))
-                        }
-                    });
-                }
+                "boundary" => boundary_arg(&key, &value, &mut boundary)?,
                 "state" => {
                     if state.is_some() {
                         return Err(syn::Error::new_spanned(&key, "`state` is given twice"));
@@ -164,22 +149,7 @@ impl Parse for LatticeArgs {
             input.parse::<Token![=]>()?;
             let value: Ident = input.parse()?;
             match key.to_string().as_str() {
-                "boundary" => {
-                    if boundary.is_some() {
-                        return Err(syn::Error::new_spanned(&key, "`boundary` is given twice"));
-                    }
-                    boundary = Some(match value.to_string().as_str() {
-                        "fixed" => Boundary::Fixed,
-                        "periodic" => Boundary::Periodic,
-                        "clamp" => Boundary::Clamp,
-                        other => {
-                            return Err(syn::Error::new_spanned(
-                                &value,
-                                format!("unknown boundary `{other}`; expected `periodic`, `fixed` or `clamp`"),
-                            ))
-                        }
-                    });
-                }
+                "boundary" => boundary_arg(&key, &value, &mut boundary)?,
                 other => {
                     return Err(syn::Error::new_spanned(
                         &key,
@@ -195,4 +165,23 @@ impl Parse for LatticeArgs {
             boundary: boundary.unwrap_or(Boundary::Periodic),
         })
     }
+}
+
+/// `boundary = fixed | periodic | clamp` into `slot`, given at most once.
+fn boundary_arg(key: &Ident, value: &Ident, slot: &mut Option<Boundary>) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(key, "`boundary` is given twice"));
+    }
+    *slot = Some(match value.to_string().as_str() {
+        "fixed" => Boundary::Fixed,
+        "periodic" => Boundary::Periodic,
+        "clamp" => Boundary::Clamp,
+        other => {
+            return Err(syn::Error::new_spanned(
+                value,
+                format!("unknown boundary `{other}`; expected `fixed`, `periodic` or `clamp`"),
+            ))
+        }
+    });
+    Ok(())
 }

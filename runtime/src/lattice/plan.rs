@@ -116,26 +116,7 @@ impl LatticePlan {
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
         let rank = spec.rank;
-        if shape.rank() != rank {
-            return Err(Error::InvalidConfig(format!(
-                "lattice rule `{}` is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape",
-                spec.name
-            )));
-        }
-        if shape.is_empty() {
-            return Err(Error::InvalidConfig(format!(
-                "grid of shape {shape} has no points; every extent must be at least 1"
-            )));
-        }
-        if shape.checked_len().is_none_or(|n| n > i32::MAX as usize) {
-            return Err(Error::TooLarge {
-                what: format!("grid of shape {shape}"),
-                detail: format!(
-                    "clforge kernels index grids with 32-bit `int`s, so a grid has 1 to {} points",
-                    i32::MAX
-                ),
-            });
-        }
+        crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), rank, shape)?;
         let dims = shape.dims();
         if spec.boundary == Boundary::Periodic {
             if let Some(a) = (0..rank).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {

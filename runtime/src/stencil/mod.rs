@@ -533,22 +533,12 @@ pub(crate) struct SizedLaunch {
     pub(crate) local_bytes: u64,
 }
 
-/// Sizes the launch of `config` for grids of `shape` and checks it against `info` before
-/// anything is built: the grid fits the kernels' 32-bit `int` indices, every work-group
-/// extent is at least 1 (and 1 beyond the stencil's rank), the work-group fits
-/// `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, the `__local` arrays
-/// the tiled and steps kernels declare fit `CL_DEVICE_LOCAL_MEM_SIZE`, and no size overflows.
-pub(crate) fn size_launch(
-    spec: &StencilSpec,
-    info: &DeviceInfo,
-    config: &LaunchConfig,
-    shape: Shape,
-) -> Result<SizedLaunch> {
-    let rank = spec.rank;
+/// A grid shape a generated kernel (`what`, e.g. "stencil `heat`") of `rank` can run on: its
+/// rank, at least one point, and indices that fit the kernels' 32-bit `int`s.
+pub(crate) fn check_kernel_shape(what: &str, rank: usize, shape: Shape) -> Result<()> {
     if !(1..=3).contains(&rank) || shape.rank() != rank {
         return Err(Error::InvalidConfig(format!(
-            "stencil `{}` is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape",
-            spec.name
+            "{what} is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape"
         )));
     }
     if shape.is_empty() {
@@ -567,6 +557,22 @@ pub(crate) fn size_launch(
             ),
         });
     }
+    Ok(())
+}
+
+/// Sizes the launch of `config` for grids of `shape` and checks it against `info` before
+/// anything is built: the grid fits the kernels' 32-bit `int` indices, every work-group
+/// extent is at least 1 (and 1 beyond the stencil's rank), the work-group fits
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE` and `CL_DEVICE_MAX_WORK_ITEM_SIZES`, the `__local` arrays
+/// the tiled and steps kernels declare fit `CL_DEVICE_LOCAL_MEM_SIZE`, and no size overflows.
+pub(crate) fn size_launch(
+    spec: &StencilSpec,
+    info: &DeviceInfo,
+    config: &LaunchConfig,
+    shape: Shape,
+) -> Result<SizedLaunch> {
+    let rank = spec.rank;
+    check_kernel_shape(&format!("stencil `{}`", spec.name), rank, shape)?;
     let variant = config.variant;
     let v = spec.variant(variant);
     if let Some(why) = v.unavailable {

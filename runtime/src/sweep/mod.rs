@@ -246,26 +246,7 @@ impl SweepPlan {
     pub fn new(device: &Device, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SweepPlan> {
         let rank = spec.rank;
         let what = || format!("the {} schedule of sweep `{}`", config.schedule, spec.name);
-        if shape.rank() != rank {
-            return Err(Error::InvalidConfig(format!(
-                "sweep `{}` is {rank}-D but the grid has shape {shape}; pass a {rank}-D shape",
-                spec.name
-            )));
-        }
-        if shape.is_empty() {
-            return Err(Error::InvalidConfig(format!(
-                "grid of shape {shape} has no points; every extent must be at least 1"
-            )));
-        }
-        if shape.checked_len().is_none_or(|n| n > i32::MAX as usize) {
-            return Err(Error::TooLarge {
-                what: format!("grid of shape {shape}"),
-                detail: format!(
-                    "clforge kernels index grids with 32-bit `int`s, so a grid has 1 to {} points",
-                    i32::MAX
-                ),
-            });
-        }
+        crate::stencil::check_kernel_shape(&format!("sweep `{}`", spec.name), rank, shape)?;
         let s = *spec.schedule(config.schedule);
         if let Some(why) = s.unavailable {
             return Err(Error::InvalidConfig(format!(
