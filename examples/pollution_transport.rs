@@ -1399,6 +1399,7 @@ enum ScheduleArg {
     Persistent,
     PersistentLocal,
     PersistentBlocks,
+    Strip,
 }
 
 impl From<ScheduleArg> for Schedule {
@@ -1412,6 +1413,7 @@ impl From<ScheduleArg> for Schedule {
             ScheduleArg::Persistent => Schedule::Persistent,
             ScheduleArg::PersistentLocal => Schedule::PersistentLocal,
             ScheduleArg::PersistentBlocks => Schedule::PersistentBlocks,
+            ScheduleArg::Strip => Schedule::Strip,
         }
     }
 }

@@ -150,7 +150,8 @@ fn assert_same<T: Val>(what: &str, device: &HostGrid<T>, host: &HostGrid<T>) {
 }
 
 /// The schedules and block edges each sweep is checked in: every available schedule with a
-/// block that divides none of the test sizes, the default block, and 1.
+/// block that divides none of the test sizes, the default block, and 1 (the strip schedule
+/// also with phases of 5 and 1 steps).
 fn configs(spec: &SweepSpec) -> Vec<SweepConfig> {
     let mut out = Vec::new();
     for s in spec.available() {
@@ -159,6 +160,12 @@ fn configs(spec: &SweepSpec) -> Vec<SweepConfig> {
                 continue;
             }
             out.push(SweepConfig::with_block(s, b));
+            if s == Schedule::Strip {
+                // Phases shorter than a strip, not dividing the extents, and of one step.
+                out.push(SweepConfig::with_block(s, b).with_phase(5));
+                out.push(SweepConfig::with_block(s, b).with_phase(1));
+                out.push(SweepConfig::with_block(s, b).with_phase(3).with_prefetch(4));
+            }
         }
     }
     out

@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clforge::prelude::*;
 use clforge::runtime::sweep::model::Tuning;
+use clforge::runtime::sweep::{DEFAULT_PHASE, DEFAULT_PREFETCH};
 use clforge::runtime::{DeviceKind, Scalar, SweepEvents, SweepSpec};
 use serde::Serialize;
 
@@ -128,6 +129,10 @@ pub struct Row {
     pub pct_copy: f64,
     /// The model's prediction for this configuration (fitted on the same size).
     pub model_us: Option<f64>,
+    /// The strip schedule's steps between progress publications.
+    pub phase: Option<usize>,
+    /// The strip schedule's prefetch distance (columns).
+    pub prefetch: Option<usize>,
 }
 
 /// One problem's summary.
@@ -271,8 +276,7 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
         // u, v, f (f32) and the mask (u8) read once, c read and written: 21 bytes per point.
         let bytes = 21.0 * s2.len() as f64;
         let spec = TransportFwd::spec();
-        for sample in &tuning.samples {
-            let config = SweepConfig::with_block(sample.schedule, sample.block);
+        for config in measured_configs(&tuning) {
             let plan = TransportFwd::plan(dev, &config, s2)?;
             let stats = time_sweeps(runs, || {
                 TransportFwd::sweep_plan(&plan, &mut dc, &du, &dv, &df, &dm, &k)
@@ -307,8 +311,7 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
         let tuning = GaussSeidel::tune(&mut du)?;
         let bytes = 8.0 * s16.len() as f64;
         let spec = GaussSeidel::spec();
-        for sample in &tuning.samples {
-            let config = SweepConfig::with_block(sample.schedule, sample.block);
+        for config in measured_configs(&tuning) {
             let plan = GaussSeidel::plan(dev, &config, s16)?;
             let stats = time_sweeps(runs, || GaussSeidel::sweep_plan(&plan, &mut du))?;
             rows.push(row(
@@ -394,6 +397,23 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
     })
 }
 
+/// The tuner's samples, and the strip schedule's also with other phases than the default.
+fn measured_configs(tuning: &Tuning) -> Vec<SweepConfig> {
+    let mut out = Vec::new();
+    for sample in &tuning.samples {
+        let config = SweepConfig::with_block(sample.schedule, sample.block);
+        out.push(config);
+        if sample.schedule == Schedule::Strip {
+            for c in [8, 16, 64] {
+                for pf in [0, 8, 32] {
+                    out.push(config.with_phase(c).with_prefetch(pf));
+                }
+            }
+        }
+    }
+    out
+}
+
 fn row(
     problem: &str,
     shape: Shape,
@@ -409,6 +429,8 @@ fn row(
         size: shape.to_string(),
         schedule: plan.schedule().to_string(),
         block: plan.block(),
+        phase: plan.phase(),
+        prefetch: plan.prefetch(),
         launches: plan.launches(),
         time,
         gb_s,
@@ -425,7 +447,12 @@ fn summary(problem: &str, shape: Shape, host_ms: f64, rows: &[Row], tuning: Tuni
     let best = mine
         .iter()
         .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us))
-        .map(|r| (format!("{} L={}", r.schedule, r.block), r.time.median_us))
+        .map(|r| {
+            let c = r.phase.map_or(String::new(), |c| {
+                format!(" C={c} PF={}", r.prefetch.unwrap_or(0))
+            });
+            (format!("{} L={}{c}", r.schedule, r.block), r.time.median_us)
+        })
         .unwrap_or_default();
     let errors: Vec<f64> = tuning
         .samples
@@ -440,7 +467,12 @@ fn summary(problem: &str, shape: Shape, host_ms: f64, rows: &[Row], tuning: Tuni
     let model_error = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
     let model_choice_us = mine
         .iter()
-        .find(|r| r.schedule == tuning.chosen.schedule.to_string() && Some(r.block) == tuning.chosen.block)
+        .find(|r| {
+            r.schedule == tuning.chosen.schedule.to_string()
+                && Some(r.block) == tuning.chosen.block
+                && r.phase.unwrap_or(DEFAULT_PHASE) == DEFAULT_PHASE
+                && r.prefetch.unwrap_or(DEFAULT_PREFETCH) == DEFAULT_PREFETCH
+        })
         .map_or(tuning.predicted_ns / 1e3, |r| r.time.median_us);
     Summary {
         problem: problem.into(),
@@ -467,7 +499,8 @@ impl Report {
                 r.problem,
                 r.size,
                 r.schedule,
-                r.block,
+                r.phase
+                    .map_or(r.block.to_string(), |c| format!("{} (C {c}, PF {})", r.block, r.prefetch.unwrap_or(0))),
                 r.launches,
                 r.time.median_us,
                 r.time.min_us,

@@ -24,6 +24,10 @@ pub enum Access {
     /// The state field from the local buffer of the current step `s_cur[t + 1]`; the others
     /// from global memory.
     Steps,
+    /// Like `Global`, except that reads of the swept field go through the strip schedule's
+    /// `SW_STATE(dx, dy, index)`: a new value from the ring of recent values, from a strip above
+    /// (another work-group's, through a volatile alias) or from global memory.
+    Strip,
 }
 
 pub struct Emitter<'a> {
@@ -282,6 +286,14 @@ impl Emitter<'_> {
             }
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
+            }
+            Access::Strip if self.k.access.iterated == Some(arg) => {
+                let at = if wrapped && offset != [0, 0, 0] {
+                    coords(false)
+                } else {
+                    linear("c", offset, "nx", "nxy")
+                };
+                format!("SW_STATE({}, {}, {at})", offset[0], offset[1])
             }
             Access::Vector | Access::VectorInterior => {
                 // The vector path never wraps along x, so x-only offsets stay linear.

@@ -34,7 +34,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         .map(Binding::UserArg)
         .chain((0..3).map(Binding::Extent))
         .collect();
-    if p.kernels.len() != 8
+    if p.kernels.len() != 9
         || p.kernels
             .iter()
             .any(|kn| kn.params.len() < expected.len() || kn.params.iter().zip(&expected).any(|(q, e)| q.binding != *e))

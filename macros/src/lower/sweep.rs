@@ -1,6 +1,6 @@
 //! Sweep model -> IR program: the legality proof (each `new` read behind the point, each `old`
 //! read ahead, along every axis, in the declared or derived direction), the body lowered once
-//! as a stencil body, and the five schedules with their signatures and availability.
+//! as a stencil body, and the nine schedules with their signatures and availability.
 
 use super::stencil::{define, lower_body, region_contracts, tunable, Lowered};
 use crate::ir::sweep::SweepBody;
@@ -234,6 +234,28 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         Binding::Named,
     ));
     let mut persistent_blocks = Kernel::new(&origin, "persistent_blocks", cube_params);
+    // The strip schedule: the swept field is read through a volatile alias only for rows of
+    // the strips above (written by other work-groups), so it is neither volatile nor restrict.
+    let mut strip_params = base(Access::ReadWrite);
+    strip_params[sw.state].restrict = false;
+    for (name, access) in [("sw_flags", Access::Atomic), ("sw_ticket", Access::Atomic)] {
+        strip_params.push(Param::new(
+            name,
+            Ty::Global {
+                elem: Elem::Scalar(Scalar::I32),
+                lanes: 1,
+            },
+            access,
+            Binding::Named,
+        ));
+    }
+    strip_params.push(Param::new(
+        "sw_base",
+        Ty::Value(Elem::Scalar(Scalar::I32)),
+        Access::Read,
+        Binding::Named,
+    ));
+    let mut strip = Kernel::new(&origin, "strip", strip_params);
     if rank < 2 {
         let why = "a 1-D sweep is one chain of dependent points: only the serial schedule exists";
         wave.unavailable = Some(why.into());
@@ -250,6 +272,9 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         .into();
         wave_local.unavailable = Some(why.clone());
         persistent_local.unavailable = Some(why);
+    }
+    if rank != 2 {
+        strip.unavailable = Some("the strip schedule is 2-D (work-groups own strips of rows of a plane)".into());
     }
     if rank != 3 {
         let why = "the cubic-block schedules (seed 001's algorithm 2) are 3-D";
@@ -276,6 +301,7 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         persistent_local,
         persistent_blocks,
         blocks_local,
+        strip,
     ];
     for k in &mut kernels {
         k.dependence = Some(dependence);
@@ -285,6 +311,16 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             "SW_L",
             if rank == 3 { 8 } else { 16 },
             "block edge L: points per block along each axis (work-items per block: L, or L*L for blocks)",
+        ),
+        tunable(
+            "SW_C",
+            32,
+            "strip schedule: steps between two publications of a strip's progress (and polls of the strip above)",
+        ),
+        tunable(
+            "SW_PF",
+            0,
+            "strip schedule: columns ahead of the walk whose lines are prefetched (0: none)",
         ),
         tunable(
             "SW_MAX_SPINS",

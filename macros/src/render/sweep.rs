@@ -29,7 +29,7 @@ pub struct SweepView {
     pub hz: usize,
     pub fp64: bool,
     /// Kernel names: serial, wave, wave_local, blocks, persistent, persistent_local,
-    /// persistent_blocks, blocks_local.
+    /// persistent_blocks, blocks_local, strip.
     pub kernels: Vec<String>,
     /// Each kernel's parameter declarations.
     pub params: Vec<Vec<String>>,
@@ -41,6 +41,15 @@ pub struct SweepView {
     pub global_body: Vec<String>,
     /// The point update reading and writing the local tile.
     pub tiled_body: Vec<String>,
+    /// The point update of the strip schedule: `global_body` with the swept field's reads from
+    /// the strips above through the volatile alias.
+    pub strip_body: Vec<String>,
+    /// The strip schedule keeps recent new values in a local ring (fixed boundary).
+    pub strip_ring: bool,
+    /// Columns each row's ring holds: a power of two above the longest a new value waits.
+    pub strip_ring_len: usize,
+    /// The swept field's OpenCL element type.
+    pub state_ty: String,
     pub has_wave: bool,
     pub has_wave_local: bool,
     pub has_blocks: bool,
@@ -48,6 +57,7 @@ pub struct SweepView {
     pub has_persistent_local: bool,
     pub has_persistent_blocks: bool,
     pub has_blocks_local: bool,
+    pub has_strip: bool,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
     /// The rounding helpers among them.
@@ -67,15 +77,30 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let mut global_body = emit_coords(k, 0..k.rank);
     global_body.extend(emit_body(k, file, Access::Global, &global_store));
     let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
-    if p.kernels.len() != 8 {
+    if p.kernels.len() != 9 {
         return Err(format!(
-            "sweep `{}` has {} kernels, not 8",
+            "sweep `{}` has {} kernels, not 9",
             p.origin.name,
             p.kernels.len()
         ));
     }
     let tiled_body = emit_body(k, file, Access::Tiled, &tiled_store);
-    let helpers = super::helpers_used(global_body.iter().chain(&tiled_body));
+    // The strip schedule keeps each row's recent new values in a local ring (fixed boundary:
+    // no clamped read can land on a point the ring does not hold).
+    let ring = k.boundary == crate::model::Boundary::Fixed;
+    let ty = k.out.cl();
+    let strip_store = |v: &str| {
+        if ring {
+            format!(
+                "{{ const {ty} sw_v = {v}; {state_name}[c] = sw_v; sw_ring[sw_t * SW_K + (sw_x & (SW_K - 1))] = sw_v; }}"
+            )
+        } else {
+            global_store(v)
+        }
+    };
+    let mut strip_body = emit_coords(k, 0..k.rank);
+    strip_body.extend(emit_body(k, file, Access::Strip, &strip_store));
+    let helpers = super::helpers_used(global_body.iter().chain(&tiled_body).chain(&strip_body));
     Ok(SweepView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(file),
@@ -119,6 +144,10 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             .collect(),
         global_body,
         tiled_body,
+        strip_body,
+        strip_ring: ring,
+        strip_ring_len: (k.access.halo[0] + k.access.halo[1] + 1).next_power_of_two(),
+        state_ty: k.out.cl().to_string(),
         rounding: super::rounding_helpers(&helpers),
         helpers,
         has_wave: available(1),
@@ -128,6 +157,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         has_persistent_local: available(5),
         has_persistent_blocks: available(6),
         has_blocks_local: available(7),
+        has_strip: available(8),
     })
 }
 

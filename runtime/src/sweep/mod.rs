@@ -20,7 +20,11 @@
 //!   ticket in wavefront order and waits on the flags of its upstream neighbours;
 //! - [`Schedule::PersistentLocal`]: the same with the block in local memory (2-D, fixed);
 //! - [`Schedule::PersistentBlocks`]: algorithm 2's cubes in one launch, in plane order (3-D);
-//! - [`Schedule::BlocksLocal`]: algorithm 2 with the cube in local memory (3-D, fixed).
+//! - [`Schedule::BlocksLocal`]: algorithm 2 with the cube in local memory (3-D, fixed);
+//! - [`Schedule::Strip`]: one launch; work-groups own strips of L rows (one work-item per row,
+//!   each row one column behind the row before) and walk the whole x extent, waiting every
+//!   `phase` steps on the progress the strip above has published (2-D): the critical path is
+//!   about nx + ny·(1 + phase/L) points, against 2(nx + ny) for the block wavefronts.
 
 pub mod model;
 
@@ -56,11 +60,14 @@ pub enum Schedule {
     /// [`Schedule::Blocks`] with the cube, its halo and every field it reads in local memory
     /// (3-D, fixed boundary).
     BlocksLocal,
+    /// One launch: strips of L rows walk the whole x extent, each waiting on the progress of
+    /// the strip above (2-D, any boundary).
+    Strip,
 }
 
 impl Schedule {
     /// Every schedule, in the spec's order.
-    pub const ALL: [Schedule; 8] = [
+    pub const ALL: [Schedule; 9] = [
         Schedule::Serial,
         Schedule::Wave,
         Schedule::WaveLocal,
@@ -69,12 +76,13 @@ impl Schedule {
         Schedule::PersistentLocal,
         Schedule::PersistentBlocks,
         Schedule::BlocksLocal,
+        Schedule::Strip,
     ];
     /// One launch per sweep, work-groups ordered by tickets and flags.
     pub fn is_persistent(self) -> bool {
         matches!(
             self,
-            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks
+            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks | Schedule::Strip
         )
     }
     /// The schedule's name in messages.
@@ -88,6 +96,7 @@ impl Schedule {
             Schedule::PersistentLocal => "persistent-local",
             Schedule::PersistentBlocks => "persistent-blocks",
             Schedule::BlocksLocal => "blocks-local",
+            Schedule::Strip => "strip",
         }
     }
 }
@@ -121,7 +130,7 @@ pub struct SweepSpec {
     /// Direction per axis: `true` when the sweep runs towards increasing indices.
     pub forward: [bool; 3],
     /// The schedules in [`Schedule::ALL`] order.
-    pub schedules: [ScheduleSpec; 8],
+    pub schedules: [ScheduleSpec; 9],
     /// Bytes of one value of the swept field.
     pub value_bytes: usize,
     /// Bytes per point the local-memory schedule stages (every field it stages).
@@ -158,21 +167,51 @@ impl SweepSpec {
 pub struct SweepConfig {
     /// Which schedule.
     pub schedule: Schedule,
-    /// Block edge L (points); default: [`SweepSpec::default_block`].
+    /// Block edge L (points); for [`Schedule::Strip`] the rows of a strip. Default:
+    /// [`SweepSpec::default_block`].
     pub block: Option<usize>,
+    /// [`Schedule::Strip`]: steps between two publications of a strip's progress (default
+    /// [`DEFAULT_PHASE`]); ignored by the other schedules.
+    pub phase: Option<usize>,
+    /// [`Schedule::Strip`]: columns ahead of the walk whose cache lines each row prefetches
+    /// (default [`DEFAULT_PREFETCH`]; 0: none); ignored by the other schedules.
+    pub prefetch: Option<usize>,
 }
+
+/// Steps between two progress publications of the strip schedule when the config names none.
+pub const DEFAULT_PHASE: usize = 32;
+
+/// Columns ahead the strip schedule prefetches when the config names none.
+pub const DEFAULT_PREFETCH: usize = 0;
 
 impl SweepConfig {
     /// `schedule` with its default block.
     pub fn new(schedule: Schedule) -> SweepConfig {
-        SweepConfig { schedule, block: None }
+        SweepConfig {
+            schedule,
+            block: None,
+            phase: None,
+            prefetch: None,
+        }
     }
     /// `schedule` on blocks of edge `block`.
     pub fn with_block(schedule: Schedule, block: usize) -> SweepConfig {
         SweepConfig {
             schedule,
             block: Some(block),
+            phase: None,
+            prefetch: None,
         }
+    }
+    /// The strip schedule's phase (steps between progress publications).
+    pub fn with_phase(mut self, phase: usize) -> SweepConfig {
+        self.phase = Some(phase);
+        self
+    }
+    /// The strip schedule's prefetch distance (columns; 0: none).
+    pub fn with_prefetch(mut self, columns: usize) -> SweepConfig {
+        self.prefetch = Some(columns);
+        self
     }
 }
 
@@ -208,6 +247,8 @@ pub struct SweepPlan {
     kernel: &'static str,
     schedule: Schedule,
     block: usize,
+    phase: Option<usize>,
+    prefetch: Option<usize>,
     shape: Shape,
     /// Points of the updated region per axis.
     region: [usize; 3],
@@ -301,6 +342,25 @@ impl SweepPlan {
         if config.schedule.is_persistent() {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
         }
+        if config.schedule == Schedule::Strip {
+            let phase = config.phase.unwrap_or(DEFAULT_PHASE);
+            if phase == 0 || phase > 1 << 20 {
+                return Err(Error::InvalidConfig(format!(
+                    "{}: phase {phase}; give 1 to {} steps between progress publications",
+                    what(),
+                    1 << 20
+                )));
+            }
+            let prefetch = config.prefetch.unwrap_or(DEFAULT_PREFETCH);
+            if prefetch > 1 << 20 {
+                return Err(Error::InvalidConfig(format!(
+                    "{}: prefetch {prefetch} columns ahead; give 0 to {}",
+                    what(),
+                    1 << 20
+                )));
+            }
+            options.push_str(&format!(" -D SW_C={phase} -D SW_PF={prefetch}"));
+        }
         let program = device.program(spec.origin, spec.source, &options)?;
         let limits = program.kernel_limits(s.kernel)?;
         let items: usize = local.iter().product();
@@ -317,6 +377,8 @@ impl SweepPlan {
             let cubes = config.schedule == Schedule::PersistentBlocks;
             let n = if cubes {
                 blocks[0] * blocks[1] * blocks[2]
+            } else if config.schedule == Schedule::Strip {
+                blocks[1]
             } else {
                 blocks[0] * blocks[1]
             };
@@ -344,6 +406,8 @@ impl SweepPlan {
             kernel: s.kernel,
             schedule: config.schedule,
             block,
+            phase: (config.schedule == Schedule::Strip).then(|| config.phase.unwrap_or(DEFAULT_PHASE)),
+            prefetch: (config.schedule == Schedule::Strip).then(|| config.prefetch.unwrap_or(DEFAULT_PREFETCH)),
             shape,
             region,
             blocks,
@@ -360,6 +424,14 @@ impl SweepPlan {
     /// The block edge L.
     pub fn block(&self) -> usize {
         self.block
+    }
+    /// The strip schedule's steps between progress publications (`None` for the others).
+    pub fn phase(&self) -> Option<usize> {
+        self.phase
+    }
+    /// The strip schedule's prefetch distance in columns (`None` for the others).
+    pub fn prefetch(&self) -> Option<usize> {
+        self.prefetch
     }
     /// Points of the updated region per axis.
     pub fn region(&self) -> [usize; 3] {
@@ -430,7 +502,7 @@ impl SweepPlan {
                     record(launch(&cl, &[gi * l, gj * l], &[l, l], k == 0 || k + 1 == n)?);
                 }
             }
-            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks => {
+            Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks | Schedule::Strip => {
                 let mut p = match &self.persistent {
                     Some(p) => lock(p),
                     None => return Err(Error::InvalidConfig("a persistent plan without its flags".into())),
@@ -443,6 +515,14 @@ impl SweepPlan {
                 }
                 cl.push(Arg::buffer(&p.flags));
                 cl.push(Arg::buffer(&p.ticket));
+                if self.schedule == Schedule::Strip {
+                    // A strip's flag holds base + columns finished, base = epoch (mx + 1) mod
+                    // 2^32: the previous sweep's values lie below every base of this one.
+                    let base = (p.epoch as u32).wrapping_mul(self.region[0] as u32 + 1) as i32;
+                    cl.push(Arg::i32(base));
+                    record(launch(&cl, &[by * l], &[l], true)?);
+                    return self.events(events, n);
+                }
                 cl.push(Arg::i32(p.epoch));
                 match &p.order {
                     Some(order) => {
@@ -454,6 +534,10 @@ impl SweepPlan {
                 }
             }
         }
+        self.events(events, n)
+    }
+
+    fn events(&self, events: (Option<Event>, Option<Event>), n: usize) -> Result<SweepEvents> {
         match events {
             (Some(first), Some(last)) => Ok(SweepEvents {
                 first,
@@ -483,9 +567,10 @@ impl SweepPlan {
             p.ticket.write(&[0, 0])?;
             p.epoch = 0;
             return Err(Error::InvalidConfig(format!(
-                "the persistent schedule of sweep `{}` stalled: a work-group waited {MAX_SPINS} spins for an \
+                "the {} schedule of sweep `{}` stalled: a work-group waited {MAX_SPINS} spins for an \
                  upstream block that never finished (this device does not run its work-groups concurrently); \
                  the field is incomplete; use the `wave` schedule on this device",
+                self.schedule,
                 self.spec.name
             )));
         }
@@ -497,7 +582,11 @@ impl SweepPlan {
 pub fn launches(schedule: Schedule, blocks: [usize; 3]) -> usize {
     let [bx, by, bz] = blocks;
     match schedule {
-        Schedule::Serial | Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks => 1,
+        Schedule::Serial
+        | Schedule::Persistent
+        | Schedule::PersistentLocal
+        | Schedule::PersistentBlocks
+        | Schedule::Strip => 1,
         Schedule::Wave | Schedule::WaveLocal => bx + by - 1,
         Schedule::Blocks | Schedule::BlocksLocal => bx + by + bz - 2,
     }

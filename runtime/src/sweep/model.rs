@@ -14,7 +14,7 @@
 //! `b`. The unknowns `t_step`, `t_point`, `t_launch` enter linearly and are fitted by least
 //! squares to measured sweeps of the user's own kernel; `b` comes from the device.
 
-use super::{launches, Schedule, SweepConfig, SweepSpec};
+use super::{launches, Schedule, SweepConfig, SweepSpec, DEFAULT_PHASE};
 use crate::device::{DeviceInfo, DeviceKind};
 use crate::error::{Error, Result};
 use crate::host::Shape;
@@ -108,6 +108,20 @@ pub fn terms(schedule: Schedule, region: [usize; 3], rank: usize, l: usize, b: u
                 steps: rounds * steps,
                 points: rounds * points,
                 launches: n_launch,
+            }
+        }
+        Schedule::Strip => {
+            // Strips of l rows, row r one column behind row r - 1; a strip starts a phase once
+            // the strip above has finished the columns it reads: it trails by about
+            // l - 1 + phase steps. The longer of that chain and the work over b strips at once.
+            let (mx, my) = (region[0].max(1) as f64, region[1].max(1) as f64);
+            let strips = blocks[1] as f64;
+            let per_strip = mx + lf - 1.0;
+            let path = per_strip + (strips - 1.0) * (lf - 1.0 + DEFAULT_PHASE as f64);
+            Terms {
+                steps: path.max(strips * per_strip / b),
+                points: mx * my / b,
+                launches: 1.0,
             }
         }
         Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal => {
@@ -263,7 +277,9 @@ impl Model {
     pub fn choose(&self, spec: &SweepSpec, shape: Shape, blocks: &[usize]) -> Option<(SweepConfig, f64)> {
         let mut best: Option<(SweepConfig, f64)> = None;
         for (s, _) in &self.costs {
-            for &l in blocks {
+            // Only block edges of the calibrated range: the fit says nothing outside it.
+            let range = candidate_blocks(*s, spec.rank);
+            for &l in blocks.iter().filter(|l| range.contains(l)) {
                 if !fits(spec, &self.info, *s, l) {
                     continue;
                 }
@@ -371,6 +387,7 @@ pub struct Tuning {
 pub fn candidate_blocks(schedule: Schedule, rank: usize) -> &'static [usize] {
     match (schedule, rank) {
         (Schedule::Serial, _) => &[1],
+        (Schedule::Strip, _) => &[16, 32, 64, 128],
         (Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal, _) => &[4, 8, 16],
         (_, 3) => &[4, 8, 16, 32],
         _ => &[8, 16, 32, 64],
@@ -413,7 +430,7 @@ pub fn tune(
         }
     }
     let model = Model::fit(spec, info, shape, &samples)?;
-    let all: Vec<usize> = [4, 8, 16, 32, 64].into();
+    let all: Vec<usize> = [4, 8, 16, 32, 64, 128].into();
     let (chosen, predicted_ns) = model
         .choose(spec, shape, &all)
         .ok_or_else(|| Error::InvalidConfig(format!("no schedule of sweep `{}` could be modelled", spec.name)))?;
