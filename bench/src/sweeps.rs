@@ -404,8 +404,8 @@ fn measured_configs(tuning: &Tuning) -> Vec<SweepConfig> {
         let config = SweepConfig::with_block(sample.schedule, sample.block);
         out.push(config);
         if sample.schedule == Schedule::Strip {
-            for c in [8, 16, 64] {
-                for pf in [0, 8, 32] {
+            for c in [8, 16] {
+                for pf in [0, 16] {
                     out.push(config.with_phase(c).with_prefetch(pf));
                 }
             }

@@ -321,6 +321,13 @@ impl SweepPlan {
                 let points = (block + 2 * hx) * (block + 2 * hy) * (block + 2 * hz);
                 (points * spec.local_bytes_per_point) as u64
             }
+            Schedule::Strip if spec.boundary == Boundary::Fixed => {
+                // Each row's ring of recent values and the phase's copy of the strip above.
+                let [hx, hy, _] = spec.halo;
+                let ring = (hx + hy + 1).next_power_of_two();
+                let phase = config.phase.unwrap_or(DEFAULT_PHASE);
+                ((block * ring + hy * (phase + hx + hy) + 1) * spec.value_bytes) as u64
+            }
             _ => 0,
         };
         if local_bytes > device.info().local_mem_bytes {
@@ -329,7 +336,7 @@ impl SweepPlan {
                 needed: local_bytes,
                 limit: device.info().local_mem_bytes,
                 limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
-                hint: "choose a smaller block".into(),
+                hint: "choose a smaller block (or, for the strip schedule, a shorter phase)".into(),
             });
         }
         // Only this schedule's kernel is built: the others' local arrays, sized by the same
