@@ -165,6 +165,17 @@ fn configs(spec: &SweepSpec) -> Vec<SweepConfig> {
                 out.push(SweepConfig::with_block(s, b).with_phase(5));
                 out.push(SweepConfig::with_block(s, b).with_phase(1));
                 out.push(SweepConfig::with_block(s, b).with_phase(3).with_prefetch(4));
+                if b > 1 {
+                    // Several rows per work-item; fields from global memory instead of the tile.
+                    let r = if b % 4 == 0 { 4 } else { b };
+                    out.push(
+                        SweepConfig::with_block(s, b)
+                            .with_rows(r)
+                            .with_phase(5)
+                            .with_prefetch(2),
+                    );
+                    out.push(SweepConfig::with_block(s, b).with_phase(4).with_tile(false));
+                }
             }
         }
     }

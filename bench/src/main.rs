@@ -50,6 +50,9 @@ enum Suite {
     /// Seed 001's in-place sweeps on every schedule, the sequential host sweep on one core and
     /// the fitted performance model.
     Sweeps,
+    /// The one-launch sweep schedules checked bit for bit against the host sweep at `--sizes`
+    /// (default 2048² and 16384²): the first differing point of each configuration.
+    SweepsCheck,
     /// The 2-D Ising model as a `#[clforge::lattice]` rule (checkerboard Metropolis): flips
     /// per ns at several sizes, the host reference on one core.
     Lattice,
@@ -211,6 +214,13 @@ fn main() -> Result<()> {
             publish(&r.table(), &r, cli.json.as_deref())
         };
     }
+    if cli.suite == Suite::SweepsCheck {
+        let sizes = cli
+            .sizes
+            .clone()
+            .unwrap_or_else(|| vec![Shape::d2(2048, 2048), Shape::d2(16384, 16384)]);
+        return sweeps::check(&dev, &sizes);
+    }
     if cli.suite == Suite::Sweeps {
         let report = sweeps::run(&dev, cli.quick, reps)?;
         print!("{}", report.table());
@@ -229,7 +239,7 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
-        Suite::Sweeps | Suite::Chain | Suite::Lattice | Suite::Fracture | Suite::FractureStudy => {
+        Suite::Sweeps | Suite::SweepsCheck | Suite::Chain | Suite::Lattice | Suite::Fracture | Suite::FractureStudy => {
             bail!("the sweeps, chain and lattice suites report on their own")
         }
         Suite::Roofline => {

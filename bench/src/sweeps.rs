@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clforge::prelude::*;
 use clforge::runtime::sweep::model::Tuning;
-use clforge::runtime::sweep::{DEFAULT_PHASE, DEFAULT_PREFETCH};
+use clforge::runtime::sweep::{DEFAULT_PHASE, DEFAULT_PREFETCH, DEFAULT_ROWS};
 use clforge::runtime::{DeviceKind, Scalar, SweepEvents, SweepSpec};
 use serde::Serialize;
 
@@ -131,8 +131,12 @@ pub struct Row {
     pub model_us: Option<f64>,
     /// The strip schedule's steps between progress publications.
     pub phase: Option<usize>,
-    /// The strip schedule's prefetch distance (columns).
+    /// The strip schedule's prefetch stride (columns).
     pub prefetch: Option<usize>,
+    /// The strip schedule's rows per work-item.
+    pub rows: Option<usize>,
+    /// Whether the strip schedule staged its fields in local memory.
+    pub tile: Option<bool>,
 }
 
 /// One problem's summary.
@@ -404,11 +408,11 @@ fn measured_configs(tuning: &Tuning) -> Vec<SweepConfig> {
         let config = SweepConfig::with_block(sample.schedule, sample.block);
         out.push(config);
         if sample.schedule == Schedule::Strip {
-            for c in [8, 16] {
-                for pf in [0, 16] {
-                    out.push(config.with_phase(c).with_prefetch(pf));
-                }
+            for c in [8, 16, 32] {
+                out.push(config.with_phase(c).with_tile(true));
+                out.push(config.with_phase(c).with_tile(false).with_prefetch(32));
             }
+            out.push(config.with_phase(16).with_tile(true).with_rows(2));
         }
     }
     out
@@ -431,6 +435,8 @@ fn row(
         block: plan.block(),
         phase: plan.phase(),
         prefetch: plan.prefetch(),
+        rows: plan.rows(),
+        tile: plan.tile(),
         launches: plan.launches(),
         time,
         gb_s,
@@ -449,7 +455,12 @@ fn summary(problem: &str, shape: Shape, host_ms: f64, rows: &[Row], tuning: Tuni
         .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us))
         .map(|r| {
             let c = r.phase.map_or(String::new(), |c| {
-                format!(" C={c} PF={}", r.prefetch.unwrap_or(0))
+                format!(
+                    " C={c} PF={} R={} tile={}",
+                    r.prefetch.unwrap_or(0),
+                    r.rows.unwrap_or(1),
+                    r.tile.unwrap_or(false)
+                )
             });
             (format!("{} L={}{c}", r.schedule, r.block), r.time.median_us)
         })
@@ -472,6 +483,7 @@ fn summary(problem: &str, shape: Shape, host_ms: f64, rows: &[Row], tuning: Tuni
                 && Some(r.block) == tuning.chosen.block
                 && r.phase.unwrap_or(DEFAULT_PHASE) == DEFAULT_PHASE
                 && r.prefetch.unwrap_or(DEFAULT_PREFETCH) == DEFAULT_PREFETCH
+                && r.rows.unwrap_or(DEFAULT_ROWS) == DEFAULT_ROWS
         })
         .map_or(tuning.predicted_ns / 1e3, |r| r.time.median_us);
     Summary {
@@ -499,8 +511,15 @@ impl Report {
                 r.problem,
                 r.size,
                 r.schedule,
-                r.phase
-                    .map_or(r.block.to_string(), |c| format!("{} (C {c}, PF {})", r.block, r.prefetch.unwrap_or(0))),
+                r.phase.map_or(r.block.to_string(), |c| {
+                    format!(
+                        "{} (C {c}, PF {}, R {}, tile {})",
+                        r.block,
+                        r.prefetch.unwrap_or(0),
+                        r.rows.unwrap_or(1),
+                        r.tile.unwrap_or(false)
+                    )
+                }),
                 r.launches,
                 r.time.median_us,
                 r.time.min_us,
@@ -542,4 +561,77 @@ pub fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
     }
     std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
         .with_context(|| format!("writing {}", path.display()))
+}
+
+/// `sweeps-check`: Gauss–Seidel and the transport half-step on every one-launch schedule and
+/// strip variant at `sizes`, each compared bit for bit with the sequential host sweep; prints
+/// every configuration with its verdict and the first differing point (races show at scale
+/// that the small grids of the tests miss). Fails if any differs.
+pub fn check(dev: &Device, sizes: &[Shape]) -> Result<()> {
+    let mut bad = 0;
+    for &shape in sizes {
+        let u = fill(shape, noise)?;
+        let mut want = u.clone();
+        GaussSeidel::apply_host(&mut want)?;
+        let nx = shape.dims()[0];
+        let mut configs = Vec::new();
+        for l in [16, 32, 128] {
+            configs.push(SweepConfig::with_block(Schedule::PersistentLocal, l.min(64)));
+            for c in [8, 32] {
+                for tile in [false, true] {
+                    configs.push(
+                        SweepConfig::with_block(Schedule::Strip, l)
+                            .with_phase(c)
+                            .with_tile(tile),
+                    );
+                }
+            }
+            configs.push(
+                SweepConfig::with_block(Schedule::Strip, l)
+                    .with_rows(2)
+                    .with_prefetch(32),
+            );
+        }
+        for config in configs {
+            let mut du = DeviceGrid::from_host(dev, &u)?;
+            let plan = GaussSeidel::plan(dev, &config, shape)?;
+            GaussSeidel::sweep_plan(&plan, &mut du)?.wait()?;
+            plan.check()?;
+            let got = du.to_host()?;
+            let diff = got
+                .data()
+                .iter()
+                .zip(want.data())
+                .enumerate()
+                .filter(|(_, (a, b))| a.to_bits() != b.to_bits())
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>();
+            match diff.first() {
+                None => println!("ok   gauss-seidel {shape} {config:?}"),
+                Some(&i) => {
+                    bad += 1;
+                    println!(
+                        "DIFF gauss-seidel {shape} {config:?}: {} points, first at ({}, {})",
+                        diff.len(),
+                        i % nx,
+                        i / nx
+                    );
+                    // Which inputs were stale or early: each neighbour old (before) or new (after).
+                    let (o, n) = (u.data(), want.data());
+                    let g = got.data()[i];
+                    for mask in 0..16u32 {
+                        let pick = |b: u32, j: usize| if mask & (1 << b) != 0 { n[j] } else { o[j] };
+                        let v = 0.25 * (pick(0, i - 1) + pick(1, i - nx) + pick(2, i + 1) + pick(3, i + nx));
+                        if v.to_bits() == g.to_bits() {
+                            println!("     got {g} = inputs (W, S, E, N) new? {:04b} (want 0011)", mask);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if bad > 0 {
+        bail!("{bad} configurations differ from the host sweep");
+    }
+    Ok(())
 }

@@ -92,7 +92,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let strip_store = |v: &str| {
         if ring {
             format!(
-                "{{ const {ty} sw_v = {v}; {state_name}[c] = sw_v; sw_ring[sw_t * SW_K + (sw_x & (SW_K - 1))] = sw_v; }}"
+                "{{ const {ty} sw_v = {v}; {state_name}[c] = sw_v; sw_ring[sw_row * SW_K + (sw_x & (SW_K - 1))] = sw_v; }}"
             )
         } else {
             global_store(v)

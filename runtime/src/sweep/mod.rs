@@ -173,16 +173,26 @@ pub struct SweepConfig {
     /// [`Schedule::Strip`]: steps between two publications of a strip's progress (default
     /// [`DEFAULT_PHASE`]); ignored by the other schedules.
     pub phase: Option<usize>,
-    /// [`Schedule::Strip`]: columns ahead of the walk whose cache lines each row prefetches
-    /// (default [`DEFAULT_PREFETCH`]; 0: none); ignored by the other schedules.
+    /// [`Schedule::Strip`]: the next phase's cache lines are loaded during the current phase,
+    /// one load every `prefetch` columns of each row (default [`DEFAULT_PREFETCH`]; 0: none);
+    /// ignored by the other schedules.
     pub prefetch: Option<usize>,
+    /// [`Schedule::Strip`]: rows each work-item walks, a column apart (a divisor of the block;
+    /// default [`DEFAULT_ROWS`]); ignored by the other schedules.
+    pub rows: Option<usize>,
+    /// [`Schedule::Strip`] with a fixed boundary: stage each phase's fields in local memory,
+    /// loaded during the phase before (default true); ignored elsewhere.
+    pub tile: Option<bool>,
 }
 
 /// Steps between two progress publications of the strip schedule when the config names none.
 pub const DEFAULT_PHASE: usize = 32;
 
-/// Columns ahead the strip schedule prefetches when the config names none.
+/// The strip schedule's prefetch stride (columns) when the config names none (0: no prefetch).
 pub const DEFAULT_PREFETCH: usize = 0;
+
+/// Rows per work-item of the strip schedule when the config names none.
+pub const DEFAULT_ROWS: usize = 1;
 
 impl SweepConfig {
     /// `schedule` with its default block.
@@ -192,6 +202,8 @@ impl SweepConfig {
             block: None,
             phase: None,
             prefetch: None,
+            rows: None,
+            tile: None,
         }
     }
     /// `schedule` on blocks of edge `block`.
@@ -201,6 +213,8 @@ impl SweepConfig {
             block: Some(block),
             phase: None,
             prefetch: None,
+            rows: None,
+            tile: None,
         }
     }
     /// The strip schedule's phase (steps between progress publications).
@@ -208,9 +222,19 @@ impl SweepConfig {
         self.phase = Some(phase);
         self
     }
-    /// The strip schedule's prefetch distance (columns; 0: none).
+    /// The strip schedule's prefetch stride (columns; 0: none).
     pub fn with_prefetch(mut self, columns: usize) -> SweepConfig {
         self.prefetch = Some(columns);
+        self
+    }
+    /// The strip schedule's rows per work-item (a divisor of the block).
+    pub fn with_rows(mut self, rows: usize) -> SweepConfig {
+        self.rows = Some(rows);
+        self
+    }
+    /// Whether the strip schedule stages its fields in local memory (fixed boundary).
+    pub fn with_tile(mut self, tile: bool) -> SweepConfig {
+        self.tile = Some(tile);
         self
     }
 }
@@ -249,6 +273,8 @@ pub struct SweepPlan {
     block: usize,
     phase: Option<usize>,
     prefetch: Option<usize>,
+    rows: Option<usize>,
+    tile: Option<bool>,
     shape: Shape,
     /// Points of the updated region per axis.
     region: [usize; 3],
@@ -304,8 +330,16 @@ impl SweepPlan {
         }
         let region = region(shape, spec.halo, spec.boundary);
         let blocks = region.map(|m| m.div_ceil(block).max(1));
+        let rows = config.rows.unwrap_or(DEFAULT_ROWS);
+        if config.schedule == Schedule::Strip && (rows == 0 || block % rows != 0) {
+            return Err(Error::InvalidConfig(format!(
+                "{}: {rows} rows per work-item; give a divisor of the block edge {block}",
+                what()
+            )));
+        }
         let local = match config.schedule {
             Schedule::Serial => [1, 1, 1],
+            Schedule::Strip => [block / rows, 1, 1],
             Schedule::Blocks | Schedule::PersistentBlocks | Schedule::BlocksLocal => [block, block, 1],
             _ => [block, 1, 1],
         };
@@ -322,11 +356,17 @@ impl SweepPlan {
                 (points * spec.local_bytes_per_point) as u64
             }
             Schedule::Strip if spec.boundary == Boundary::Fixed => {
-                // Each row's ring of recent values and the phase's copy of the strip above.
+                // Each row's ring of recent values, the phase's copy of the strip above and,
+                // staged, two skewed tiles of the fields.
                 let [hx, hy, _] = spec.halo;
                 let ring = (hx + hy + 1).next_power_of_two();
                 let phase = config.phase.unwrap_or(DEFAULT_PHASE);
-                ((block * ring + hy * (phase + hx + hy) + 1) * spec.value_bytes) as u64
+                let tiles = if config.tile.unwrap_or(true) {
+                    2 * (block + 2 * hy) * (phase + 2 * (hx + hy)) * spec.local_bytes_per_point
+                } else {
+                    0
+                };
+                ((block * ring + hy * (phase + hx + hy) + 1) * spec.value_bytes + tiles) as u64
             }
             _ => 0,
         };
@@ -336,7 +376,8 @@ impl SweepPlan {
                 needed: local_bytes,
                 limit: device.info().local_mem_bytes,
                 limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
-                hint: "choose a smaller block (or, for the strip schedule, a shorter phase)".into(),
+                hint: "choose a smaller block (or, for the strip schedule, a shorter phase or `with_tile(false)`)"
+                    .into(),
             });
         }
         // Only this schedule's kernel is built: the others' local arrays, sized by the same
@@ -361,12 +402,15 @@ impl SweepPlan {
             let prefetch = config.prefetch.unwrap_or(DEFAULT_PREFETCH);
             if prefetch > 1 << 20 {
                 return Err(Error::InvalidConfig(format!(
-                    "{}: prefetch {prefetch} columns ahead; give 0 to {}",
+                    "{}: prefetch stride {prefetch} columns; give 0 (none) to {}",
                     what(),
                     1 << 20
                 )));
             }
-            options.push_str(&format!(" -D SW_C={phase} -D SW_PF={prefetch}"));
+            let tile = u8::from(spec.boundary == Boundary::Fixed && config.tile.unwrap_or(true));
+            options.push_str(&format!(
+                " -D SW_C={phase} -D SW_PF={prefetch} -D SW_R={rows} -D SW_TILE={tile}"
+            ));
         }
         let program = device.program(spec.origin, spec.source, &options)?;
         let limits = program.kernel_limits(s.kernel)?;
@@ -415,6 +459,9 @@ impl SweepPlan {
             block,
             phase: (config.schedule == Schedule::Strip).then(|| config.phase.unwrap_or(DEFAULT_PHASE)),
             prefetch: (config.schedule == Schedule::Strip).then(|| config.prefetch.unwrap_or(DEFAULT_PREFETCH)),
+            rows: (config.schedule == Schedule::Strip).then_some(rows),
+            tile: (config.schedule == Schedule::Strip)
+                .then_some(spec.boundary == Boundary::Fixed && config.tile.unwrap_or(true)),
             shape,
             region,
             blocks,
@@ -436,9 +483,17 @@ impl SweepPlan {
     pub fn phase(&self) -> Option<usize> {
         self.phase
     }
-    /// The strip schedule's prefetch distance in columns (`None` for the others).
+    /// The strip schedule's prefetch stride in columns (`None` for the others).
     pub fn prefetch(&self) -> Option<usize> {
         self.prefetch
+    }
+    /// The strip schedule's rows per work-item (`None` for the others).
+    pub fn rows(&self) -> Option<usize> {
+        self.rows
+    }
+    /// Whether the strip schedule stages its fields in local memory (`None` for the others).
+    pub fn tile(&self) -> Option<bool> {
+        self.tile
     }
     /// Points of the updated region per axis.
     pub fn region(&self) -> [usize; 3] {
@@ -527,7 +582,8 @@ impl SweepPlan {
                     // 2^32: the previous sweep's values lie below every base of this one.
                     let base = (p.epoch as u32).wrapping_mul(self.region[0] as u32 + 1) as i32;
                     cl.push(Arg::i32(base));
-                    record(launch(&cl, &[by * l], &[l], true)?);
+                    let wg = l / self.rows.unwrap_or(DEFAULT_ROWS);
+                    record(launch(&cl, &[by * wg], &[wg], true)?);
                     return self.events(events, n);
                 }
                 cl.push(Arg::i32(p.epoch));
@@ -577,8 +633,7 @@ impl SweepPlan {
                 "the {} schedule of sweep `{}` stalled: a work-group waited {MAX_SPINS} spins for an \
                  upstream block that never finished (this device does not run its work-groups concurrently); \
                  the field is incomplete; use the `wave` schedule on this device",
-                self.schedule,
-                self.spec.name
+                self.schedule, self.spec.name
             )));
         }
         Ok(())
