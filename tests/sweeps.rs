@@ -166,15 +166,14 @@ fn configs(spec: &SweepSpec) -> Vec<SweepConfig> {
                 out.push(SweepConfig::with_block(s, b).with_phase(1));
                 out.push(SweepConfig::with_block(s, b).with_phase(3).with_prefetch(4));
                 if b > 1 {
-                    // Several rows per work-item; fields from global memory instead of the tile.
-                    let r = if b % 4 == 0 { 4 } else { b };
+                    // Several rows per work-item, the next phase's lines loaded ahead.
+                    let r = if b.is_multiple_of(4) { 4 } else { b };
                     out.push(
                         SweepConfig::with_block(s, b)
                             .with_rows(r)
                             .with_phase(5)
                             .with_prefetch(2),
                     );
-                    out.push(SweepConfig::with_block(s, b).with_phase(4).with_tile(false));
                 }
             }
         }

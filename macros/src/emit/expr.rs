@@ -26,9 +26,7 @@ pub enum Access {
     Steps,
     /// Like `Global`, except that reads of the swept field go through the strip schedule's
     /// `SW_STATE(dx, dy, index)`: a new value from the ring of recent values, from a strip above
-    /// (another work-group's, through a volatile alias) or from global memory; with a fixed
-    /// boundary, reads of the other staged fields through `SW_F(tile, field, dx, dy, index)`
-    /// (the phase's local tile when `SW_TILE`, else global memory).
+    /// (another work-group's, through a volatile alias) or from global memory.
     Strip,
 }
 
@@ -296,14 +294,6 @@ impl Emitter<'_> {
                     linear("c", offset, "nx", "nxy")
                 };
                 format!("SW_STATE({}, {}, {at})", offset[0], offset[1])
-            }
-            // Fixed boundary: the strip schedule may stage the field in its skewed local tile.
-            Access::Strip if self.k.access.staged[arg] && !wrapped => {
-                let at = linear("c", offset, "nx", "nxy");
-                format!(
-                    "SW_F({}, {name}, {}, {}, {at})",
-                    self.k.tile_names[arg], offset[0], offset[1]
-                )
             }
             Access::Vector | Access::VectorInterior => {
                 // The vector path never wraps along x, so x-only offsets stay linear.

@@ -323,11 +323,6 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             "strip schedule: rows each work-item walks (a divisor of SW_L)",
         ),
         tunable(
-            "SW_TILE",
-            1,
-            "strip schedule, fixed boundary: stage each phase's fields in local memory during the phase before (0: read global memory)",
-        ),
-        tunable(
             "SW_PF",
             0,
             "strip schedule: the next phase's lines are loaded during this one, one load every SW_PF columns (0: none)",

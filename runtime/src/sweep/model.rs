@@ -407,7 +407,7 @@ pub fn tune(
     let points: usize = region.iter().product();
     let mut samples = Vec::new();
     for s in spec.available() {
-        if s == Schedule::Serial && points > 100_000 {
+        if (s == Schedule::Serial && points > 100_000) || (s == Schedule::Strip && !super::strip_allowed(info)) {
             continue;
         }
         for &l in candidate_blocks(s, spec.rank) {
