@@ -21,7 +21,7 @@ const KEYWORDS: &[&str] = &[
     "ushort", "uint", "ulong", "half", "quad", "complex", "imaginary", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
     "image2d_t", "image3d_t", "image2d_array_t", "image1d_t", "image1d_buffer_t", "image1d_array_t", "sampler_t",
     "event_t", "kernel", "global", "local", "constant", "private", "read_only", "write_only", "read_write", "true",
-    "false", "NULL", "vec_step", "typeof", "asm", "defined", "pragma", "line", "include", "define", "undef",
+    "false", "NULL", "vec_step", "typeof", "asm", "defined", "pragma", "unroll", "line", "include", "define", "undef",
     "ifdef", "ifndef", "endif", "elif", "error", "uniform", "pipe", "generic", "main", "enable", "disable",
     "reqd_work_group_size", "work_group_size_hint", "vec_type_hint", "aligned", "packed", "endian", "nosvm",
 ];
