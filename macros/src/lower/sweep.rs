@@ -203,24 +203,29 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
     let mut wave_local = Kernel::new(&origin, "wave_local", wave_params.clone());
     let mut blocks = Kernel::new(&origin, "blocks", wave_params.clone());
     let mut blocks_local = Kernel::new(&origin, "blocks_local", wave_params);
-    let mut persistent_params = base(Access::Volatile);
-    for (name, access) in [("sw_flags", Access::Atomic), ("sw_ticket", Access::Atomic)] {
-        persistent_params.push(Param::new(
-            name,
-            Ty::Global {
-                elem: Elem::Scalar(Scalar::I32),
-                lanes: 1,
-            },
-            access,
+    // The one-launch schedules hand blocks over through flags, a ticket counter and the sweep's
+    // epoch (`sw_epoch`) or flag base (`sw_base`).
+    let handover = |params: &mut Vec<Param>, value: &str| {
+        for name in ["sw_flags", "sw_ticket"] {
+            params.push(Param::new(
+                name,
+                Ty::Global {
+                    elem: Elem::Scalar(Scalar::I32),
+                    lanes: 1,
+                },
+                Access::Atomic,
+                Binding::Named,
+            ));
+        }
+        params.push(Param::new(
+            value,
+            Ty::Value(Elem::Scalar(Scalar::I32)),
+            Access::Read,
             Binding::Named,
         ));
-    }
-    persistent_params.push(Param::new(
-        "sw_epoch",
-        Ty::Value(Elem::Scalar(Scalar::I32)),
-        Access::Read,
-        Binding::Named,
-    ));
+    };
+    let mut persistent_params = base(Access::Volatile);
+    handover(&mut persistent_params, "sw_epoch");
     let mut persistent = Kernel::new(&origin, "persistent", persistent_params.clone());
     let mut persistent_local = Kernel::new(&origin, "persistent_local", persistent_params.clone());
     let mut cube_params = persistent_params;
@@ -238,23 +243,7 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
     // the strips above (written by other work-groups), so it is neither volatile nor restrict.
     let mut strip_params = base(Access::ReadWrite);
     strip_params[sw.state].restrict = false;
-    for (name, access) in [("sw_flags", Access::Atomic), ("sw_ticket", Access::Atomic)] {
-        strip_params.push(Param::new(
-            name,
-            Ty::Global {
-                elem: Elem::Scalar(Scalar::I32),
-                lanes: 1,
-            },
-            access,
-            Binding::Named,
-        ));
-    }
-    strip_params.push(Param::new(
-        "sw_base",
-        Ty::Value(Elem::Scalar(Scalar::I32)),
-        Access::Read,
-        Binding::Named,
-    ));
+    handover(&mut strip_params, "sw_base");
     let mut strip = Kernel::new(&origin, "strip", strip_params);
     if rank < 2 {
         let why = "a 1-D sweep is one chain of dependent points: only the serial schedule exists";
