@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clforge::prelude::*;
 use clforge::runtime::sweep::model::Tuning;
-use clforge::runtime::sweep::{strip_allowed, DEFAULT_PHASE, DEFAULT_PREFETCH, DEFAULT_ROWS};
+use clforge::runtime::sweep::{handover_allowed, DEFAULT_PHASE, DEFAULT_PREFETCH, DEFAULT_ROWS};
 use clforge::runtime::{DeviceKind, Scalar, SweepEvents, SweepSpec};
 use serde::Serialize;
 
@@ -237,7 +237,7 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
         let spec = TransportFwd::spec();
         for s in spec
             .available()
-            .filter(|&s| s != Schedule::Strip || strip_allowed(dev.info()))
+            .filter(|&s| !s.is_persistent() || handover_allowed(dev.info()))
         {
             for l in [5, 16] {
                 let config = SweepConfig::with_block(s, l);

@@ -195,6 +195,42 @@ pub(crate) fn check_work_group(info: &DeviceInfo, local: &[usize; 3], what: impl
     Ok(())
 }
 
+/// Names a folder into which every program built is written as the driver compiled it
+/// (`CL_PROGRAM_BINARIES`: PTX on NVIDIA, where it shows e.g. which fence a `mem_fence`
+/// became), beside its source and build options.
+pub const DUMP_ENV: &str = "CLFORGE_DUMP_BINARIES";
+
+/// Writes `<dir>/<name>-<hash>.{cl,options,bin}`; the hash tells apart the variants one name
+/// is built in.
+fn dump_binaries(program: &cl::Program, dir: &std::path::Path, name: &str, options: &str, source: &str) -> Result<()> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (source, options).hash(&mut h);
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let stem = dir.join(format!("{stem}-{:016x}", h.finish()));
+    let io = |source| Error::Io {
+        what: format!("{DUMP_ENV}: writing {}.*", stem.display()),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::write(stem.with_extension("cl"), source).map_err(io)?;
+    std::fs::write(stem.with_extension("options"), options).map_err(io)?;
+    for (i, bin) in program.binaries()?.iter().enumerate() {
+        let ext = if i == 0 { "bin".to_owned() } else { format!("{i}.bin") };
+        std::fs::write(stem.with_extension(ext), bin).map_err(io)?;
+    }
+    Ok(())
+}
+
 impl Program {
     /// Builds `source` for `dev`; see [`Device::program`].
     pub(crate) fn build(dev: &Device, name: &str, source: &str, options: &str) -> Result<Program> {
@@ -229,6 +265,9 @@ impl Program {
                 })
             }
         };
+        if let Some(dir) = std::env::var_os(DUMP_ENV).filter(|d| !d.is_empty()) {
+            dump_binaries(&program, std::path::Path::new(&dir), name, &options, source)?;
+        }
         Ok(Program {
             inner: Arc::new(ProgramInner {
                 name: name.to_owned(),

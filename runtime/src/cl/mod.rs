@@ -11,6 +11,8 @@ use ocl::core;
 
 pub use event::Event;
 pub(crate) use mem::{Mem, Sealed};
+#[cfg(test)]
+pub(crate) use platform::test_info;
 pub(crate) use platform::{discover, Found};
 pub use platform::{DeviceInfo, DeviceKind};
 pub(crate) use program::{ArgValue, Kernel, Program, Target};

@@ -54,6 +54,33 @@ pub struct DeviceInfo {
     pub fp32_correctly_rounded_divide_sqrt: bool,
 }
 
+/// A made-up device's facts, for unit tests of choices made from them.
+#[cfg(test)]
+pub(crate) fn test_info(
+    kind: DeviceKind,
+    platform: &str,
+    max_work_group_size: usize,
+    local_mem_bytes: u64,
+) -> DeviceInfo {
+    DeviceInfo {
+        index: 0,
+        name: "test device".into(),
+        vendor: "test".into(),
+        platform: platform.into(),
+        driver_version: "1.0".into(),
+        opencl_version: "OpenCL 1.2".into(),
+        kind,
+        compute_units: 1,
+        max_work_group_size,
+        max_work_item_sizes: [max_work_group_size; 3],
+        local_mem_bytes,
+        global_mem_bytes: 1 << 30,
+        max_alloc_bytes: 1 << 28,
+        fp64: true,
+        fp32_correctly_rounded_divide_sqrt: true,
+    }
+}
+
 /// One discovered device.
 pub(crate) struct Found {
     platform: PlatformId,

@@ -51,6 +51,19 @@ impl Program {
         Ok(Err(log))
     }
 
+    /// The program's binaries as the driver gives them (`CL_PROGRAM_BINARIES`; PTX text on
+    /// NVIDIA), one per device it was built for.
+    pub(crate) fn binaries(&self) -> Result<Vec<Vec<u8>>> {
+        match core::get_program_info(&self.0, core::ProgramInfo::Binaries) {
+            Ok(core::ProgramInfoResult::Binaries(b)) => Ok(b),
+            Ok(other) => Err(Error::Cl {
+                op: "clGetProgramInfo",
+                message: format!("unexpected {other:?}"),
+            }),
+            Err(e) => Err(failed("clGetProgramInfo")(e)),
+        }
+    }
+
     fn kernel_names(&self) -> String {
         match core::get_program_info(&self.0, core::ProgramInfo::KernelNames) {
             Ok(core::ProgramInfoResult::KernelNames(names)) => {

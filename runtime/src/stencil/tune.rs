@@ -554,23 +554,12 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
     }
 
     fn info(max_work_group_size: usize, local_mem_bytes: u64) -> DeviceInfo {
-        DeviceInfo {
-            index: 0,
-            name: "test device".into(),
-            vendor: "test".into(),
-            platform: "test platform".into(),
-            driver_version: "1.0".into(),
-            opencl_version: "OpenCL 1.2".into(),
-            kind: crate::DeviceKind::Gpu,
-            compute_units: 1,
+        crate::cl::test_info(
+            crate::DeviceKind::Gpu,
+            "test platform",
             max_work_group_size,
-            max_work_item_sizes: [max_work_group_size; 3],
             local_mem_bytes,
-            global_mem_bytes: 1 << 30,
-            max_alloc_bytes: 1 << 28,
-            fp64: true,
-            fp32_correctly_rounded_divide_sqrt: true,
-        }
+        )
     }
 
     /// A fresh cache path under the target directory (removed first).

@@ -249,14 +249,28 @@ impl SweepEvents {
     }
 }
 
-/// Whether `device` may run the strip schedule. Not on GPUs: on the H100 (NVIDIA OpenCL 3.0,
-/// driver 580.159.04) a strip at 16384² now and then read an old value of the strip above
-/// although the flag said it was written (`clforge-bench sweeps-check`: a few hundred to a few
-/// thousand points wrong, different ones each run; docs/SWEEPS.md). Until the hand-over is made
-/// safe there, the schedule is refused on GPUs, and `tune` skips it; setting
-/// `CLFORGE_EXPERIMENTAL_STRIP=1` allows it, to reproduce the fault.
-pub fn strip_allowed(info: &DeviceInfo) -> bool {
-    info.kind != DeviceKind::Gpu || std::env::var_os("CLFORGE_EXPERIMENTAL_STRIP").is_some_and(|v| v == "1")
+/// Whether `device` may run the one-launch schedules (persistent and strip), whose
+/// work-groups hand values over through global memory: stores, barrier, a device-scope fence and
+/// a flag on one side; the flag, a fence, a barrier and loads on the other. OpenCL C 1.2 scopes
+/// `mem_fence` to a work-group, and NVIDIA's compiler emits exactly that (`membar.cta`): on the
+/// H100 a strip at 16384² then read old values of the strip above although its flag said they
+/// were written (`clforge-bench sweeps-check`; docs/SWEEPS.md). So the hand-over is allowed
+/// where its fence is known to be device-wide: on CPUs (PoCL: threads of one process, tested
+/// bit for bit) and on NVIDIA's platform with PTX `membar.gl` ([`ptx_fence`]); other GPUs are
+/// refused and `tune` skips them there. `CLFORGE_UNFENCED_HANDOVER=1` allows them anyway, to
+/// try a device with `clforge-bench sweeps-check` or to reproduce the fault.
+pub fn handover_allowed(info: &DeviceInfo) -> bool {
+    info.kind != DeviceKind::Gpu
+        || ptx_fence(info)
+        || std::env::var_os("CLFORGE_UNFENCED_HANDOVER").is_some_and(|v| v == "1")
+}
+
+/// Whether the hand-over between work-groups uses PTX's device-scope fence (`membar.gl`)
+/// instead of OpenCL C 1.2's `mem_fence`, which NVIDIA compiles to the work-group-scope
+/// `membar.cta`: on NVIDIA's platform, unless `CLFORGE_SWEEP_FENCE=cl` asks for the OpenCL
+/// fence (to reproduce the fault with `CLFORGE_UNFENCED_HANDOVER=1`; docs/SWEEPS.md).
+pub fn ptx_fence(info: &DeviceInfo) -> bool {
+    info.platform.contains("NVIDIA") && std::env::var_os("CLFORGE_SWEEP_FENCE").is_none_or(|v| v != "cl")
 }
 
 /// Most spins a persistent work-group waits on one upstream flag before it gives up and
@@ -320,11 +334,16 @@ impl SweepPlan {
                 spec.name, config.schedule
             )));
         }
-        if config.schedule == Schedule::Strip && !strip_allowed(device.info()) {
+        if config.schedule.is_persistent() && !handover_allowed(device.info()) {
             return Err(Error::InvalidConfig(format!(
-                "{}: the strip schedule is disabled on GPUs (on the H100 a strip sometimes read an \
-                 old value of the strip above: docs/SWEEPS.md); use `persistent-local` or `wave-local`",
-                what()
+                "{}: one-launch schedules are refused on `{}` ({}): their work-groups hand values \
+                 over through a fence OpenCL 1.2 scopes to a work-group, and a device-wide one is \
+                 known here only for CPUs and NVIDIA (docs/SWEEPS.md); use `wave-local` or \
+                 `wave`, or check the device with `clforge-bench sweeps-check` and set \
+                 CLFORGE_UNFENCED_HANDOVER=1",
+                what(),
+                device.info().name,
+                device.info().platform
             )));
         }
         let block = config.block.unwrap_or(spec.default_block());
@@ -388,6 +407,9 @@ impl SweepPlan {
         let mut options = format!("-D SW_L={block} -D SW_ONLY={only}");
         if config.schedule.is_persistent() {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
+            if ptx_fence(device.info()) {
+                options.push_str(" -D SW_PTX_FENCE=1");
+            }
         }
         if config.schedule == Schedule::Strip {
             let phase = config.phase.unwrap_or(DEFAULT_PHASE);

@@ -320,6 +320,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_launch_schedules_only_where_the_handover_fence_is_device_wide() {
+        use crate::cl::test_info;
+        use crate::DeviceKind;
+        // (Assumes CLFORGE_UNFENCED_HANDOVER and CLFORGE_SWEEP_FENCE unset, as in CI.)
+        let nvidia = test_info(DeviceKind::Gpu, "NVIDIA CUDA", 1024, 48 << 10);
+        let other = test_info(DeviceKind::Gpu, "AMD Accelerated Parallel Processing", 1024, 64 << 10);
+        let pocl = test_info(DeviceKind::Cpu, "Portable Computing Language", 4096, 512 << 10);
+        assert!(
+            crate::sweep::ptx_fence(&nvidia) && !crate::sweep::ptx_fence(&other) && !crate::sweep::ptx_fence(&pocl)
+        );
+        assert!(crate::sweep::handover_allowed(&nvidia) && crate::sweep::handover_allowed(&pocl));
+        assert!(!crate::sweep::handover_allowed(&other));
+    }
+
+    #[test]
     fn diagonals_count_every_block_once() {
         let c = diagonal_counts([4, 3, 1], false);
         assert_eq!(c, vec![1, 2, 3, 3, 2, 1]);
@@ -407,7 +422,7 @@ pub fn tune(
     let points: usize = region.iter().product();
     let mut samples = Vec::new();
     for s in spec.available() {
-        if (s == Schedule::Serial && points > 100_000) || (s == Schedule::Strip && !super::strip_allowed(info)) {
+        if (s == Schedule::Serial && points > 100_000) || (s.is_persistent() && !super::handover_allowed(info)) {
             continue;
         }
         for &l in candidate_blocks(s, spec.rank) {
