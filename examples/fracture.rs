@@ -24,9 +24,38 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
 use clforge::runtime::lattice::bonds::{
-    serial_reference, BondGeometry, BondModel, BondRun, BondState, Fracture, Schedule, Stop, VERTICAL_FACES,
+    serial_reference, BondGeometry, BondRun, BondState, Schedule, Stop, VERTICAL_FACES,
 };
 use indicatif::{ProgressBar, ProgressStyle};
+
+/// The energy's constants (units of k_B T).
+#[derive(Clone, Copy, Debug)]
+pub struct Energies {
+    pub k1: f64,
+    pub k2: f64,
+}
+
+/// Seed 003's model, declared in Rust: 3 bonds per grain (to x + 1, y + 1, z + 1), the 12
+/// neighbours of each bond as data (thesis 3.3, printed order), the columns along z marked by
+/// the horizontal bond (kind 2), and the energy of the global counters; Metropolis acceptance.
+#[clforge::lattice(bonds = 3, group_kind = 2, group_axis = z)]
+pub mod fracture {
+    pub const NEIGHBOURS: [[[i32; 4]; 12]; 3] = clforge::runtime::lattice::bonds::SEED_003;
+
+    /// K1·nb − K2·nhb^{3/2} (the thesis' `powf(nb + s, 1.5)` is a typo for `nhb + s`).
+    pub fn energy(k: &super::Energies, broken: u64, columns: u64) -> f64 {
+        k.k1 * broken as f64 - k.k2 * (columns as f64).powf(1.5)
+    }
+
+    /// Metropolis: min(1, e^-du).
+    pub fn accept(du: f64) -> f64 {
+        if du <= 0.0 {
+            1.0
+        } else {
+            (-du).exp()
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Mode {
@@ -111,8 +140,9 @@ fn main() -> Result<()> {
     if !(cli.k1.is_finite() && cli.k2.is_finite()) {
         bail!("--k1 and --k2 must be finite numbers");
     }
-    let model = BondModel::fracture();
-    let energy = Fracture { k1: cli.k1, k2: cli.k2 };
+    let model = fracture::model()?;
+    let k = Energies { k1: cli.k1, k2: cli.k2 };
+    let energy = fracture::Rule(&k);
     let mut state = match &cli.resume {
         Some(path) => {
             let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;

@@ -146,7 +146,8 @@ impl Kind for Lattice {
     fn wrong_item(item: &TokenStream) -> syn::Error {
         syn::Error::new_spanned(
             item,
-            "`#[clforge::lattice]` goes on a function: `fn ising(s: &Lattice<i32>, rng: &Draws, ...) -> i32`",
+            "`#[clforge::lattice]` goes on a function (a site rule: `fn ising(s: &Lattice<i32>, rng: &Draws, ...) -> i32`) \
+             or on a module (a bond model: `#[lattice(bonds = 3)] mod fracture { const NEIGHBOURS: ...; fn energy(..) }`)",
         )
     }
     fn span(item: &syn::ItemFn) -> Span {

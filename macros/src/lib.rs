@@ -2,6 +2,7 @@
 //! parse (syn -> model) -> lower (model -> IR) -> emit + render (IR -> OpenCL) -> expand (Rust).
 //! A kind plugs in through `kind::Kind`; docs/ARCHITECTURE.md walks the stages.
 
+mod bonds;
 mod diag;
 mod driver;
 mod emit;
@@ -37,13 +38,22 @@ pub fn sweep(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Turns a stochastic site update into an OpenCL checkerboard kernel; the function stays
 /// callable and `apply_host` runs the same two colours on the host with the same random numbers.
 ///
+/// On a module, `#[lattice(bonds = 3, group_kind = 2, group_axis = z)]` declares a bond model
+/// of seed 003's shape (docs/LATTICE.md): `const NEIGHBOURS` (the table, checked here when it is
+/// a literal), `fn energy(broken: u64, groups: u64) -> f64` (or with a first `p: &P`) and
+/// optionally `fn accept(du: f64) -> f64`; it generates `model()` and `Rule` in the module.
+///
 /// `#[lattice]` or `#[lattice(boundary = periodic | fixed | clamp)]` (default `periodic`). The
 /// state is an argument `s: &Lattice<i32>` (`Lattice1`, `Lattice3`) read with `s.at(dx, ..)` at
 /// the site itself or at odd offsets; an argument `rng: &Draws` gives `rng.draw(k)` (`u32`) and
 /// `rng.uniform(k)` (`f32` in [0, 1)), Philox4x32-10 keyed by (seed, step, site, k).
 #[proc_macro_attribute]
 pub fn lattice(attr: TokenStream, item: TokenStream) -> TokenStream {
-    driver::run::<kind::Lattice>(attr.into(), item.into()).into()
+    let item: proc_macro2::TokenStream = item.into();
+    if let Some(m) = bonds::as_module(&item) {
+        return bonds::run(attr.into(), item, &m).into();
+    }
+    driver::run::<kind::Lattice>(attr.into(), item).into()
 }
 
 /// Declares a finite element on a module holding its shape functions, local nodes and

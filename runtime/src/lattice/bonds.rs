@@ -320,6 +320,14 @@ pub const VERTICAL_FACES: u32 = 0b1111;
 pub trait BondEnergy {
     /// The energy (in units of k_B T) of a state with these counters.
     fn energy(&self, broken: u64, groups: u64) -> f64;
+    /// The probability of accepting a move that changes the energy by `du`, where the rule
+    /// gives its own acceptance (a `#[clforge::lattice]` bond model's `accept`); `None`, the
+    /// default, leaves it to the model's [`Dynamics`]. A probability of 1 or more always
+    /// accepts; one that is NaN or negative is an error.
+    fn acceptance(&self, du: f64) -> Option<f64> {
+        let _ = du;
+        None
+    }
 }
 
 impl<F: Fn(u64, u64) -> f64> BondEnergy for F {
@@ -371,6 +379,20 @@ impl Acceptance {
                     "the energy difference of breaking a bond (marking {s} group) from {broken} broken bonds and \
                      {groups} groups is NaN: the energy must be finite"
                 )));
+            }
+            if let Some(p) = energy.acceptance(du) {
+                if p.is_nan() || p < 0.0 {
+                    return Err(Error::InvalidConfig(format!(
+                        "the rule's acceptance of an energy difference {du} (breaking a bond that marks {s} group, \
+                         from {broken} broken bonds and {groups} groups) is {p}: it must be a probability, 0 or more"
+                    )));
+                }
+                if p >= 1.0 {
+                    a.certain |= 1 << s;
+                } else {
+                    a.threshold[s as usize] = threshold(p);
+                }
+                continue;
             }
             match dynamics {
                 Dynamics::Metropolis if du <= 0.0 => a.certain |= 1 << s,
