@@ -2229,6 +2229,16 @@ fn nesting_is_emitted_in_linear_time() {
     }
 }
 
+/// A sweep reading a grid at `i64::MAX` overflowed the strip schedule's ring length (halo x +
+/// halo y + 1, render/sweep.rs; fuzz seed 0xc1f05eed case 1321): now saturating, and the
+/// expansion is code whose absurd halo the runtime refuses.
+#[test]
+fn sweep_ring_of_an_extreme_halo() {
+    let item = "fn f(u: &Sweep3<f64>, f: &Grid3<f64>) -> f64 { u.new(1, 0, 0) * 0.5 + f.at(9223372036854775807, 1_000_000, -1) }";
+    let (v, out) = expands(Target::Sweep, "order = backward", item);
+    assert!(matches!(v, Verdict::Code | Verdict::Error), "{out}");
+}
+
 /// `r.powi(16)` eight times overflowed the `u32` exponents (a panic in `Poly::mul`); with a
 /// binomial base it ran for ever. Shape functions now have a bounded degree (parse/element.rs).
 #[test]

@@ -146,7 +146,13 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         tiled_body,
         strip_body,
         strip_ring: ring,
-        strip_ring_len: (k.access.halo[0] + k.access.halo[1] + 1).next_power_of_two(),
+        // Saturating: an absurd offset (`f.at(i64::MAX, ..)`, found by the fuzzer) makes a ring no
+        // device holds, which the build or the local-memory check refuses at run time.
+        strip_ring_len: k.access.halo[0]
+            .saturating_add(k.access.halo[1])
+            .saturating_add(1)
+            .min(1 << 30)
+            .next_power_of_two(),
         state_ty: k.out.cl().to_string(),
         rounding: super::rounding_helpers(&helpers),
         helpers,
