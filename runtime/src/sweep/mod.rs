@@ -182,11 +182,15 @@ pub struct SweepConfig {
     pub rows: Option<usize>,
 }
 
-/// Steps between two progress publications of the strip schedule when the config names none.
-pub const DEFAULT_PHASE: usize = 32;
+/// Steps between two progress publications of the strip schedule when the config names none:
+/// the fastest on the H100 for both benchmark sweeps (2026-11-25, with the device-scope fence:
+/// C = 16 against 8 and 32; docs/SWEEPS.md).
+pub const DEFAULT_PHASE: usize = 16;
 
-/// The strip schedule's prefetch stride (columns) when the config names none (0: no prefetch).
-pub const DEFAULT_PREFETCH: usize = 0;
+/// The strip schedule's prefetch stride (columns) when the config names none (0: no prefetch):
+/// 32, the fastest measured on the H100 (Gauss–Seidel 16384² L = 128, C = 16: 15.1 ms; C = 32
+/// without prefetch: 22.5 ms; docs/SWEEPS.md).
+pub const DEFAULT_PREFETCH: usize = 32;
 
 /// Rows per work-item of the strip schedule when the config names none.
 pub const DEFAULT_ROWS: usize = 1;
