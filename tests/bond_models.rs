@@ -99,9 +99,10 @@ mod heat_bath {
     }
 }
 
-/// Metropolis by default (no `accept`), groups along x.
+/// Metropolis by default (no `accept`), groups along x; an inner attribute stays inside.
 #[clforge::lattice(bonds = 2, group_kind = 1, group_axis = x)]
 mod two_kinds {
+    #![allow(clippy::excessive_precision)]
     pub const NEIGHBOURS: [[[i32; 4]; 3]; 2] = [
         [[1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 1]],
         [[0, 0, 1, 1], [0, 0, 0, 0], [-1, 0, 0, 0]],

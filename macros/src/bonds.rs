@@ -281,6 +281,22 @@ fn expand(args: &Args, m: &ItemMod) -> syn::Result<TokenStream> {
     let mut energy = None;
     let mut accept = None;
     for item in items {
+        let own = match item {
+            Item::Const(c) => Some(&c.ident),
+            Item::Fn(f) => Some(&f.sig.ident),
+            Item::Struct(x) => Some(&x.ident),
+            Item::Enum(x) => Some(&x.ident),
+            Item::Type(x) => Some(&x.ident),
+            Item::Static(x) => Some(&x.ident),
+            Item::Mod(x) => Some(&x.ident),
+            _ => None,
+        };
+        if let Some(id) = own.filter(|id| ["BONDS", "model", "Rule"].iter().any(|g| *id == g)) {
+            return Err(syn::Error::new_spanned(
+                id,
+                format!("`{id}` is generated in a bond model's module (`BONDS`, `model()`, `Rule`): rename this item"),
+            ));
+        }
         match item {
             Item::Const(c) if c.ident == "NEIGHBOURS" => table = Some(c),
             Item::Fn(f) if f.sig.ident == "energy" => energy = Some(f),
@@ -348,7 +364,12 @@ fn expand(args: &Args, m: &ItemMod) -> syn::Result<TokenStream> {
         ),
     };
     let lifetime = params.as_ref().map(|_| quote!(<'_>));
-    let (attrs, vis, mod_token, unsafety) = (&m.attrs, &m.vis, &m.mod_token, &m.unsafety);
+    let (vis, mod_token, unsafety) = (&m.vis, &m.mod_token, &m.unsafety);
+    // Inner attributes (`#![allow(..)]`) go back inside the module, outer ones before it.
+    let (inner, attrs): (Vec<_>, Vec<_>) = m
+        .attrs
+        .iter()
+        .partition(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
     let dynamics_doc = if accept.is_some() {
         "its own acceptance (`accept`)"
     } else {
@@ -365,6 +386,7 @@ fn expand(args: &Args, m: &ItemMod) -> syn::Result<TokenStream> {
     Ok(quote! {
         #(#attrs)*
         #vis #unsafety #mod_token #name {
+            #(#inner)*
             #(#items)*
 
             /// Bonds per site (the attribute's `bonds`).
