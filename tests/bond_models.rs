@@ -222,3 +222,44 @@ fn a_declared_model_runs_on_the_device_as_its_replay() {
         Err(Error::InvalidConfig(_))
     ));
 }
+
+/// A rule whose acceptance is a given function of `du`, over the energy `broken`.
+struct Accepting(fn(f64) -> f64);
+
+impl BondEnergy for Accepting {
+    fn energy(&self, broken: u64, _groups: u64) -> f64 {
+        broken as f64
+    }
+    fn acceptance(&self, du: f64) -> Option<f64> {
+        Some((self.0)(du))
+    }
+}
+
+#[test]
+fn special_acceptances() {
+    let of = |f: fn(f64) -> f64| Acceptance::of(&Accepting(f), Dynamics::Metropolis, 9, 2);
+    // NaN and negative probabilities are errors, never a silent "reject".
+    for f in [
+        (|_| f64::NAN) as fn(f64) -> f64,
+        |_| -0.5,
+        |_| f64::NEG_INFINITY,
+        |_| -f64::MIN_POSITIVE,
+    ] {
+        assert!(matches!(of(f), Err(Error::InvalidConfig(_))));
+    }
+    // One or more (and +inf) always accepts; 0 and -0 never do; tiny and near-1 probabilities
+    // become the thresholds `rng::threshold` gives.
+    for f in [(|_| 1.0) as fn(f64) -> f64, |_| f64::INFINITY, |_| f64::MAX] {
+        assert_eq!(of(f).unwrap().certain, 0b11);
+    }
+    for f in [(|_| 0.0) as fn(f64) -> f64, |_| -0.0, |_| f64::MIN_POSITIVE] {
+        let a = of(f).unwrap();
+        assert_eq!((a.certain, a.threshold), (0, [0, 0]));
+        assert!(!a.accepts(0, 0) && !a.accepts(1, 0));
+    }
+    let a = of(|_| 1.0 - f64::EPSILON).unwrap();
+    assert_eq!((a.certain, a.threshold), (0, [u32::MAX, u32::MAX]));
+    let a = of(|_| 0.5).unwrap();
+    assert_eq!(a.threshold, [1 << 31, 1 << 31]);
+    assert!(a.accepts(0, (1 << 31) - 1) && !a.accepts(0, 1 << 31));
+}
