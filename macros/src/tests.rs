@@ -191,6 +191,7 @@ fn template_identifiers_are_reserved() {
         "stencil/stencil.cl.tera",
         "sweep/sweep.cl.tera",
         "lattice/lattice.cl.tera",
+        "lattice/packed.cl.tera",
         "common/components.cl.tera",
     ]
     .iter()

@@ -24,7 +24,7 @@ pub struct HostGrid<T> {
     data: Vec<T>,
 }
 
-impl<T: Scalar> HostGrid<T> {
+impl<T: Copy + Default> HostGrid<T> {
     /// A grid filled with `T::default()`; [`Error::TooLarge`] if the shape's point count
     /// overflows `usize` or the host cannot allocate it.
     ///
@@ -168,7 +168,7 @@ macro_rules! cursor {
             boundary: Boundary,
         }
 
-        impl<'a, T: Scalar> $name<'a, T> {
+        impl<'a, T: Copy + Default> $name<'a, T> {
             /// A cursor at point `p` of `grid`.
             pub fn new(grid: &'a HostGrid<T>, p: [usize; 3], boundary: Boundary) -> Self {
                 $name { grid, p, boundary }

@@ -6,6 +6,7 @@ pub mod advect_periodic;
 pub mod diffusion_f64;
 pub mod heat3d;
 pub mod ising;
+pub mod ising_bits;
 pub mod jacobi;
 pub mod limiter_clamp;
 pub mod rust_semantics;
@@ -37,6 +38,11 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             rust_semantics::RustSemantics::source(),
         ),
         ("ising", include_str!("ising.rs"), ising::Ising::source()),
+        (
+            "ising_bits",
+            include_str!("ising_bits.rs"),
+            ising_bits::IsingBits::source(),
+        ),
         (
             "transport_sweep",
             include_str!("transport_sweep.rs"),

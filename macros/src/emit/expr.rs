@@ -28,6 +28,23 @@ pub enum Access {
     /// `SW_STATE(dx, dy, index)`: a new value from the ring of recent values, from a strip above
     /// (another work-group's, through a volatile alias) or from global memory.
     Strip,
+    /// Like `Global`, except that reads of a bit-packed lattice state are bits of the words the
+    /// packed kernel loaded: the site's own `clforge_me` and, per offset, the window
+    /// [`bits_window`] names; bit `clforge_b` is the site's.
+    Bits,
+}
+
+/// The packed lattice kernel's word of the state's bits at `offset` from its 32 sites.
+pub fn bits_window(offset: [i64; 3]) -> String {
+    if offset == [0; 3] {
+        return "clforge_me".into();
+    }
+    let part = |d: i64| match d {
+        0 => "0".to_string(),
+        d if d > 0 => format!("p{d}"),
+        d => format!("m{}", d.unsigned_abs()),
+    };
+    format!("clforge_nb_{}_{}_{}", part(offset[0]), part(offset[1]), part(offset[2]))
 }
 
 pub struct Emitter<'a> {
@@ -286,6 +303,9 @@ impl Emitter<'_> {
             }
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
+            }
+            Access::Bits if self.k.access.iterated == Some(arg) => {
+                format!("(int)(({} >> clforge_b) & 1u)", bits_window(offset))
             }
             Access::Strip if self.k.access.iterated == Some(arg) => {
                 let at = if wrapped && offset != [0, 0, 0] {

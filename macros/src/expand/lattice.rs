@@ -47,6 +47,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
     }
     let kname = &kernel.name;
     let colours = l.colours;
+    let packed = l.packed;
 
     let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
     let (p_, site, shape, plan, device, value, seed, step, colour) = (
@@ -110,6 +111,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                     boundary: #boundary,
                     kernel: #kname,
                     colours: #colours,
+                    packed: #packed,
                     origin: #origin,
                     source: Self::source(),
                 }
@@ -147,7 +149,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                 }
                 #(#shape_checks)*
                 for #colour in 0..#colours {
-                    for (#p_, #site) in #rt::lattice::host_sites(#shape, [#hx, #hy, #hz], #boundary, #colours, #colour) {
+                    for (#p_, #site) in #rt::lattice::host_sites(&Self::spec(), #shape, #colour) {
                         let #value: #state_ty = #fn_name(#(#host_args),*);
                         #state.set(#p_, #value);
                     }

@@ -63,6 +63,13 @@ pub fn arg_tokens(
             Arg::Field(f) => {
                 let e = scalar_ty(f.elem);
                 match state.filter(|(at, _)| *at == i) {
+                    Some((_, host_arg)) if f.elem == Scalar::Bool => {
+                        // A lattice's `bool` sites, bit-packed on the device.
+                        t.dev_params.push(quote!(#n: &mut #rt::lattice::DeviceBits));
+                        t.host_params.push(quote!(#n: &mut #rt::HostGrid<bool>));
+                        t.launch_args.push(quote!(#rt::StencilArg::bits(#label, &*#n)));
+                        t.host_args.push(host_arg(n));
+                    }
                     Some((_, host_arg)) => {
                         t.dev_params.push(quote!(#n: &mut #rt::DeviceGrid<#e>));
                         t.host_params.push(quote!(#n: &mut #rt::HostGrid<#e>));

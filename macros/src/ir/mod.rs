@@ -180,7 +180,6 @@ pub enum Ty {
     /// A value passed by copy.
     Value(Elem),
     /// Bit-packed state: `bits` bits per site in `word`-sized words (lattices).
-    #[allow(dead_code)]
     Packed { word: Scalar, bits: usize },
 }
 

@@ -22,4 +22,10 @@ pub struct LatticeBody {
     pub state: usize,
     /// 2 (the checkerboard) or `2^rank` (the parity classes), derived from the reads.
     pub colours: usize,
+    /// Whether the state is `bool`, bit-packed 32 sites of one colour per word (multi-spin
+    /// coding): the kernel updates a word per work-item.
+    pub packed: bool,
+    /// The distinct non-zero offsets at which the body reads the state (the packed kernel
+    /// loads one 32-bit window of neighbours per offset), in the order first read.
+    pub windows: Vec<[i64; 3]>,
 }

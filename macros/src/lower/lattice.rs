@@ -92,6 +92,16 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
         fp64,
     } = lower_body(s, Some(s.args[l.state].name()))?;
     let mut params = signature(&body, l.state, Access::ReadWrite);
+    // `Lattice<bool>`: 32 sites of one colour per word (see `clforge_runtime::lattice::DeviceBits`).
+    let packed = s.out == Scalar::Bool;
+    if packed {
+        if let Some(p) = params.get_mut(l.state) {
+            p.ty = Ty::Packed {
+                word: Scalar::U32,
+                bits: 1,
+            };
+        }
+    }
     for (name, ty) in [
         ("clforge_seed_lo", Scalar::U32),
         ("clforge_seed_hi", Scalar::U32),
@@ -105,7 +115,19 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
             Binding::Named,
         ));
     }
-    let kernel = Kernel::new(&origin, if colours == 2 { "checkerboard" } else { "parity" }, params);
+    let mut windows: Vec<[i64; 3]> = Vec::new();
+    for r in &l.reads {
+        if r.offset != [0; 3] && !windows.contains(&r.offset) {
+            windows.push(r.offset);
+        }
+    }
+    let schedule = match (colours, packed) {
+        (2, false) => "checkerboard",
+        (2, true) => "checkerboard_bits",
+        (_, false) => "parity",
+        (_, true) => "parity_bits",
+    };
+    let kernel = Kernel::new(&origin, schedule, params);
     Ok(Program {
         origin,
         family: "lattice".into(),
@@ -118,6 +140,8 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
             body,
             state: l.state,
             colours,
+            packed,
+            windows,
         })),
         extension: None,
     })

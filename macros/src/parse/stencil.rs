@@ -92,10 +92,17 @@ fn parse_fn(
     let out = match &sig.output {
         ReturnType::Type(_, ty) => match scalar_of(ty) {
             Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8) => Some(s),
+            // A bit-packed lattice site (`Lattice<bool>`).
+            Some(Scalar::Bool) if mode == Mode::Lattice => Some(Scalar::Bool),
             _ => {
                 errors.spanned(
                     ty,
-                    "a stencil returns the new value of one point: `f32`, `f64`, `i32`, `u32` or `u8`",
+                    if mode == Mode::Lattice {
+                        "a lattice rule returns the new value of its site: `f32`, `f64`, `i32`, `u32`, `u8` or `bool` \
+                         (bit-packed)"
+                    } else {
+                        "a stencil returns the new value of one point: `f32`, `f64`, `i32`, `u32` or `u8`"
+                    },
                 );
                 None
             }
@@ -362,7 +369,8 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
         ));
     };
     match scalar_of(elem_ty) {
-        Some(s) if s != Scalar::Bool => Ok(ArgType::Grid {
+        // `bool` sites are bit-packed (32 per word): the state of a lattice rule only.
+        Some(s) if s != Scalar::Bool || in_place == Some(Mode::Lattice) => Ok(ArgType::Grid {
             rank,
             elem: s,
             span: last.ident.span(),
@@ -370,7 +378,8 @@ fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
         }),
         _ => Err(syn::Error::new_spanned(
             elem_ty,
-            "unsupported grid element type; grids hold `f32`, `f64` (values) or `u8`, `i32`, `u32` (masks)",
+            "unsupported grid element type; grids hold `f32`, `f64` (values) or `u8`, `i32`, `u32` (masks), and a \
+             lattice rule's state may also be `Lattice<bool>` (bit-packed sites)",
         )),
     }
 }

@@ -36,6 +36,41 @@ pub struct LatticeView {
     /// The draw indices `k` the body uses (`clforge_block_<k>`), in increasing order.
     pub draws: Vec<u32>,
     pub rounding: Vec<super::RoundingView>,
+    /// Bit-packed state (`Lattice<bool>`): the kernel updates a word of 32 sites.
+    pub packed: bool,
+    /// The packed kernel's neighbour windows, one per offset the body reads the state at.
+    pub windows: Vec<WindowView>,
+}
+
+/// One 32-bit window of neighbours of the packed kernel's 32 sites.
+#[derive(Serialize)]
+pub struct WindowView {
+    /// Its name in the body (`clforge_nb_p1_0_0`).
+    pub name: String,
+    /// The offset along x (the window's shift within the other or the same half-row).
+    pub dx: i64,
+    /// The neighbour row's y and z, boundary applied.
+    pub y: String,
+    pub z: String,
+}
+
+/// Coordinate `v + d` along an axis of extent `n`, with the boundary applied (a packed kernel's
+/// neighbour row).
+fn row_coord(v: &str, n: &str, d: i64, boundary: crate::model::Boundary) -> String {
+    use crate::model::Boundary;
+    if d == 0 {
+        return v.to_string();
+    }
+    let shifted = if d > 0 {
+        format!("{v} + {d}")
+    } else {
+        format!("{v} - {}", d.unsigned_abs())
+    };
+    match boundary {
+        Boundary::Periodic => format!("WRAP({shifted}, {n})"),
+        Boundary::Clamp => format!("clamp({shifted}, 0, {n} - 1)"),
+        Boundary::Fixed => format!("({shifted})"),
+    }
 }
 
 pub fn view(p: &Program) -> Result<LatticeView, String> {
@@ -45,9 +80,26 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
     let k = &l.body;
     let file = &p.origin.file;
     let state_name = k.arg_names[l.state].clone();
-    let store = |v: &str| format!("{state_name}[c] = {v};");
+    let store = |v: &str| {
+        if l.packed {
+            format!("clforge_new = (clforge_new & ~(1u << clforge_b)) | ((uint)(({v}) != 0) << clforge_b);")
+        } else {
+            format!("{state_name}[c] = {v};")
+        }
+    };
     let mut body = emit_coords(k, 0..k.rank);
-    body.extend(emit_body(k, file, Access::Global, &store));
+    let access = if l.packed { Access::Bits } else { Access::Global };
+    body.extend(emit_body(k, file, access, &store));
+    let windows = l
+        .windows
+        .iter()
+        .map(|o| WindowView {
+            name: crate::emit::expr::bits_window(*o),
+            dx: o[0],
+            y: row_coord("y", "ny", o[1], k.boundary),
+            z: row_coord("z", "nz", o[2], k.boundary),
+        })
+        .collect();
     let kernel = p
         .kernels
         .first()
@@ -74,6 +126,8 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         rounding: super::rounding_helpers(&helpers),
         helpers,
         draws,
+        packed: l.packed,
+        windows,
     })
 }
 
@@ -95,9 +149,10 @@ fn draws_used(body: &[String]) -> Vec<u32> {
 
 pub fn render(p: &Program) -> Result<String, String> {
     let v = view(p)?;
-    render_template(
-        "lattice/lattice.cl.tera",
-        &format!("lattice rule `{}`", p.origin.name),
-        &v,
-    )
+    let template = if v.packed {
+        "lattice/packed.cl.tera"
+    } else {
+        "lattice/lattice.cl.tera"
+    };
+    render_template(template, &format!("lattice rule `{}`", p.origin.name), &v)
 }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// The built-in templates, embedded at build time: `common/` components shared by every family,
 /// then one directory per kind.
-const BUILTIN: [(&str, &str); 6] = [
+const BUILTIN: [(&str, &str); 7] = [
     (
         "common/components.cl.tera",
         include_str!("../../../templates/common/components.cl.tera"),
@@ -37,6 +37,10 @@ const BUILTIN: [(&str, &str); 6] = [
     (
         "lattice/lattice.cl.tera",
         include_str!("../../../templates/lattice/lattice.cl.tera"),
+    ),
+    (
+        "lattice/packed.cl.tera",
+        include_str!("../../../templates/lattice/packed.cl.tera"),
     ),
 ];
 

@@ -6,13 +6,16 @@
 
 mod bits;
 pub mod bonds;
+mod packed;
 mod plan;
 mod queue;
 pub mod rng;
 
 pub use bits::PackedBits;
+pub use packed::{pack, packed_len, packed_site_key, packed_word_bit, packed_words_per_row, unpack, DeviceBits};
 pub use plan::{
-    colour_of, host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, StepEvents,
+    colour_of, host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, LatticeState,
+    StepEvents,
 };
 pub use queue::{WorkQueue, QUEUE_CL};
 

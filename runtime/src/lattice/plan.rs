@@ -33,6 +33,9 @@ pub struct LatticeSpec {
     /// Colours: 2 (the checkerboard `(x + y + z) % 2`) or `2^rank` (the parity classes
     /// `(x % 2) + 2 (y % 2) + 4 (z % 2)`).
     pub colours: usize,
+    /// Whether the state is bit-packed (`Lattice<bool>`: 32 sites of one colour per word, one
+    /// word per work-item, see [`super::DeviceBits`]).
+    pub packed: bool,
     /// `file.rs:line` of the Rust function.
     pub origin: &'static str,
     /// The generated OpenCL C.
@@ -73,20 +76,57 @@ pub fn colour_of(p: [usize; 3], colours: usize) -> usize {
     }
 }
 
-/// The sites of `colour` (of `colours`) that a rule with this halo and boundary updates on
-/// `shape`, with their stream keys ([`super::rng::site_key`]): what the generated `apply_host`
-/// visits, colour by colour.
-pub fn host_sites(
-    shape: Shape,
-    halo: [usize; 3],
-    boundary: Boundary,
-    colours: usize,
-    colour: usize,
-) -> impl Iterator<Item = ([usize; 3], u64)> {
-    UpdateRegion::new(shape, halo, boundary)
+/// The sites of `colour` that `spec`'s rule updates on `shape`, with their stream keys
+/// ([`super::rng::site_key`], or [`super::packed_site_key`] for a bit-packed state): what the
+/// generated `apply_host` visits, colour by colour.
+pub fn host_sites(spec: &LatticeSpec, shape: Shape, colour: usize) -> impl Iterator<Item = ([usize; 3], u64)> {
+    let (colours, packed) = (spec.colours, spec.packed);
+    UpdateRegion::new(shape, spec.halo, spec.boundary)
         .into_points()
         .filter(move |&p| colour_of(p, colours) == colour)
-        .map(move |p| (p, super::rng::site_key(p, shape.dims())))
+        .map(move |p| {
+            let key = if packed {
+                super::packed::packed_site_key(p, shape.dims())
+            } else {
+                super::rng::site_key(p, shape.dims())
+            };
+            (p, key)
+        })
+}
+
+/// The state of a lattice rule on the device: a grid of its element type, or bit-packed sites
+/// ([`super::DeviceBits`]) for `Lattice<bool>`.
+pub trait LatticeState {
+    /// The lattice's shape.
+    fn shape(&self) -> Shape;
+    /// Whether the sites are bit-packed.
+    fn packed(&self) -> bool;
+    /// The device the state lives on.
+    fn device(&self) -> &Device;
+}
+
+impl<T: Scalar> LatticeState for DeviceGrid<T> {
+    fn shape(&self) -> Shape {
+        DeviceGrid::shape(self)
+    }
+    fn packed(&self) -> bool {
+        false
+    }
+    fn device(&self) -> &Device {
+        DeviceGrid::device(self)
+    }
+}
+
+impl LatticeState for super::DeviceBits {
+    fn shape(&self) -> Shape {
+        super::DeviceBits::shape(self)
+    }
+    fn packed(&self) -> bool {
+        true
+    }
+    fn device(&self) -> &Device {
+        super::DeviceBits::device(self)
+    }
 }
 
 /// A lattice rule built for one device and sized for one shape.
@@ -141,8 +181,23 @@ impl LatticePlan {
             )));
         }
         // One work-item per four sites of one colour along x (W = ceil(ceil(nx / 2) / 4), see
-        // `rng::site_key`), every row; for the parity classes half of the rows along y and z.
-        let w = dims[0].div_ceil(2).div_ceil(4);
+        // `rng::site_key`), or per word of 32 (bit-packed), every row; for the parity classes
+        // half of the rows along y and z.
+        let w = if spec.packed {
+            // The kernel indexes words with `int`.
+            match super::packed::packed_len(shape) {
+                Some(n) if n <= i32::MAX as usize => {}
+                _ => {
+                    return Err(Error::TooLarge {
+                        what: format!("bit-packed lattice of shape {shape} for rule `{}`", spec.name),
+                        detail: "more than 2^31 - 1 words; the kernel indexes words with 32-bit integers".into(),
+                    })
+                }
+            }
+            super::packed::packed_words_per_row(dims[0])
+        } else {
+            dims[0].div_ceil(2).div_ceil(4)
+        };
         let items = if spec.colours == 2 {
             [w, dims[1], dims[2]]
         } else {
@@ -173,14 +228,26 @@ impl LatticePlan {
     /// One step of the rule on the device, in place: colour 0, 1, ... in order, with the random
     /// streams of `(seed, step)`. `args` are the rule's arguments in order, the state included
     /// (bound by the generated `step`). Returns the events of both launches.
-    pub fn run<T: Scalar>(
+    pub fn run<S: LatticeState + ?Sized>(
         &self,
-        state: &DeviceGrid<T>,
+        state: &S,
         args: &[StencilArg<'_>],
         seed: u64,
         step: u32,
     ) -> Result<StepEvents> {
         check_shape("lattice state", self.shape, state.shape())?;
+        if state.packed() != self.spec.packed {
+            return Err(Error::InvalidConfig(format!(
+                "lattice rule `{}` takes {} state, not {}",
+                self.spec.name,
+                if self.spec.packed {
+                    "bit-packed"
+                } else {
+                    "a grid of its element type as"
+                },
+                if state.packed() { "bit-packed sites" } else { "a grid" }
+            )));
+        }
         check_arg_shapes(self.shape, args)?;
         let device = state.device();
         let params = self.params.refresh(device, args)?;

@@ -775,6 +775,14 @@ impl<'a> StencilArg<'a> {
             arg: Arg::buffer(&grid.buffer),
         })
     }
+    /// A bit-packed lattice state (`Lattice<bool>`) named as in the rule.
+    pub fn bits(name: &'a str, bits: &'a crate::lattice::DeviceBits) -> StencilArg<'a> {
+        StencilArg(ArgKind::Grid {
+            name,
+            shape: bits.shape(),
+            arg: Arg::buffer(bits.words()),
+        })
+    }
     /// A params struct, passed in constant memory.
     pub fn params<P: Params>(p: &P) -> StencilArg<'a> {
         StencilArg(ArgKind::Params(p.to_bytes()))
