@@ -81,6 +81,21 @@ pub fn moore_bits(s: &Lattice<bool>, rng: &Draws) -> bool {
     }
 }
 
+/// Boolean logic of the state that the packed kernel evaluates on whole words (`!`, `==`,
+/// `!=`, `^`, `|`, `&&`, `||`, literals, through `let`s), mixed with per-site values; clamped.
+#[lattice(boundary = clamp)]
+pub fn logic(s: &Lattice<bool>, rng: &Draws) -> bool {
+    let me = s.at(0, 0);
+    let l = s.at(-1, 0) != me;
+    let r = (s.at(1, 0) ^ me) | !s.at(0, 1);
+    let keep = (l && r) == ((s.at(0, -1) || false) ^ true);
+    if rng.draw(0) < 0x4000_0000 {
+        keep
+    } else {
+        (!me ^ l) && (true & r)
+    }
+}
+
 fn device() -> Device {
     Device::default().expect("device")
 }
@@ -190,6 +205,23 @@ fn fixed_rule_with_far_reads_and_a_field_equals_host_replay_on_special_values() 
             assert_eq!(state.to_host().unwrap(), host, "{shape}, step {step}, p = {p}");
         }
     }
+}
+
+#[test]
+fn word_level_logic_equals_host_replay() {
+    let dev = device();
+    for shape in [Shape::d2(3, 3), Shape::d2(67, 5), Shape::d2(130, 7)] {
+        let mut host = random_bits(shape, 21, 0.5);
+        let mut state = DeviceBits::from_host(&dev, &host).unwrap();
+        for step in 0..12 {
+            Logic::apply_host(8, step, &mut host).unwrap();
+            Logic::step(8, step, &mut state).unwrap();
+            assert_eq!(state.to_host().unwrap(), host, "{shape}, step {step}");
+        }
+    }
+    // The word-level forms are what the kernel computes.
+    let src = Logic::source();
+    assert!(src.contains("~(") && src.contains(" ^ clforge_me"), "{src}");
 }
 
 #[test]

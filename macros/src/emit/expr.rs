@@ -97,6 +97,23 @@ fn op_text(op: BinOp) -> &'static str {
     }
 }
 
+/// Whether evaluating `e` can neither trap nor cost more than a few instructions: no division,
+/// remainder or math call anywhere in it.
+fn cheap_and_total(e: &Expr) -> bool {
+    match &e.op {
+        Kind::Lit(_)
+        | Kind::Read { .. }
+        | Kind::Member { .. }
+        | Kind::ScalarArg(_)
+        | Kind::Local(_)
+        | Kind::Const(_) => true,
+        Kind::Unary(_, x) | Kind::Cast(x, _) => cheap_and_total(x),
+        Kind::Binary(op, l, r) => !matches!(op, BinOp::Div | BinOp::Rem) && cheap_and_total(l) && cheap_and_total(r),
+        Kind::Select(c, a, b) => cheap_and_total(c) && cheap_and_total(a) && cheap_and_total(b),
+        Kind::Call(..) => false,
+    }
+}
+
 fn paren(text: String, p: u8, min: u8) -> String {
     if p < min {
         format!("({text})")
@@ -336,7 +353,47 @@ impl Emitter<'_> {
         }
     }
 
+    /// In the packed lattice kernel, a `bool` function of the state built from its reads with
+    /// `!`, `==`, `!=`, `&`, `|`, `^`, `&&`, `||` (through `let`s too) as one expression on
+    /// 32-bit words: bit `b` is the function at site `b`. Loop-invariant, so the compiler
+    /// computes it once for the word's 32 sites (multi-spin coding's bit logic).
+    fn word_expr(&self, e: &Expr, depth: usize) -> Option<String> {
+        if self.access != Access::Bits || e.ty != Scalar::Bool || depth > 16 {
+            return None;
+        }
+        match &e.op {
+            Kind::Read { arg, offset } if self.k.access.iterated == Some(*arg) => Some(bits_window(*offset)),
+            Kind::Local(n) => {
+                let l = self.k.lets.iter().find(|l| l.name == *n)?;
+                self.word_expr(&l.value, depth + 1)
+            }
+            Kind::Lit(v) => match v.as_str() {
+                "true" | "1" => Some("0xFFFFFFFFu".into()),
+                "false" | "0" => Some("0u".into()),
+                _ => None,
+            },
+            Kind::Unary(UnOp::Not, x) => Some(format!("~{}", self.word_expr(x, depth + 1)?)),
+            Kind::Binary(op, l, r) if l.ty == Scalar::Bool && r.ty == Scalar::Bool => {
+                let (a, b) = (self.word_expr(l, depth + 1)?, self.word_expr(r, depth + 1)?);
+                let w = match op {
+                    BinOp::Eq => format!("~({a} ^ {b})"),
+                    BinOp::Ne | BinOp::BitXor => format!("({a} ^ {b})"),
+                    BinOp::And | BinOp::BitAnd => format!("({a} & {b})"),
+                    BinOp::Or | BinOp::BitOr => format!("({a} | {b})"),
+                    _ => return None,
+                };
+                Some(w)
+            }
+            _ => None,
+        }
+    }
+
     fn print(&self, e: &Expr) -> (String, u8) {
+        if matches!(e.op, Kind::Unary(..) | Kind::Binary(..)) {
+            if let Some(w) = self.word_expr(e, 0) {
+                return (format!("(int)(({w} >> clforge_b) & 1u)"), P_UNARY);
+            }
+        }
         let vec_expr = self.vector() && e.varying;
         match &e.op {
             Kind::Lit(s) => (s.clone(), if s.starts_with('-') { P_UNARY } else { P_ATOM }),
@@ -483,6 +540,18 @@ impl Emitter<'_> {
                 format!("(uchar)({} {} {})", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
                 P_UNARY,
             ),
+            // The packed lattice kernel runs 32 sites per work-item: a short-circuit `||` / `&&`
+            // is a divergent branch per site there. Both operands are 0/1 `int`s, so `|` / `&`
+            // give the same value, evaluating the right side always: done where that side cannot
+            // trap or cost (no division, remainder or call).
+            (And | Or, _) if self.access == Access::Bits && cheap_and_total(r) => {
+                let op = if op == And { BitAnd } else { BitOr };
+                let p = prec(op);
+                (
+                    format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
+                    p,
+                )
+            }
             _ => (
                 format!("{} {} {}", paren(lt, lp, p), op_text(op), paren(rt, rp, p + 1)),
                 p,

@@ -40,6 +40,10 @@ pub struct LatticeView {
     pub packed: bool,
     /// The packed kernel's neighbour windows, one per offset the body reads the state at.
     pub windows: Vec<WindowView>,
+    /// Whether the body names the site's linear index `c` (reads of grids beside the state):
+    /// the packed kernel computes it only then, since a packed lattice may have more sites than
+    /// an `int` counts.
+    pub uses_index: bool,
 }
 
 /// One 32-bit window of neighbours of the packed kernel's 32 sites.
@@ -82,7 +86,7 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
     let state_name = k.arg_names[l.state].clone();
     let store = |v: &str| {
         if l.packed {
-            format!("clforge_new = (clforge_new & ~(1u << clforge_b)) | ((uint)(({v}) != 0) << clforge_b);")
+            format!("clforge_new |= ({v}) ? 1u << clforge_b : 0u;")
         } else {
             format!("{state_name}[c] = {v};")
         }
@@ -105,6 +109,7 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         .first()
         .ok_or_else(|| format!("lattice `{}` has no kernel", p.origin.name))?;
     let helpers = super::helpers_used(body.iter());
+    let uses_index = names_identifier(&body, "c");
     let draws = draws_used(&body);
     Ok(LatticeView {
         name: p.origin.name.clone(),
@@ -127,7 +132,16 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         helpers,
         draws,
         packed: l.packed,
+        uses_index,
         windows,
+    })
+}
+
+/// Whether any line names the C identifier `id` (outside comments too: a conservative yes).
+fn names_identifier(lines: &[String], id: &str) -> bool {
+    lines.iter().any(|line| {
+        line.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .any(|word| word == id)
     })
 }
 

@@ -15,7 +15,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::host::{check_shape, Boundary, Shape, UpdateRegion};
 use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
-use crate::stencil::{check_arg_shapes, kernel_args, DeviceGrid, ParamsCache, StencilArg};
+use crate::stencil::{check_arg_shapes, kernel_args, DeviceGrid, ParamsCache, StencilArg, MAX_INDEX};
 
 /// What the runtime knows about one generated lattice rule (from the macro).
 #[derive(Clone, Copy, Debug)]
@@ -156,8 +156,14 @@ impl LatticePlan {
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
         let rank = spec.rank;
-        crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), rank, shape)?;
+        let what = format!("lattice rule `{}`", spec.name);
         let dims = shape.dims();
+        if spec.packed && shape.rank() == rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX) {
+            // Bit-packed sites are indexed by word (checked below): a lattice may have more than
+            // 2^31 - 1 sites, as long as every grid beside it does not (checked in `run`).
+        } else {
+            crate::stencil::check_kernel_shape(&what, rank, shape)?;
+        }
         if spec.boundary == Boundary::Periodic {
             if let Some(a) = (0..rank).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
                 return Err(Error::InvalidConfig(format!(
@@ -249,6 +255,16 @@ impl LatticePlan {
             )));
         }
         check_arg_shapes(self.shape, args)?;
+        let sites = self.shape.checked_len().unwrap_or(usize::MAX);
+        if sites > MAX_INDEX && args.iter().filter(|a| a.is_grid()).count() > 1 {
+            return Err(Error::TooLarge {
+                what: format!("lattice rule `{}` on shape {}", self.spec.name, self.shape),
+                detail: format!(
+                    "a bit-packed lattice may have more than {MAX_INDEX} sites, but the grids the rule reads beside \
+                     it are indexed with 32-bit `int`s and may not"
+                ),
+            });
+        }
         let device = state.device();
         let params = self.params.refresh(device, args)?;
         let mut cl = kernel_args(args, &params);

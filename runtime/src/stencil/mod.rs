@@ -681,7 +681,7 @@ pub(crate) fn size_launch(
 }
 
 /// Largest grid (points) and global work size (per axis) the kernels' `int` indices reach.
-const MAX_INDEX: usize = i32::MAX as usize;
+pub(crate) const MAX_INDEX: usize = i32::MAX as usize;
 
 /// Points of the `__local` arrays the tiled or steps kernel declares for tile `t`: the tiled
 /// kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums their
@@ -774,6 +774,10 @@ impl<'a> StencilArg<'a> {
             shape: grid.shape,
             arg: Arg::buffer(&grid.buffer),
         })
+    }
+    /// Whether this is a grid (or bit-packed lattice) argument.
+    pub(crate) fn is_grid(&self) -> bool {
+        matches!(self.0, ArgKind::Grid { .. })
     }
     /// A bit-packed lattice state (`Lattice<bool>`) named as in the rule.
     pub fn bits(name: &'a str, bits: &'a crate::lattice::DeviceBits) -> StencilArg<'a> {
