@@ -84,6 +84,7 @@ pub fn moore_bits(s: &Lattice<bool>, rng: &Draws) -> bool {
 /// Boolean logic of the state that the packed kernel evaluates on whole words (`!`, `==`,
 /// `!=`, `^`, `|`, `&&`, `||`, literals, through `let`s), mixed with per-site values; clamped.
 #[lattice(boundary = clamp)]
+#[allow(clippy::nonminimal_bool)] // the literals are the point
 pub fn logic(s: &Lattice<bool>, rng: &Draws) -> bool {
     let me = s.at(0, 0);
     let l = s.at(-1, 0) != me;
