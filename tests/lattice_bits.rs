@@ -97,6 +97,40 @@ pub fn logic(s: &Lattice<bool>, rng: &Draws) -> bool {
     }
 }
 
+/// Sums of boolean functions of the state (bit-sliced counters on the device) compared with
+/// literals on either side, out of range (-1, 20), used as numbers, and a sum of 16 terms
+/// (beyond a 4-bit counter: summed per site); 4 colours (diagonal reads).
+#[lattice]
+pub fn counts(s: &Lattice<bool>, rng: &Draws, w: i32) -> bool {
+    let n = s.at(1, 0) as i32 + s.at(-1, 0) as i32 + s.at(0, 1) as i32 + s.at(0, -1) as i32 + s.at(1, 1) as i32;
+    let m = (s.at(1, 0) != s.at(-1, -1)) as u32 + (!s.at(0, 1)) as u32;
+    let b = s.at(1, 0) as u8 + s.at(-1, 0) as u8;
+    let sixteen = s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(1, 0) as u32
+        + s.at(-1, 0) as u32
+        + s.at(-1, 0) as u32
+        + s.at(-1, 0) as u32
+        + s.at(-1, 0) as u32
+        + s.at(0, 1) as u32
+        + s.at(0, 1) as u32
+        + s.at(0, 1) as u32
+        + s.at(0, 1) as u32;
+    let a = (n > 2 && m != 1) || (3 <= n && m == 0) || n < 1 || 2 > m && n >= 4;
+    let odd = n > -1 && n < 20 && 20 != n && -1 < n && b == 1;
+    let big = sixteen >= 12 || sixteen == 4;
+    if rng.draw(0) % 4 == 0 {
+        n * w + m as i32 > 6
+    } else {
+        (a ^ odd) || (big && s.at(0, 0))
+    }
+}
+
 fn device() -> Device {
     Device::default().expect("device")
 }
@@ -223,6 +257,25 @@ fn word_level_logic_equals_host_replay() {
     // The word-level forms are what the kernel computes.
     let src = Logic::source();
     assert!(src.contains("~(") && src.contains(" ^ clforge_me"), "{src}");
+}
+
+#[test]
+fn bit_sliced_counts_equal_host_replay() {
+    let dev = device();
+    for shape in [Shape::d2(4, 4), Shape::d2(66, 6), Shape::d2(130, 10)] {
+        let mut host = random_bits(shape, 31, 0.5);
+        let mut state = DeviceBits::from_host(&dev, &host).unwrap();
+        for (step, w) in [1, -3, 2, 0, 7, 100_000, -100_000, 1].into_iter().enumerate() {
+            Counts::apply_host(5, step as u32, &mut host, w).unwrap();
+            Counts::step(5, step as u32, &mut state, w).unwrap();
+            assert_eq!(state.to_host().unwrap(), host, "{shape}, step {step}");
+        }
+    }
+    let src = Counts::source();
+    assert!(
+        src.contains("clforge_count_lt(") && src.contains("clforge_count_eq(") && src.contains("clforge_count_at("),
+        "{src}"
+    );
 }
 
 #[test]

@@ -373,6 +373,9 @@ impl Emitter<'_> {
                 _ => None,
             },
             Kind::Unary(UnOp::Not, x) => Some(format!("~{}", self.word_expr(x, depth + 1)?)),
+            Kind::Binary(op, l, r) if l.ty != Scalar::Bool && op.is_comparison() => {
+                self.count_compare(*op, l, r, depth)
+            }
             Kind::Binary(op, l, r) if l.ty == Scalar::Bool && r.ty == Scalar::Bool => {
                 let (a, b) = (self.word_expr(l, depth + 1)?, self.word_expr(r, depth + 1)?);
                 let w = match op {
@@ -388,10 +391,88 @@ impl Emitter<'_> {
         }
     }
 
+    /// In the packed lattice kernel, an integer sum of 1 to 15 `bool` functions of the state
+    /// (`(s.at(1, 0) == me) as u32 + ..`, through `let`s) as a bit-sliced counter: a
+    /// `clforge_count_t` whose words hold the count's bits for the 32 sites (multi-spin coding's
+    /// neighbour sums), and the number of terms. Loop-invariant like [`Self::word_expr`].
+    fn count_expr(&self, e: &Expr, depth: usize) -> Option<(String, usize)> {
+        if self.access != Access::Bits || !matches!(e.ty, Scalar::I32 | Scalar::U32 | Scalar::U8) || depth > 16 {
+            return None;
+        }
+        let counted = match &e.op {
+            Kind::Local(n) => {
+                let l = self.k.lets.iter().find(|l| l.name == *n)?;
+                self.count_expr(&l.value, depth + 1)?
+            }
+            Kind::Cast(x, _) if x.ty == Scalar::Bool => {
+                (format!("clforge_count_one({})", self.word_expr(x, depth + 1)?), 1)
+            }
+            Kind::Binary(BinOp::Add, l, r) => {
+                let (a, na) = self.count_expr(l, depth + 1)?;
+                let (b, nb) = self.count_expr(r, depth + 1)?;
+                (format!("clforge_count_sum({a}, {b})"), na + nb)
+            }
+            _ => return None,
+        };
+        (counted.1 <= 15).then_some(counted)
+    }
+
+    /// A comparison of a bit-sliced count with an integer literal, as a word (see
+    /// [`Self::count_expr`]); `None` for anything else.
+    fn count_compare(&self, op: BinOp, l: &Expr, r: &Expr, depth: usize) -> Option<String> {
+        let literal = |e: &Expr| match &e.op {
+            Kind::Lit(t) => t.trim_end_matches(['u', 'U']).parse::<i64>().ok(),
+            _ => None,
+        };
+        // `count op k`, with the literal moved to the right.
+        let (count, k, op) = match (self.count_expr(l, depth + 1), literal(r)) {
+            (Some((c, _)), Some(k)) => (c, k, op),
+            _ => {
+                let (c, _) = self.count_expr(r, depth + 1)?;
+                let k = literal(l)?;
+                let flipped = match op {
+                    BinOp::Lt => BinOp::Gt,
+                    BinOp::Le => BinOp::Ge,
+                    BinOp::Gt => BinOp::Lt,
+                    BinOp::Ge => BinOp::Le,
+                    other => other,
+                };
+                (c, k, flipped)
+            }
+        };
+        // Every count is in 0..=15: `count < k` for k outside 1..=15 is all or nothing.
+        let lt = |k: i64| match k {
+            k if k <= 0 => "0u".to_string(),
+            k if k >= 16 => "0xFFFFFFFFu".to_string(),
+            k => format!("clforge_count_lt({count}, {k}u)"),
+        };
+        let eq = |k: i64| {
+            if (0..16).contains(&k) {
+                format!("clforge_count_eq({count}, {k}u)")
+            } else {
+                "0u".to_string()
+            }
+        };
+        Some(match op {
+            BinOp::Lt => lt(k),
+            BinOp::Le => lt(k.saturating_add(1)),
+            BinOp::Gt => format!("~{}", lt(k.saturating_add(1))),
+            BinOp::Ge => format!("~{}", lt(k)),
+            BinOp::Eq => eq(k),
+            BinOp::Ne => format!("~{}", eq(k)),
+            _ => return None,
+        })
+    }
+
     fn print(&self, e: &Expr) -> (String, u8) {
         if matches!(e.op, Kind::Unary(..) | Kind::Binary(..)) {
             if let Some(w) = self.word_expr(e, 0) {
                 return (format!("(int)(({w} >> clforge_b) & 1u)"), P_UNARY);
+            }
+        }
+        if matches!(e.op, Kind::Binary(BinOp::Add, ..)) {
+            if let Some((count, _)) = self.count_expr(e, 0) {
+                return (format!("({})clforge_count_at({count}, clforge_b)", e.ty.cl()), P_UNARY);
             }
         }
         let vec_expr = self.vector() && e.varying;
