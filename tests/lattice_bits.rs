@@ -101,6 +101,7 @@ pub fn logic(s: &Lattice<bool>, rng: &Draws) -> bool {
 /// literals on either side, out of range (-1, 20), used as numbers, and a sum of 16 terms
 /// (beyond a 4-bit counter: summed per site); 4 colours (diagonal reads).
 #[lattice]
+#[allow(clippy::nonminimal_bool)] // the redundant comparisons are the point
 pub fn counts(s: &Lattice<bool>, rng: &Draws, w: i32) -> bool {
     let n = s.at(1, 0) as i32 + s.at(-1, 0) as i32 + s.at(0, 1) as i32 + s.at(0, -1) as i32 + s.at(1, 1) as i32;
     let m = (s.at(1, 0) != s.at(-1, -1)) as u32 + (!s.at(0, 1)) as u32;
