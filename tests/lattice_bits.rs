@@ -125,7 +125,7 @@ pub fn counts(s: &Lattice<bool>, rng: &Draws, w: i32) -> bool {
     let a = (n > 2 && m != 1) || (3 <= n && m == 0) || n < 1 || 2 > m && n >= 4;
     let odd = n > -1 && n < 20 && 20 != n && -1 < n && b == 1;
     let big = sixteen >= 12 || sixteen == 4;
-    if rng.draw(0) % 4 == 0 {
+    if rng.draw(0) % 4 < 1 {
         n * w + m as i32 > 6
     } else {
         (a ^ odd) || (big && s.at(0, 0))
