@@ -9,20 +9,10 @@ use clforge::runtime::lattice::{rng, DeviceBits, LatticeSpec};
 use clforge::runtime::StencilArg;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
-/// 2-D Ising model on bits (true = up), checkerboard Metropolis: `a` aligned neighbours, so
-/// ΔE = 4a − 8; flip when it does not rise, else with the thresholds of ΔE = 4, 8.
-#[lattice]
-pub fn ising_bits(s: &Lattice<bool>, rng: &Draws, t4: u32, t8: u32) -> bool {
-    let me = s.at(0, 0);
-    let a =
-        (s.at(1, 0) == me) as u32 + (s.at(-1, 0) == me) as u32 + (s.at(0, 1) == me) as u32 + (s.at(0, -1) == me) as u32;
-    let u = rng.draw(0);
-    if a <= 2 || (a == 3 && u < t4) || (a == 4 && u < t8) {
-        !me
-    } else {
-        me
-    }
-}
+/// 2-D Ising model on bits (the snapshot's rule, `tests/kernels/ising_bits.rs`).
+#[path = "kernels/ising_bits.rs"]
+mod ising_bits;
+use ising_bits::IsingBits;
 
 /// 3-D Ising on bits: six neighbours, thresholds for ΔE = 4, 8, 12 (a = 4, 5, 6).
 #[lattice]
