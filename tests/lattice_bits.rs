@@ -122,6 +122,27 @@ pub fn counts(s: &Lattice<bool>, rng: &Draws, w: i32) -> bool {
     }
 }
 
+/// A chain of `let`s each using the previous one twice: its word-level form doubles at every
+/// step, so beyond the inlining depth it is evaluated per site (the source stays small, the
+/// bits equal).
+#[lattice]
+pub fn chain(s: &Lattice<bool>) -> bool {
+    let a1 = s.at(1, 0) == s.at(-1, 0);
+    let a2 = a1 == (a1 || s.at(0, 1));
+    let a3 = a2 == (a2 || s.at(0, -1));
+    let a4 = a3 == (a3 || s.at(1, 0));
+    let a5 = a4 == (a4 || s.at(-1, 0));
+    let a6 = a5 == (a5 || s.at(0, 1));
+    let a7 = a6 == (a6 || s.at(0, -1));
+    let a8 = a7 == (a7 || s.at(1, 0));
+    let a9 = a8 == (a8 || s.at(-1, 0));
+    let a10 = a9 == (a9 || s.at(0, 1));
+    let a11 = a10 == (a10 || s.at(0, -1));
+    let a12 = a11 == (a11 || s.at(1, 0));
+    let a13 = a12 == (a12 || s.at(-1, 0));
+    a13 != s.at(0, 0)
+}
+
 fn device() -> Device {
     Device::default().expect("device")
 }
@@ -267,6 +288,20 @@ fn bit_sliced_counts_equal_host_replay() {
         src.contains("clforge_count_lt(") && src.contains("clforge_count_eq(") && src.contains("clforge_count_at("),
         "{src}"
     );
+}
+
+#[test]
+fn a_doubling_let_chain_stays_small_and_exact() {
+    assert!(Chain::source().len() < 100_000, "{} bytes", Chain::source().len());
+    let dev = device();
+    let shape = Shape::d2(68, 6);
+    let mut host = random_bits(shape, 2, 0.5);
+    let mut state = DeviceBits::from_host(&dev, &host).unwrap();
+    for step in 0..6 {
+        Chain::apply_host(1, step, &mut host).unwrap();
+        Chain::step(1, step, &mut state).unwrap();
+        assert_eq!(state.to_host().unwrap(), host, "step {step}");
+    }
 }
 
 #[test]

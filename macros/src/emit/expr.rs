@@ -97,6 +97,11 @@ fn op_text(op: BinOp) -> &'static str {
     }
 }
 
+/// The packed lattice kernel's site `clforge_b` of a 32-bit word of sites, as a 0/1 `int`.
+fn site_bit(word: &str) -> String {
+    format!("(int)(({word} >> clforge_b) & 1u)")
+}
+
 /// Whether evaluating `e` can neither trap nor cost more than a few instructions: no division,
 /// remainder or math call anywhere in it.
 fn cheap_and_total(e: &Expr) -> bool {
@@ -321,9 +326,7 @@ impl Emitter<'_> {
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
             }
-            Access::Bits if self.k.access.iterated == Some(arg) => {
-                format!("(int)(({} >> clforge_b) & 1u)", bits_window(offset))
-            }
+            Access::Bits if self.k.access.iterated == Some(arg) => site_bit(&bits_window(offset)),
             Access::Strip if self.k.access.iterated == Some(arg) => {
                 let at = if wrapped && offset != [0, 0, 0] {
                     coords(false)
@@ -356,7 +359,9 @@ impl Emitter<'_> {
     /// In the packed lattice kernel, a `bool` function of the state built from its reads with
     /// `!`, `==`, `!=`, `&`, `|`, `^`, `&&`, `||` (through `let`s too) as one expression on
     /// 32-bit words: bit `b` is the function at site `b`. Loop-invariant, so the compiler
-    /// computes it once for the word's 32 sites (multi-spin coding's bit logic).
+    /// computes it once for the word's 32 sites (multi-spin coding's bit logic). Inlined lets
+    /// and operators count towards a depth of 16, beyond which the site is computed bit by bit:
+    /// this also bounds the text of a `let` chain that reuses each `let` twice (2^8 copies).
     fn word_expr(&self, e: &Expr, depth: usize) -> Option<String> {
         if self.access != Access::Bits || e.ty != Scalar::Bool || depth > 16 {
             return None;
@@ -467,7 +472,7 @@ impl Emitter<'_> {
     fn print(&self, e: &Expr) -> (String, u8) {
         if matches!(e.op, Kind::Unary(..) | Kind::Binary(..)) {
             if let Some(w) = self.word_expr(e, 0) {
-                return (format!("(int)(({w} >> clforge_b) & 1u)"), P_UNARY);
+                return (site_bit(&w), P_UNARY);
             }
         }
         if matches!(e.op, Kind::Binary(BinOp::Add, ..)) {

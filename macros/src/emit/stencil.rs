@@ -47,20 +47,30 @@ pub fn emit_coords(k: &StencilBody, axes: std::ops::Range<usize>) -> Vec<String>
         return lines;
     }
     for a in axes {
-        let (v, n) = (["x", "y", "z"][a], ["nx", "ny", "nz"][a]);
         for &d in &k.access.axis_offsets[a] {
-            let shifted = match d {
-                0 => c::var(v),
-                d if d > 0 => c::bin(Op::Add, c::var(v), c::int(d.unsigned_abs() as usize)),
-                d => c::bin(Op::Sub, c::var(v), c::int(d.unsigned_abs() as usize)),
-            };
-            let value = match k.boundary {
-                Boundary::Periodic => c::call("WRAP", vec![shifted, c::var(n)]),
-                _ if d > 0 => c::call("min", vec![shifted, c::bin(Op::Sub, c::var(n), c::int(1))]),
-                _ => c::call("max", vec![shifted, c::int(0)]),
-            };
-            lines.push(c::stmt(&c::decl("int", coord_name(a, d), value)));
+            lines.push(c::stmt(&c::decl(
+                "int",
+                coord_name(a, d),
+                neighbour_coord(a, d, k.boundary),
+            )));
         }
     }
     lines
+}
+
+/// Coordinate `v + d` along `axis` with the boundary applied: wrapped (periodic), clamped to the
+/// edge (clamp), or as is (fixed: reads never leave the grid).
+pub fn neighbour_coord(axis: usize, d: i64, boundary: Boundary) -> c::E {
+    let (v, n) = (["x", "y", "z"][axis], ["nx", "ny", "nz"][axis]);
+    let shifted = match d {
+        0 => return c::var(v),
+        d if d > 0 => c::bin(Op::Add, c::var(v), c::int(d.unsigned_abs() as usize)),
+        d => c::bin(Op::Sub, c::var(v), c::int(d.unsigned_abs() as usize)),
+    };
+    match boundary {
+        Boundary::Periodic => c::call("WRAP", vec![shifted, c::var(n)]),
+        Boundary::Fixed => shifted,
+        _ if d > 0 => c::call("min", vec![shifted, c::bin(Op::Sub, c::var(n), c::int(1))]),
+        _ => c::call("max", vec![shifted, c::int(0)]),
+    }
 }

@@ -5,7 +5,7 @@ use super::render_template;
 use super::stencil::{defines_view, DefineView};
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_coords};
+use crate::emit::stencil::{emit_body, emit_coords, neighbour_coord};
 use crate::ir::{Body, Program};
 use serde::Serialize;
 
@@ -58,25 +58,6 @@ pub struct WindowView {
     pub z: String,
 }
 
-/// Coordinate `v + d` along an axis of extent `n`, with the boundary applied (a packed kernel's
-/// neighbour row).
-fn row_coord(v: &str, n: &str, d: i64, boundary: crate::model::Boundary) -> String {
-    use crate::model::Boundary;
-    if d == 0 {
-        return v.to_string();
-    }
-    let shifted = if d > 0 {
-        format!("{v} + {d}")
-    } else {
-        format!("{v} - {}", d.unsigned_abs())
-    };
-    match boundary {
-        Boundary::Periodic => format!("WRAP({shifted}, {n})"),
-        Boundary::Clamp => format!("clamp({shifted}, 0, {n} - 1)"),
-        Boundary::Fixed => format!("({shifted})"),
-    }
-}
-
 pub fn view(p: &Program) -> Result<LatticeView, String> {
     let Body::Lattice(l) = &p.body else {
         return Err(format!("`{}` is not a lattice program", p.origin.name));
@@ -101,8 +82,8 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
         .map(|o| WindowView {
             name: crate::emit::expr::bits_window(*o),
             dx: o[0],
-            y: row_coord("y", "ny", o[1], k.boundary),
-            z: row_coord("z", "nz", o[2], k.boundary),
+            y: crate::emit::c::expr(&neighbour_coord(1, o[1], k.boundary)),
+            z: crate::emit::c::expr(&neighbour_coord(2, o[2], k.boundary)),
         })
         .collect();
     let kernel = p

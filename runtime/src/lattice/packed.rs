@@ -128,7 +128,7 @@ impl DeviceBits {
     pub fn new(device: &Device, shape: Shape) -> Result<DeviceBits> {
         let len = packed_len(shape).ok_or_else(|| too_large(shape))?;
         Ok(DeviceBits {
-            buffer: Buffer::from_slice(device, &crate::grid::try_filled(len, 0u32, || format!("{shape}"))?)?,
+            buffer: Buffer::new(device, len)?,
             shape,
         })
     }

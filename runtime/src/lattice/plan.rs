@@ -156,13 +156,13 @@ impl LatticePlan {
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
         let rank = spec.rank;
-        let what = format!("lattice rule `{}`", spec.name);
         let dims = shape.dims();
-        if spec.packed && shape.rank() == rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX) {
-            // Bit-packed sites are indexed by word (checked below): a lattice may have more than
-            // 2^31 - 1 sites, as long as every grid beside it does not (checked in `run`).
-        } else {
-            crate::stencil::check_kernel_shape(&what, rank, shape)?;
+        // Bit-packed sites are indexed by word (checked below): such a lattice may have more
+        // than 2^31 - 1 sites, as long as no grid beside it does (checked in `run`).
+        let indexed_by_word =
+            spec.packed && shape.rank() == rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX);
+        if !indexed_by_word {
+            crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), rank, shape)?;
         }
         if spec.boundary == Boundary::Periodic {
             if let Some(a) = (0..rank).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
@@ -192,7 +192,7 @@ impl LatticePlan {
         let w = if spec.packed {
             // The kernel indexes words with `int`.
             match super::packed::packed_len(shape) {
-                Some(n) if n <= i32::MAX as usize => {}
+                Some(n) if n <= MAX_INDEX => {}
                 _ => {
                     return Err(Error::TooLarge {
                         what: format!("bit-packed lattice of shape {shape} for rule `{}`", spec.name),
