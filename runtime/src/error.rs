@@ -208,6 +208,40 @@ pub enum Error {
         note: String,
     },
 
+    /// An iterative solver stopped before its relative residual reached the tolerance: at its
+    /// iteration limit, or on a residual that is no longer finite.
+    #[error(
+        "{solver} did not converge: relative residual {residual:e} after {iterations} iterations \
+         (limit {max_iter}), tolerance {tol:e}; raise the iteration limit, loosen the tolerance or \
+         check that the matrix is symmetric positive definite and not singular"
+    )]
+    NotConverged {
+        /// The solver (`conjugate gradients`).
+        solver: &'static str,
+        /// Iterations done.
+        iterations: usize,
+        /// The relative residual `‖r‖ / ‖b‖` reached.
+        residual: f64,
+        /// The tolerance asked for.
+        tol: f64,
+        /// The iteration limit.
+        max_iter: usize,
+    },
+
+    /// A matrix that must be symmetric positive definite is found not to be: a diagonal entry
+    /// or a curvature `p·Ap` that is not positive.
+    #[error(
+        "the matrix is not symmetric positive definite: {what} is {value:e}, not positive; fix \
+         enough degrees of freedom (Dirichlet conditions) to remove rigid-body and constant modes, \
+         and check the signs of the element matrices"
+    )]
+    NotPositiveDefinite {
+        /// Which quantity was found not positive (`the diagonal entry A[3][3]`).
+        what: String,
+        /// Its value.
+        value: f64,
+    },
+
     /// Any other OpenCL failure.
     #[error("OpenCL call `{op}` failed: {message}")]
     Cl {

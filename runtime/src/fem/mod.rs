@@ -12,6 +12,7 @@ pub mod mesh;
 pub mod problem;
 pub mod reference;
 pub mod schedule;
+pub mod sparse;
 pub mod stability;
 pub mod stepper;
 

@@ -1,0 +1,1386 @@
+//! Global sparse matrices on the device: element matrices already in device memory are
+//! assembled into one CSR matrix, Dirichlet conditions are imposed on it, and Jacobi-preconditioned
+//! conjugate gradients solve it, all in `double`.
+//!
+//! # Layout
+//!
+//! - A [`DofMap`] holds, element after element, the global DOF of each of its `ne` local DOFs
+//!   (`index[e·ne + I]`) and a sign `±1` (`sign[e·ne + I]`): hierarchical high-order modes flip
+//!   with the orientation of their edge or face, so the element's `K_e` enters the global matrix
+//!   as `S K_e S` with `S = diag(sign)`.
+//! - Element matrices are symmetric, so only their lower triangle is stored, packed row by row:
+//!   `K_e[I][J]` (`J ≤ I`) at `e·P + I(I+1)/2 + J` with `P = ne(ne+1)/2`
+//!   ([`DofMap::packed`]).
+//! - The global matrix is CSR: `row_ptr[n + 1]`, `cols[nnz]` sorted within each row, `values[nnz]`.
+//!   Its pattern ([`pattern`]) is every pair of DOFs that share an element plus the whole diagonal,
+//!   so it is symmetric, and computed once on the host.
+//!
+//! # Why colouring
+//!
+//! Two elements sharing a DOF add into the same rows. OpenCL 1.2 has no atomic add of `double`
+//! (and emulating one with compare-and-swap is slow and makes the sums' order, so their rounding,
+//! depend on the schedule). So the elements are coloured ([`colour`]) such that no two elements of
+//! one colour share a DOF, and [`assemble`] launches one kernel per colour with one work-item per
+//! (element, local row): within a launch no two work-items touch one row, so a plain `+=` is
+//! race-free and the result is the same on every run.
+//!
+//! # Solving
+//!
+//! [`apply_dirichlet`] fixes DOFs symmetrically (the matrix stays symmetric positive definite) and
+//! [`cg`] solves with conjugate gradients preconditioned by the diagonal: one row per work-item for
+//! `A p`, dot products as work-group sums finished on the host. [`assemble_host`],
+//! [`apply_dirichlet_host`] and [`cg_host`] are host references with the same semantics.
+//!
+//! ```
+//! use clforge_runtime::fem::sparse::{self, CgOptions, DofMap};
+//! use clforge_runtime::{Buffer, Device};
+//!
+//! // Three 2-node bars in a row, DOFs 0-1-2-3; each element matrix is [[1, -1], [-1, 1]],
+//! // packed lower triangle [1, -1, 1].
+//! let map = DofMap::new(4, 2, vec![0, 1, 1, 2, 2, 3], vec![1; 6])?;
+//! let colours = sparse::colour(&map);
+//! assert_eq!(colours, [vec![0, 2], vec![1]]);
+//!
+//! let dev = Device::default()?;
+//! let ke = Buffer::from_slice(&dev, &[1.0, -1.0, 1.0].repeat(3))?;
+//! let mut k = sparse::assemble(&dev, &ke, &map, &colours)?;
+//! // u(0) = 0 and u(3) = 3 without load: u is linear.
+//! let mut b = vec![0.0; 4];
+//! sparse::apply_dirichlet(&mut k, &[0, 3], &[0.0, 3.0], &mut b)?;
+//! let solution = sparse::cg(&k, &b, None, &CgOptions::default())?;
+//! for (i, u) in solution.x.iter().enumerate() {
+//!     assert!((u - i as f64).abs() < 1e-12, "{u}");
+//! }
+//! # Ok::<(), clforge_runtime::Error>(())
+//! ```
+
+use crate::buffer::Buffer;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::program::{Arg, Program};
+
+/// OpenCL C of the assembly, Dirichlet and conjugate-gradient kernels.
+pub const SPARSE_CL: &str = include_str!("sparse.cl");
+
+/// The largest size the kernels index: 31 bits, so their `uint` sums of two sizes never wrap.
+const MAX_INDEX: usize = i32::MAX as usize;
+
+/// The largest work-group of the reducing kernels (a power of two): 256 `double`s of `__local`
+/// scratch, 2 KiB, well within the 32 KiB every OpenCL 1.2 device has.
+const MAX_GROUP: usize = 256;
+
+/// The kernels that sum over a work-group, whose work-group must be a power of two.
+const REDUCING: [&str; 3] = ["sparse_spmv_dot", "sparse_cg_start", "sparse_cg_update"];
+
+/// The solver's name in [`Error::NotConverged`].
+const CG: &str = "conjugate gradients";
+
+/// `n` as a kernel's `uint` within [`MAX_INDEX`], or [`Error::TooLarge`] naming `what`.
+fn index32(what: impl FnOnce() -> String, n: usize) -> Result<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|_| n <= MAX_INDEX)
+        .ok_or_else(|| Error::TooLarge {
+            what: what(),
+            detail: format!("{n} exceeds the sparse kernels' 31-bit indices (at most {MAX_INDEX})"),
+        })
+}
+
+/// Element → global DOF map with orientation signs: element `e`'s local DOF `I` is global DOF
+/// `index[e·ne + I]` and enters with sign `sign[e·ne + I]` (`±1`).
+///
+/// Its sizes fit the kernels' 31-bit indices: the DOFs, the entries of `index` and the
+/// `elements · P` entries of the element-matrix store ([`DofMap::ke_len`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DofMap {
+    elements: usize,
+    per_element: usize,
+    dofs: usize,
+    packed: usize,
+    index: Vec<u32>,
+    sign: Vec<i8>,
+}
+
+impl DofMap {
+    /// A map of `index.len() / per_element` elements over DOFs `0..dofs`. Fails with
+    /// [`Error::InvalidConfig`] when `per_element` or `dofs` is 0, there is no element, `index`
+    /// is not whole elements, an index is not below `dofs`, a sign is not `±1` or one element
+    /// names a global DOF twice; with [`Error::LengthMismatch`] when `sign` and `index` differ
+    /// in length; with [`Error::TooLarge`] when a size exceeds the kernels' indices.
+    pub fn new(dofs: usize, per_element: usize, index: Vec<u32>, sign: Vec<i8>) -> Result<DofMap> {
+        let bad = |msg: String| Err(Error::InvalidConfig(msg));
+        if per_element == 0 {
+            return bad("a dof map needs at least one DOF per element; `per_element` is 0".into());
+        }
+        if dofs == 0 {
+            return bad("a dof map needs at least one global DOF; `dofs` is 0".into());
+        }
+        if index.is_empty() {
+            return bad("a dof map needs at least one element; `index` is empty".into());
+        }
+        if !index.len().is_multiple_of(per_element) {
+            return bad(format!(
+                "dof map `index` has {} entries, not a whole number of elements of `per_element` = {per_element} DOFs",
+                index.len()
+            ));
+        }
+        if sign.len() != index.len() {
+            return Err(Error::LengthMismatch {
+                what: "dof map `sign` (one per entry of `index`)".into(),
+                expected: index.len(),
+                found: sign.len(),
+            });
+        }
+        let elements = index.len() / per_element;
+        index32(|| format!("a dof map of {dofs} DOFs"), dofs)?;
+        index32(|| format!("a dof map of {} entries", index.len()), index.len())?;
+        let packed = per_element
+            .checked_mul(per_element + 1)
+            .map(|v| v / 2)
+            .and_then(|p| p.checked_mul(elements).map(|all| (p, all)));
+        let Some((packed, _)) = packed.filter(|&(_, all)| all <= MAX_INDEX) else {
+            return Err(Error::TooLarge {
+                what: format!("the element matrices of {elements} elements of {per_element} DOFs"),
+                detail: format!(
+                    "their packed lower triangles exceed the sparse kernels' 31-bit indices (at most {MAX_INDEX})"
+                ),
+            });
+        };
+        // `owner[d]` is the last element seen naming DOF `d`: a repeat within one element.
+        let mut owner = vec![usize::MAX; dofs];
+        for (e, (dofs_e, signs_e)) in index
+            .chunks_exact(per_element)
+            .zip(sign.chunks_exact(per_element))
+            .enumerate()
+        {
+            for (local, (&d, &s)) in dofs_e.iter().zip(signs_e).enumerate() {
+                let Some(slot) = owner.get_mut(d as usize) else {
+                    return bad(format!(
+                        "dof map: local DOF {local} of element {e} is global DOF {d}, but there are {dofs} DOFs"
+                    ));
+                };
+                if *slot == e {
+                    return bad(format!(
+                        "dof map: element {e} names global DOF {d} twice (again as local DOF {local}); \
+                         an element's DOFs must be distinct"
+                    ));
+                }
+                *slot = e;
+                if s != 1 && s != -1 {
+                    return bad(format!(
+                        "dof map: local DOF {local} of element {e} has sign {s}; signs must be 1 or -1"
+                    ));
+                }
+            }
+        }
+        Ok(DofMap {
+            elements,
+            per_element,
+            dofs,
+            packed,
+            index,
+            sign,
+        })
+    }
+
+    /// Number of elements.
+    pub fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// Local DOFs per element, `ne`.
+    pub fn per_element(&self) -> usize {
+        self.per_element
+    }
+
+    /// Number of global DOFs: the rows of the assembled matrix.
+    pub fn dofs(&self) -> usize {
+        self.dofs
+    }
+
+    /// The global DOFs, element after element.
+    pub fn index(&self) -> &[u32] {
+        &self.index
+    }
+
+    /// The signs (`±1`), one per entry of [`DofMap::index`].
+    pub fn sign(&self) -> &[i8] {
+        &self.sign
+    }
+
+    /// Entries of one element's packed lower triangle, `P = ne(ne+1)/2`.
+    pub fn packed(&self) -> usize {
+        self.packed
+    }
+
+    /// Entries of the element-matrix store, `elements · P`.
+    pub fn ke_len(&self) -> usize {
+        self.elements * self.packed
+    }
+
+    /// The global DOFs of element `e` (empty past the last element).
+    pub fn element_dofs(&self, e: usize) -> &[u32] {
+        self.index.chunks_exact(self.per_element).nth(e).unwrap_or_default()
+    }
+
+    /// The signs of element `e` (empty past the last element).
+    pub fn element_signs(&self, e: usize) -> &[i8] {
+        self.sign.chunks_exact(self.per_element).nth(e).unwrap_or_default()
+    }
+}
+
+/// The elements of each DOF, as a CSR adjacency (`ptr[d]..ptr[d + 1]` into `list`).
+struct ElementsByDof {
+    ptr: Vec<usize>,
+    list: Vec<u32>,
+}
+
+impl ElementsByDof {
+    fn new(map: &DofMap) -> ElementsByDof {
+        let mut ptr = vec![0usize; map.dofs + 1];
+        for &d in &map.index {
+            ptr[d as usize + 1] += 1;
+        }
+        for d in 0..map.dofs {
+            ptr[d + 1] += ptr[d];
+        }
+        let mut next = ptr.clone();
+        let mut list = vec![0u32; map.index.len()];
+        // Element ids fit `u32`: `DofMap::new` bounds the entries of `index`.
+        for (e, dofs) in (0u32..).zip(map.index.chunks_exact(map.per_element)) {
+            for &d in dofs {
+                list[next[d as usize]] = e;
+                next[d as usize] += 1;
+            }
+        }
+        ElementsByDof { ptr, list }
+    }
+
+    fn of(&self, dof: usize) -> &[u32] {
+        &self.list[self.ptr[dof]..self.ptr[dof + 1]]
+    }
+}
+
+/// Greedy colouring: elements in order take the lowest colour that no element sharing one of
+/// their DOFs has taken, so no two elements of one colour share a global DOF. Returns the
+/// elements of each colour, in increasing order; every element is in exactly one colour.
+///
+/// ```
+/// use clforge_runtime::fem::sparse::{colour, DofMap};
+/// // A ring of three 2-DOF elements needs three colours.
+/// let ring = DofMap::new(3, 2, vec![0, 1, 1, 2, 2, 0], vec![1; 6])?;
+/// assert_eq!(colour(&ring), [vec![0], vec![1], vec![2]]);
+/// # Ok::<(), clforge_runtime::Error>(())
+/// ```
+pub fn colour(map: &DofMap) -> Vec<Vec<u32>> {
+    let by_dof = ElementsByDof::new(map);
+    // `colour_of[f]` is element f's colour (`usize::MAX`: not yet coloured); `taken[c] == e`
+    // marks colour c as used by a neighbour of element e.
+    let mut colour_of = vec![usize::MAX; map.elements];
+    let mut taken: Vec<usize> = Vec::new();
+    let mut colours: Vec<Vec<u32>> = Vec::new();
+    for (e, id) in (0..map.elements).zip(0u32..) {
+        for &d in map.element_dofs(e) {
+            for &f in by_dof.of(d as usize) {
+                let c = colour_of[f as usize];
+                if c != usize::MAX {
+                    taken[c] = e;
+                }
+            }
+        }
+        let c = (0..colours.len()).find(|&c| taken[c] != e).unwrap_or(colours.len());
+        if c == colours.len() {
+            colours.push(Vec::new());
+            taken.push(usize::MAX);
+        }
+        colours[c].push(id);
+        colour_of[e] = c;
+    }
+    colours
+}
+
+/// Checks that `colours` holds every element of `map` exactly once and that no two elements of
+/// one colour share a global DOF (what makes [`assemble`]'s launches race-free).
+pub fn check_colours(map: &DofMap, colours: &[Vec<u32>]) -> Result<()> {
+    let bad = |msg: String| Err(Error::InvalidConfig(msg));
+    let mut seen = vec![false; map.elements];
+    // `last[d]` = (colour, element) that last named DOF d.
+    let mut last = vec![(usize::MAX, 0u32); map.dofs];
+    for (c, members) in colours.iter().enumerate() {
+        for &e in members {
+            let Some(s) = seen.get_mut(e as usize) else {
+                return bad(format!(
+                    "colour {c} holds element {e}, but the dof map has {} elements",
+                    map.elements
+                ));
+            };
+            if *s {
+                return bad(format!("element {e} is coloured twice (again in colour {c})"));
+            }
+            *s = true;
+            for &d in map.element_dofs(e as usize) {
+                let slot = &mut last[d as usize];
+                if slot.0 == c {
+                    return bad(format!(
+                        "elements {} and {e} of colour {c} share global DOF {d}; elements of one colour \
+                         must not share a DOF (use `colour`)",
+                        slot.1
+                    ));
+                }
+                *slot = (c, e);
+            }
+        }
+    }
+    if let Some(e) = seen.iter().position(|s| !s) {
+        return bad(format!(
+            "element {e} is in no colour; every element must be coloured once"
+        ));
+    }
+    Ok(())
+}
+
+/// The symbolic structure of a CSR matrix: for each of `n` rows, its columns in increasing order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsrPattern {
+    n: usize,
+    row_ptr: Vec<u32>,
+    cols: Vec<u32>,
+}
+
+impl CsrPattern {
+    /// Number of rows (and columns).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Row `r`'s entries are `row_ptr[r]..row_ptr[r + 1]` (`n + 1` offsets).
+    pub fn row_ptr(&self) -> &[u32] {
+        &self.row_ptr
+    }
+
+    /// The column of each entry, increasing within each row.
+    pub fn cols(&self) -> &[u32] {
+        &self.cols
+    }
+
+    /// The entries of row `r` (empty past the last row).
+    pub fn row(&self, r: usize) -> std::ops::Range<usize> {
+        match (self.row_ptr.get(r), self.row_ptr.get(r + 1)) {
+            (Some(&lo), Some(&hi)) => lo as usize..hi as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// The entry holding `(row, col)`, if the pattern has one.
+    pub fn find(&self, row: usize, col: usize) -> Option<usize> {
+        let range = self.row(row);
+        let start = range.start;
+        let col = u32::try_from(col).ok()?;
+        self.cols[range].binary_search(&col).ok().map(|k| start + k)
+    }
+}
+
+/// The CSR pattern of the matrix assembled over `map`: `(i, j)` for every two DOFs of one element
+/// (both orders, so the pattern is symmetric) and every diagonal `(i, i)`, columns sorted. Fails
+/// with [`Error::TooLarge`] when its entries exceed the kernels' 31-bit indices.
+pub fn pattern(map: &DofMap) -> Result<CsrPattern> {
+    let n = map.dofs;
+    let by_dof = ElementsByDof::new(map);
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    row_ptr.push(0u32);
+    let mut cols: Vec<u32> = Vec::new();
+    // `mark[c] == r`: column c is already in row r.
+    let mut mark = vec![usize::MAX; n];
+    let mut row: Vec<u32> = Vec::new();
+    for (r, r32) in (0..n).zip(0u32..) {
+        row.clear();
+        row.push(r32);
+        mark[r] = r;
+        for &e in by_dof.of(r) {
+            for &c in map.element_dofs(e as usize) {
+                if mark[c as usize] != r {
+                    mark[c as usize] = r;
+                    row.push(c);
+                }
+            }
+        }
+        row.sort_unstable();
+        cols.extend_from_slice(&row);
+        row_ptr.push(index32(|| format!("the CSR pattern of {n} DOFs"), cols.len())?);
+    }
+    Ok(CsrPattern { n, row_ptr, cols })
+}
+
+/// A CSR matrix on the host: a [`CsrPattern`] and a value per entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostCsr {
+    pattern: CsrPattern,
+    values: Vec<f64>,
+}
+
+impl HostCsr {
+    /// A matrix of `pattern` holding `values`, one per entry.
+    pub fn new(pattern: CsrPattern, values: Vec<f64>) -> Result<HostCsr> {
+        if values.len() != pattern.nnz() {
+            return Err(Error::LengthMismatch {
+                what: "CSR values (one per entry of the pattern)".into(),
+                expected: pattern.nnz(),
+                found: values.len(),
+            });
+        }
+        Ok(HostCsr { pattern, values })
+    }
+
+    /// Number of rows (and columns).
+    pub fn n(&self) -> usize {
+        self.pattern.n
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.pattern.nnz()
+    }
+
+    /// The symbolic structure.
+    pub fn pattern(&self) -> &CsrPattern {
+        &self.pattern
+    }
+
+    /// Row offsets, see [`CsrPattern::row_ptr`].
+    pub fn row_ptr(&self) -> &[u32] {
+        &self.pattern.row_ptr
+    }
+
+    /// Column of each entry, see [`CsrPattern::cols`].
+    pub fn cols(&self) -> &[u32] {
+        &self.pattern.cols
+    }
+
+    /// The value of each entry.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// `A[row][col]`: the stored value, or 0 outside the pattern.
+    pub fn get(&self, row: usize, col: usize) -> f64 {
+        self.pattern.find(row, col).map_or(0.0, |k| self.values[k])
+    }
+
+    /// The diagonal (0 where the pattern has no diagonal entry).
+    pub fn diagonal(&self) -> Vec<f64> {
+        (0..self.n()).map(|r| self.get(r, r)).collect()
+    }
+
+    /// `A x`; [`Error::LengthMismatch`] unless `x` has `n` entries.
+    pub fn mul(&self, x: &[f64]) -> Result<Vec<f64>> {
+        check_len("the vector multiplied", self.n(), x.len())?;
+        let mut y = vec![0.0; self.n()];
+        self.mul_into(x, &mut y);
+        Ok(y)
+    }
+
+    /// `y = A x` for `x` and `y` of `n` entries (the caller checks).
+    fn mul_into(&self, x: &[f64], y: &mut [f64]) {
+        for (r, yr) in y.iter_mut().enumerate() {
+            let range = self.pattern.row(r);
+            *yr = self.pattern.cols[range.clone()]
+                .iter()
+                .zip(&self.values[range])
+                .map(|(&c, &v)| v * x[c as usize])
+                .sum();
+        }
+    }
+}
+
+fn check_len(what: &str, expected: usize, found: usize) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what: what.into(),
+            expected,
+            found,
+        })
+    }
+}
+
+/// The matrix assembled over `map` from element matrices `ke` (packed lower triangles, see the
+/// module docs) on the host, element after element: the reference of [`assemble`].
+pub fn assemble_host(ke: &[f64], map: &DofMap) -> Result<HostCsr> {
+    check_len("element matrices (`DofMap::ke_len`)", map.ke_len(), ke.len())?;
+    let pattern = pattern(map)?;
+    let mut values = vec![0.0; pattern.nnz()];
+    let ne = map.per_element;
+    for ((k, dofs), signs) in ke
+        .chunks_exact(map.packed)
+        .zip(map.index.chunks_exact(ne))
+        .zip(map.sign.chunks_exact(ne))
+    {
+        for (i, (&di, &si)) in dofs.iter().zip(signs).enumerate() {
+            for (j, (&dj, &sj)) in dofs.iter().zip(signs).enumerate() {
+                let (a, b) = (i.max(j), i.min(j));
+                if let Some(at) = pattern.find(di as usize, dj as usize) {
+                    values[at] += f64::from(si) * f64::from(sj) * k[a * (a + 1) / 2 + b];
+                }
+            }
+        }
+    }
+    Ok(HostCsr { pattern, values })
+}
+
+/// A CSR matrix in device memory, with a host copy of its pattern.
+#[derive(Debug)]
+pub struct DeviceCsr {
+    pattern: CsrPattern,
+    row_ptr: Buffer<u32>,
+    cols: Buffer<u32>,
+    values: Buffer<f64>,
+    program: Program,
+}
+
+/// The sparse program on `dev`, which must compute in `double`.
+fn sparse_program(dev: &Device) -> Result<Program> {
+    if !dev.info().fp64 {
+        return Err(Error::InvalidConfig(format!(
+            "the sparse assembly and solver compute in `double`, which device `{}` does not support \
+             (no `cl_khr_fp64`); select another device",
+            dev.info().name
+        )));
+    }
+    dev.program("clforge sparse", SPARSE_CL, "")
+}
+
+impl DeviceCsr {
+    /// A matrix of `pattern` with every value 0.
+    pub fn zeros(dev: &Device, pattern: CsrPattern) -> Result<DeviceCsr> {
+        let program = sparse_program(dev)?;
+        Ok(DeviceCsr {
+            row_ptr: Buffer::from_slice(dev, &pattern.row_ptr)?,
+            cols: Buffer::from_slice(dev, &pattern.cols)?,
+            values: Buffer::new(dev, pattern.nnz())?,
+            pattern,
+            program,
+        })
+    }
+
+    /// A copy of `host` in `dev`'s memory.
+    pub fn from_host(dev: &Device, host: &HostCsr) -> Result<DeviceCsr> {
+        let mut csr = DeviceCsr::zeros(dev, host.pattern.clone())?;
+        csr.values.write(&host.values)?;
+        Ok(csr)
+    }
+
+    /// Number of rows (and columns).
+    pub fn n(&self) -> usize {
+        self.pattern.n
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.pattern.nnz()
+    }
+
+    /// The symbolic structure (the host copy).
+    pub fn pattern(&self) -> &CsrPattern {
+        &self.pattern
+    }
+
+    /// The row offsets on the device (`uint`, `n + 1`), for users' kernels.
+    pub fn row_ptr(&self) -> &Buffer<u32> {
+        &self.row_ptr
+    }
+
+    /// The columns on the device (`uint`, `nnz`).
+    pub fn cols(&self) -> &Buffer<u32> {
+        &self.cols
+    }
+
+    /// The values on the device (`double`, `nnz`).
+    pub fn values(&self) -> &Buffer<f64> {
+        &self.values
+    }
+
+    /// The device holding the matrix.
+    pub fn device(&self) -> &Device {
+        self.values.device()
+    }
+
+    /// Downloads the matrix (blocking until the commands queued before have finished).
+    pub fn to_host(&self) -> Result<HostCsr> {
+        Ok(HostCsr {
+            pattern: self.pattern.clone(),
+            values: self.values.to_vec()?,
+        })
+    }
+
+    fn n32(&self) -> Result<u32> {
+        index32(|| format!("a matrix of {} rows", self.n()), self.n())
+    }
+
+    /// The diagonal on the device.
+    fn diagonal(&self) -> Result<Buffer<f64>> {
+        let diag = Buffer::new(self.device(), self.n())?;
+        let args = [
+            Arg::buffer(&self.row_ptr),
+            Arg::buffer(&self.cols),
+            Arg::buffer(&self.values),
+            Arg::buffer(&diag),
+            Arg::u32(self.n32()?),
+        ];
+        self.program.launch("sparse_diagonal", &[self.n()], None, &args)?;
+        Ok(diag)
+    }
+}
+
+/// Assembles element matrices `ke` (on `dev`; packed lower triangles, see the module docs) over
+/// `map` into a CSR matrix on `dev`: `sign_I · sign_J · K_e[I][J]` is added at
+/// `(index_I, index_J)` for every `I, J`. One launch per colour of `colours` (as [`colour`]
+/// makes them; [`check_colours`] is applied), one work-item per (element, local row).
+///
+/// Fails with [`Error::LengthMismatch`] unless `ke` has [`DofMap::ke_len`] entries, and with
+/// [`Error::InvalidConfig`] when `ke` lives on another device or the colouring is not valid.
+pub fn assemble(dev: &Device, ke: &Buffer<f64>, map: &DofMap, colours: &[Vec<u32>]) -> Result<DeviceCsr> {
+    check_len("element matrices (`DofMap::ke_len`)", map.ke_len(), ke.len())?;
+    if !ke.device().same_as(dev) {
+        return Err(Error::InvalidConfig(
+            "the element matrices `ke` live on another device than the one assembling".into(),
+        ));
+    }
+    check_colours(map, colours)?;
+    let csr = DeviceCsr::zeros(dev, pattern(map)?)?;
+    let sizes = || format!("a dof map of {} entries", map.index.len());
+    let ne = index32(sizes, map.per_element)?;
+    let packed = index32(sizes, map.packed)?;
+    let index = Buffer::from_slice(dev, &map.index)?;
+    let sign: Vec<f64> = map.sign.iter().map(|&s| f64::from(s)).collect();
+    let sign = Buffer::from_slice(dev, &sign)?;
+    let order = Buffer::from_slice(dev, &colours.concat())?;
+    let mut first = 0usize;
+    for members in colours.iter().filter(|m| !m.is_empty()) {
+        // `count · ne` is at most the entries of `index`, which fit 31 bits.
+        let count = members.len();
+        let args = [
+            Arg::buffer(&csr.row_ptr),
+            Arg::buffer(&csr.cols),
+            Arg::buffer(&csr.values),
+            Arg::buffer(ke),
+            Arg::buffer(&index),
+            Arg::buffer(&sign),
+            Arg::buffer(&order),
+            Arg::u32(index32(sizes, first)?),
+            Arg::u32(index32(sizes, count)?),
+            Arg::u32(ne),
+            Arg::u32(packed),
+        ];
+        csr.program
+            .launch("sparse_assemble", &[count * map.per_element], None, &args)?;
+        first += count;
+    }
+    dev.finish()?;
+    Ok(csr)
+}
+
+/// The fixed DOFs as a per-DOF flag and value; checks lengths and indices.
+fn dirichlet_values(n: usize, fixed: &[u32], values: &[f64], rhs: usize) -> Result<(Vec<u8>, Vec<f64>)> {
+    check_len("Dirichlet values (one per fixed DOF)", fixed.len(), values.len())?;
+    check_len("right-hand side (one per DOF)", n, rhs)?;
+    let mut mask = vec![0u8; n];
+    let mut g = vec![0.0; n];
+    for (&i, &v) in fixed.iter().zip(values) {
+        let i = i as usize;
+        if i >= n {
+            return Err(Error::InvalidConfig(format!(
+                "fixed DOF {i} is out of range: the matrix has {n} DOFs"
+            )));
+        }
+        if !v.is_finite() {
+            return Err(Error::InvalidConfig(format!(
+                "fixed DOF {i} has the non-finite value {v}"
+            )));
+        }
+        if mask[i] != 0 && g[i] != v {
+            return Err(Error::InvalidConfig(format!(
+                "DOF {i} is fixed twice, to {} and to {v}; fix each DOF to one value",
+                g[i]
+            )));
+        }
+        mask[i] = 1;
+        g[i] = v;
+    }
+    Ok((mask, g))
+}
+
+/// [`Error::NotPositiveDefinite`] at the first row of `rows` whose diagonal entry is not positive.
+fn check_diagonal(diag: &[f64], rows: impl IntoIterator<Item = usize>, role: &str) -> Result<()> {
+    for r in rows {
+        let d = diag.get(r).copied().unwrap_or(0.0);
+        if !(d > 0.0 && d.is_finite()) {
+            return Err(Error::NotPositiveDefinite {
+                what: format!("the diagonal entry A[{r}][{r}]{role}"),
+                value: d,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Imposes `u[fixed[k]] = values[k]` on `A u = b`, keeping `A` symmetric: for every free `j`,
+/// `b_j -= A_ji g_i` over the fixed `i`; for fixed `i`, `b_i = A_ii g_i`; the rows and columns of
+/// fixed DOFs are zeroed except their diagonal, which is kept. Done on the device; `rhs` is
+/// uploaded and overwritten with the result.
+///
+/// Fails with [`Error::LengthMismatch`] unless `values` matches `fixed` and `rhs` has `n` entries,
+/// [`Error::InvalidConfig`] for a DOF out of range, a non-finite value or one DOF fixed to two
+/// values, and [`Error::NotPositiveDefinite`] when a fixed DOF's diagonal is not positive; the
+/// matrix and `rhs` are then unchanged.
+pub fn apply_dirichlet(csr: &mut DeviceCsr, fixed: &[u32], values: &[f64], rhs: &mut [f64]) -> Result<()> {
+    let (mask, g) = dirichlet_values(csr.n(), fixed, values, rhs.len())?;
+    if fixed.is_empty() {
+        return Ok(());
+    }
+    let diag = csr.diagonal()?.to_vec()?;
+    check_diagonal(&diag, fixed.iter().map(|&i| i as usize), " of a fixed DOF")?;
+    let dev = csr.device().clone();
+    let mask = Buffer::from_slice(&dev, &mask)?;
+    let g = Buffer::from_slice(&dev, &g)?;
+    let b = Buffer::from_slice(&dev, rhs)?;
+    let args = [
+        Arg::buffer(&csr.row_ptr),
+        Arg::buffer(&csr.cols),
+        Arg::buffer(&csr.values),
+        Arg::buffer(&mask),
+        Arg::buffer(&g),
+        Arg::buffer(&b),
+        Arg::u32(csr.n32()?),
+    ];
+    csr.program.launch("sparse_dirichlet", &[csr.n()], None, &args)?;
+    b.read(rhs)
+}
+
+/// [`apply_dirichlet`] on the host, with the same arithmetic in the same order.
+pub fn apply_dirichlet_host(a: &mut HostCsr, fixed: &[u32], values: &[f64], rhs: &mut [f64]) -> Result<()> {
+    let (mask, g) = dirichlet_values(a.n(), fixed, values, rhs.len())?;
+    if fixed.is_empty() {
+        return Ok(());
+    }
+    check_diagonal(&a.diagonal(), fixed.iter().map(|&i| i as usize), " of a fixed DOF")?;
+    for (r, b) in rhs.iter_mut().enumerate() {
+        let range = a.pattern.row(r);
+        let cols = &a.pattern.cols[range.clone()];
+        let vals = &mut a.values[range];
+        if mask[r] != 0 {
+            let mut d = 0.0;
+            for (&c, v) in cols.iter().zip(vals.iter_mut()) {
+                if c as usize == r {
+                    d = *v;
+                } else {
+                    *v = 0.0;
+                }
+            }
+            *b = d * g[r];
+        } else {
+            for (&c, v) in cols.iter().zip(vals.iter_mut()) {
+                if mask[c as usize] != 0 {
+                    *b -= *v * g[c as usize];
+                    *v = 0.0;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// When [`cg`] stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CgOptions {
+    /// Stop once `‖r‖ / ‖b‖ ≤ tol` (finite, positive).
+    pub tol: f64,
+    /// Fail with [`Error::NotConverged`] after this many iterations.
+    pub max_iter: usize,
+}
+
+impl Default for CgOptions {
+    /// `tol = 1e-10`, `max_iter = 10 000`.
+    fn default() -> Self {
+        CgOptions {
+            tol: 1e-10,
+            max_iter: 10_000,
+        }
+    }
+}
+
+/// What [`cg`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgReport {
+    /// The solution.
+    pub x: Vec<f64>,
+    /// Iterations done (0 when the start already satisfied the tolerance).
+    pub iterations: usize,
+    /// The true relative residual `‖b − A x‖ / ‖b‖` of `x`, recomputed at the end (the iteration
+    /// stops on the recursively updated residual; the two differ by rounding).
+    pub residual: f64,
+}
+
+/// The vector operations of preconditioned CG, on the device or the host, so that one loop
+/// ([`cg_loop`]) defines the algorithm for both.
+trait CgOps {
+    /// `q = A x; r = b − q; z = D⁻¹ r; p = z`; returns `(r·z, r·r)`.
+    fn restart(&mut self) -> Result<(f64, f64)>;
+    /// `q = A p`; returns `p·q`.
+    fn apply(&mut self) -> Result<f64>;
+    /// `x += α p; r −= α q; z = D⁻¹ r`; returns `(r·z, r·r)`.
+    fn update(&mut self, alpha: f64) -> Result<(f64, f64)>;
+    /// `p = z + β p`.
+    fn direction(&mut self, beta: f64) -> Result<()>;
+    /// `x`.
+    fn solution(&mut self) -> Result<Vec<f64>>;
+}
+
+fn cg_loop(ops: &mut impl CgOps, b_norm: f64, opts: &CgOptions) -> Result<CgReport> {
+    let (mut rz, rr) = ops.restart()?;
+    let mut residual = rr.sqrt() / b_norm;
+    let mut iterations = 0;
+    // A NaN residual is not converged.
+    let converged = |residual: f64| residual <= opts.tol;
+    while !converged(residual) {
+        if iterations >= opts.max_iter || !residual.is_finite() {
+            return Err(Error::NotConverged {
+                solver: CG,
+                iterations,
+                residual,
+                tol: opts.tol,
+                max_iter: opts.max_iter,
+            });
+        }
+        let pq = ops.apply()?;
+        if pq.is_nan() || pq <= 0.0 {
+            return Err(Error::NotPositiveDefinite {
+                what: format!("the curvature p·Ap at conjugate-gradient iteration {}", iterations + 1),
+                value: pq,
+            });
+        }
+        let (rz_next, rr) = ops.update(rz / pq)?;
+        iterations += 1;
+        residual = rr.sqrt() / b_norm;
+        if converged(residual) {
+            break;
+        }
+        ops.direction(rz_next / rz)?;
+        rz = rz_next;
+    }
+    if iterations > 0 {
+        let (_, rr) = ops.restart()?;
+        residual = rr.sqrt() / b_norm;
+    }
+    Ok(CgReport {
+        x: ops.solution()?,
+        iterations,
+        residual,
+    })
+}
+
+/// Checks the options and vector lengths of a solve; returns `‖b‖`.
+fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<f64> {
+    if !(opts.tol > 0.0 && opts.tol.is_finite()) {
+        return Err(Error::InvalidConfig(format!(
+            "conjugate-gradient tolerance {} must be finite and positive",
+            opts.tol
+        )));
+    }
+    check_len("right-hand side (one per DOF)", n, rhs.len())?;
+    if let Some(x0) = x0 {
+        check_len("initial guess `x0` (one per DOF)", n, x0.len())?;
+    }
+    let b_norm = rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if !b_norm.is_finite() {
+        return Err(Error::InvalidConfig(
+            "the right-hand side has non-finite entries (or its norm overflows)".into(),
+        ));
+    }
+    Ok(b_norm)
+}
+
+/// The solution of `b = 0`.
+fn zero_solution(n: usize) -> CgReport {
+    CgReport {
+        x: vec![0.0; n],
+        iterations: 0,
+        residual: 0.0,
+    }
+}
+
+/// Solves `A x = rhs` by conjugate gradients preconditioned by the diagonal of `A`, on the
+/// device, from `x0` (zeros when `None`), until `‖r‖ / ‖b‖ ≤ opts.tol`. `b = 0` gives `x = 0`.
+///
+/// Fails with [`Error::LengthMismatch`] for vectors not of `n` entries, [`Error::InvalidConfig`]
+/// for a tolerance that is not finite and positive or a non-finite `rhs`,
+/// [`Error::NotPositiveDefinite`] when a diagonal entry or a curvature `p·Ap` is not positive
+/// (the matrix is not SPD) and [`Error::NotConverged`] after `opts.max_iter` iterations.
+pub fn cg(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
+    let n = csr.n();
+    let b_norm = cg_prepare(n, rhs, x0, opts)?;
+    if b_norm == 0.0 {
+        return Ok(zero_solution(n));
+    }
+    let diag = csr.diagonal()?;
+    check_diagonal(&diag.to_vec()?, 0..n, "")?;
+    let mut ops = DeviceCg::new(csr, rhs, x0, diag)?;
+    cg_loop(&mut ops, b_norm, opts)
+}
+
+/// [`cg`] on the host, with the same algorithm, checks and errors.
+pub fn cg_host(a: &HostCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
+    let n = a.n();
+    let b_norm = cg_prepare(n, rhs, x0, opts)?;
+    if b_norm == 0.0 {
+        return Ok(zero_solution(n));
+    }
+    let diag = a.diagonal();
+    check_diagonal(&diag, 0..n, "")?;
+    let mut ops = HostCg {
+        a,
+        b: rhs,
+        diag,
+        x: x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec),
+        r: vec![0.0; n],
+        z: vec![0.0; n],
+        p: vec![0.0; n],
+        q: vec![0.0; n],
+    };
+    cg_loop(&mut ops, b_norm, opts)
+}
+
+struct HostCg<'a> {
+    a: &'a HostCsr,
+    b: &'a [f64],
+    diag: Vec<f64>,
+    x: Vec<f64>,
+    r: Vec<f64>,
+    z: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
+}
+
+impl HostCg<'_> {
+    /// `z = D⁻¹ r`; returns `(r·z, r·r)`.
+    fn precondition(&mut self) -> (f64, f64) {
+        let (mut rz, mut rr) = (0.0, 0.0);
+        for ((z, &r), &d) in self.z.iter_mut().zip(&self.r).zip(&self.diag) {
+            *z = r / d;
+            rz += r * *z;
+            rr += r * r;
+        }
+        (rz, rr)
+    }
+}
+
+impl CgOps for HostCg<'_> {
+    fn restart(&mut self) -> Result<(f64, f64)> {
+        self.a.mul_into(&self.x, &mut self.q);
+        for ((r, &b), &q) in self.r.iter_mut().zip(self.b).zip(&self.q) {
+            *r = b - q;
+        }
+        let dots = self.precondition();
+        self.p.copy_from_slice(&self.z);
+        Ok(dots)
+    }
+
+    fn apply(&mut self) -> Result<f64> {
+        self.a.mul_into(&self.p, &mut self.q);
+        Ok(self.p.iter().zip(&self.q).map(|(p, q)| p * q).sum())
+    }
+
+    fn update(&mut self, alpha: f64) -> Result<(f64, f64)> {
+        for (((x, r), &p), &q) in self.x.iter_mut().zip(self.r.iter_mut()).zip(&self.p).zip(&self.q) {
+            *x += alpha * p;
+            *r -= alpha * q;
+        }
+        Ok(self.precondition())
+    }
+
+    fn direction(&mut self, beta: f64) -> Result<()> {
+        for (p, &z) in self.p.iter_mut().zip(&self.z) {
+            *p = z + beta * *p;
+        }
+        Ok(())
+    }
+
+    fn solution(&mut self) -> Result<Vec<f64>> {
+        Ok(self.x.clone())
+    }
+}
+
+/// CG's vectors on the device and the launch geometry of its kernels.
+struct DeviceCg<'a> {
+    csr: &'a DeviceCsr,
+    n: u32,
+    /// Work-items of the reducing kernels: `groups · group ≥ n`.
+    global: usize,
+    group: usize,
+    b: Buffer<f64>,
+    diag: Buffer<f64>,
+    x: Buffer<f64>,
+    r: Buffer<f64>,
+    z: Buffer<f64>,
+    p: Buffer<f64>,
+    q: Buffer<f64>,
+    /// One partial sum per work-group (`p·q`).
+    dot: Buffer<f64>,
+    /// Two partial sums per work-group (`r·z`, `r·r`).
+    dots: Buffer<f64>,
+}
+
+impl<'a> DeviceCg<'a> {
+    fn new(csr: &'a DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, diag: Buffer<f64>) -> Result<DeviceCg<'a>> {
+        let dev = csr.device();
+        let n = csr.n();
+        let group = reduction_group(&csr.program, dev)?;
+        let groups = n.div_ceil(group);
+        let global = groups * group;
+        // The padded work-items must fit the kernels' indices too.
+        index32(|| format!("a matrix of {n} rows"), global)?;
+        let x = match x0 {
+            Some(x0) => Buffer::from_slice(dev, x0)?,
+            None => Buffer::new(dev, n)?,
+        };
+        Ok(DeviceCg {
+            csr,
+            n: csr.n32()?,
+            global,
+            group,
+            b: Buffer::from_slice(dev, rhs)?,
+            diag,
+            x,
+            r: Buffer::new(dev, n)?,
+            z: Buffer::new(dev, n)?,
+            p: Buffer::new(dev, n)?,
+            q: Buffer::new(dev, n)?,
+            dot: Buffer::new(dev, groups)?,
+            dots: Buffer::new(dev, 2 * groups)?,
+        })
+    }
+
+    fn launch(&self, kernel: &str, args: &[Arg<'_>]) -> Result<()> {
+        self.csr
+            .program
+            .launch(kernel, &[self.global], Some(&[self.group]), args)?;
+        Ok(())
+    }
+
+    /// `q = A v`; returns `v·q`.
+    fn spmv(&self, v: &Buffer<f64>) -> Result<f64> {
+        let args = [
+            Arg::buffer(&self.csr.row_ptr),
+            Arg::buffer(&self.csr.cols),
+            Arg::buffer(&self.csr.values),
+            Arg::buffer(v),
+            Arg::buffer(&self.q),
+            Arg::buffer(&self.dot),
+            Arg::local(self.group * size_of::<f64>()),
+            Arg::u32(self.n),
+        ];
+        self.launch("sparse_spmv_dot", &args)?;
+        Ok(self.dot.to_vec()?.iter().sum())
+    }
+
+    /// Sums the pairs of partial sums.
+    fn pair_sums(&self) -> Result<(f64, f64)> {
+        let parts = self.dots.to_vec()?;
+        Ok(parts
+            .chunks_exact(2)
+            .fold((0.0, 0.0), |(a, b), pair| (a + pair[0], b + pair[1])))
+    }
+}
+
+impl CgOps for DeviceCg<'_> {
+    fn restart(&mut self) -> Result<(f64, f64)> {
+        self.spmv(&self.x)?;
+        let args = [
+            Arg::buffer(&self.b),
+            Arg::buffer(&self.q),
+            Arg::buffer(&self.diag),
+            Arg::buffer(&self.r),
+            Arg::buffer(&self.z),
+            Arg::buffer(&self.p),
+            Arg::buffer(&self.dots),
+            Arg::local(self.group * size_of::<f64>()),
+            Arg::u32(self.n),
+        ];
+        self.launch("sparse_cg_start", &args)?;
+        self.pair_sums()
+    }
+
+    fn apply(&mut self) -> Result<f64> {
+        self.spmv(&self.p)
+    }
+
+    fn update(&mut self, alpha: f64) -> Result<(f64, f64)> {
+        let args = [
+            Arg::buffer(&self.x),
+            Arg::buffer(&self.r),
+            Arg::buffer(&self.z),
+            Arg::buffer(&self.p),
+            Arg::buffer(&self.q),
+            Arg::buffer(&self.diag),
+            Arg::f64(alpha),
+            Arg::buffer(&self.dots),
+            Arg::local(self.group * size_of::<f64>()),
+            Arg::u32(self.n),
+        ];
+        self.launch("sparse_cg_update", &args)?;
+        self.pair_sums()
+    }
+
+    fn direction(&mut self, beta: f64) -> Result<()> {
+        let args = [
+            Arg::buffer(&self.p),
+            Arg::buffer(&self.z),
+            Arg::f64(beta),
+            Arg::u32(self.n),
+        ];
+        self.csr
+            .program
+            .launch("sparse_cg_direction", &[self.csr.n()], None, &args)?;
+        Ok(())
+    }
+
+    fn solution(&mut self) -> Result<Vec<f64>> {
+        self.x.to_vec()
+    }
+}
+
+/// The work-group of the reducing kernels: the largest power of two within [`MAX_GROUP`], the
+/// device's limits and each reducing kernel's own limit.
+fn reduction_group(program: &Program, dev: &Device) -> Result<usize> {
+    let info = dev.info();
+    let mut limit = MAX_GROUP.min(info.max_work_group_size).min(info.max_work_item_sizes[0]);
+    for kernel in REDUCING {
+        limit = limit.min(program.kernel_limits(kernel)?.work_group_size);
+    }
+    let Some(log) = limit.checked_ilog2() else {
+        return Err(Error::DeviceLimit {
+            what: "the conjugate-gradient reductions".into(),
+            needed: 1,
+            limit: 0,
+            limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+            hint: "select another device".into(),
+        });
+    };
+    Ok(1 << log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeSet;
+
+    fn random_map(rng: &mut SmallRng, dofs: usize, ne: usize, elements: usize) -> DofMap {
+        let mut index = Vec::new();
+        let mut sign = Vec::new();
+        for _ in 0..elements {
+            let mut chosen = BTreeSet::new();
+            while chosen.len() < ne {
+                chosen.insert(rng.random_range(0..dofs as u32));
+            }
+            let mut local: Vec<u32> = chosen.into_iter().collect();
+            // Shuffle so that local order is not sorted.
+            for i in (1..local.len()).rev() {
+                local.swap(i, rng.random_range(0..=i));
+            }
+            index.extend(local);
+            sign.extend((0..ne).map(|_| if rng.random_bool(0.5) { 1i8 } else { -1 }));
+        }
+        DofMap::new(dofs, ne, index, sign).unwrap()
+    }
+
+    #[test]
+    fn dof_map_rejects_bad_input() {
+        let invalid = |r: Result<DofMap>, part: &str| match r {
+            Err(Error::InvalidConfig(m)) => assert!(m.contains(part), "{m:?} lacks {part:?}"),
+            other => panic!("expected InvalidConfig({part}), got {other:?}"),
+        };
+        invalid(DofMap::new(4, 0, vec![], vec![]), "per_element");
+        invalid(DofMap::new(0, 2, vec![0, 1], vec![1, 1]), "dofs");
+        invalid(DofMap::new(4, 2, vec![], vec![]), "at least one element");
+        invalid(DofMap::new(4, 2, vec![0, 1, 2], vec![1; 3]), "whole number");
+        invalid(DofMap::new(4, 2, vec![0, 1, 2, 4], vec![1; 4]), "global DOF 4");
+        invalid(DofMap::new(4, 2, vec![0, 1, 2, 2], vec![1; 4]), "twice");
+        invalid(DofMap::new(4, 2, vec![0, 1, 2, 3], vec![1, 1, 0, 1]), "sign 0");
+        invalid(DofMap::new(4, 2, vec![0, 1, 2, 3], vec![1, 1, 2, 1]), "sign 2");
+        match DofMap::new(4, 2, vec![0, 1, 2, 3], vec![1; 3]) {
+            Err(Error::LengthMismatch {
+                expected: 4, found: 3, ..
+            }) => {}
+            other => panic!("expected LengthMismatch, got {other:?}"),
+        }
+        match DofMap::new(usize::MAX, 1, vec![0], vec![1]) {
+            Err(Error::TooLarge { .. }) => {}
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        // The same DOF in two elements is fine; the same DOF twice in one is not.
+        let map = DofMap::new(3, 2, vec![0, 1, 1, 2], vec![1, -1, 1, 1]).unwrap();
+        assert_eq!((map.elements(), map.per_element(), map.dofs()), (2, 2, 3));
+        assert_eq!((map.packed(), map.ke_len()), (3, 6));
+        assert_eq!(map.element_dofs(1), [1, 2]);
+        assert_eq!(map.element_signs(0), [1, -1]);
+        assert!(map.element_dofs(2).is_empty());
+    }
+
+    #[test]
+    fn colouring_is_valid_on_random_maps() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        for case in 0..60 {
+            let dofs = rng.random_range(1..80);
+            let ne = rng.random_range(1..=dofs.min(9));
+            let elements = rng.random_range(1..120);
+            let map = random_map(&mut rng, dofs, ne, elements);
+            let colours = colour(&map);
+            check_colours(&map, &colours).unwrap();
+            // Independently: every element once, no shared DOF within a colour.
+            let mut all: Vec<u32> = colours.concat();
+            all.sort_unstable();
+            assert_eq!(all, (0..elements as u32).collect::<Vec<_>>(), "case {case}");
+            for members in &colours {
+                assert!(!members.is_empty());
+                let mut used = BTreeSet::new();
+                for &e in members {
+                    for &d in map.element_dofs(e as usize) {
+                        assert!(used.insert(d), "case {case}: DOF {d} twice in one colour");
+                    }
+                }
+            }
+            // Greedy: each element of colour c > 0 meets every lower colour.
+            for (c, members) in colours.iter().enumerate() {
+                for &e in members {
+                    let mine: BTreeSet<u32> = map.element_dofs(e as usize).iter().copied().collect();
+                    for lower in &colours[..c] {
+                        assert!(lower
+                            .iter()
+                            .any(|&f| map.element_dofs(f as usize).iter().any(|d| mine.contains(d))));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn check_colours_rejects_bad_colourings() {
+        let map = DofMap::new(4, 2, vec![0, 1, 1, 2, 2, 3], vec![1; 6]).unwrap();
+        let invalid = |colours: &[Vec<u32>], part: &str| match check_colours(&map, colours) {
+            Err(Error::InvalidConfig(m)) => assert!(m.contains(part), "{m:?} lacks {part:?}"),
+            other => panic!("expected InvalidConfig({part}), got {other:?}"),
+        };
+        invalid(&[vec![0, 1], vec![2]], "share global DOF 1");
+        invalid(&[vec![0, 2], vec![1, 0]], "twice");
+        invalid(&[vec![0, 2]], "element 1 is in no colour");
+        invalid(&[vec![0, 2], vec![1, 3]], "holds element 3");
+        check_colours(&map, &[vec![0], vec![2], vec![], vec![1]]).unwrap();
+    }
+
+    #[test]
+    fn pattern_is_the_set_of_pairs() {
+        let mut rng = SmallRng::seed_from_u64(11);
+        for _ in 0..40 {
+            let dofs = rng.random_range(1..60);
+            let ne = rng.random_range(1..=dofs.min(7));
+            let elements = rng.random_range(1..50);
+            let map = random_map(&mut rng, dofs, ne, elements);
+            let mut want = BTreeSet::new();
+            for d in 0..dofs as u32 {
+                want.insert((d, d));
+            }
+            for e in 0..map.elements() {
+                for &i in map.element_dofs(e) {
+                    for &j in map.element_dofs(e) {
+                        want.insert((i, j));
+                    }
+                }
+            }
+            let p = pattern(&map).unwrap();
+            assert_eq!(p.n(), dofs);
+            assert_eq!(p.row_ptr().len(), dofs + 1);
+            let mut got = BTreeSet::new();
+            for r in 0..dofs {
+                let cols = &p.cols()[p.row(r)];
+                assert!(cols.windows(2).all(|w| w[0] < w[1]), "row {r} not strictly increasing");
+                got.extend(cols.iter().map(|&c| (r as u32, c)));
+            }
+            assert_eq!(got, want);
+            assert_eq!(p.nnz(), want.len());
+        }
+    }
+
+    #[test]
+    fn host_assembly_matches_dense_and_mul() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        let map = random_map(&mut rng, 12, 4, 9);
+        let ke: Vec<f64> = (0..map.ke_len()).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let a = assemble_host(&ke, &map).unwrap();
+        let n = map.dofs();
+        let mut dense = vec![0.0; n * n];
+        for e in 0..map.elements() {
+            let (d, s) = (map.element_dofs(e), map.element_signs(e));
+            for i in 0..4 {
+                for j in 0..4 {
+                    let (hi, lo) = (i.max(j), i.min(j));
+                    let k = ke[e * map.packed() + hi * (hi + 1) / 2 + lo];
+                    dense[d[i] as usize * n + d[j] as usize] += f64::from(s[i] * s[j]) * k;
+                }
+            }
+        }
+        for r in 0..n {
+            for c in 0..n {
+                assert!((a.get(r, c) - dense[r * n + c]).abs() <= 1e-14, "({r}, {c})");
+            }
+        }
+        let x: Vec<f64> = (0..n).map(|i| i as f64 - 3.5).collect();
+        let y = a.mul(&x).unwrap();
+        for r in 0..n {
+            let want: f64 = (0..n).map(|c| dense[r * n + c] * x[c]).sum();
+            assert!((y[r] - want).abs() <= 1e-12, "row {r}");
+        }
+        assert!(matches!(a.mul(&x[1..]), Err(Error::LengthMismatch { .. })));
+        assert!(matches!(
+            assemble_host(&ke[1..], &map),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn host_cg_checks_its_input() {
+        let map = DofMap::new(3, 2, vec![0, 1, 1, 2], vec![1; 4]).unwrap();
+        // Two springs in series, the first end grounded by a third term on its diagonal.
+        let a = assemble_host(&[2.0, -1.0, 1.0, 1.0, -1.0, 1.0], &map).unwrap();
+        let opts = CgOptions::default();
+        let sol = cg_host(&a, &[0.0, 0.0, 1.0], None, &opts).unwrap();
+        for (got, want) in sol.x.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((got - want).abs() < 1e-12, "{:?}", sol.x);
+        }
+        assert!(sol.residual <= opts.tol);
+        assert_eq!(cg_host(&a, &[0.0; 3], None, &opts).unwrap(), zero_solution(3));
+        assert!(matches!(
+            cg_host(&a, &[1.0; 2], None, &opts),
+            Err(Error::LengthMismatch { .. })
+        ));
+        let bad_tol = CgOptions { tol: 0.0, ..opts };
+        assert!(matches!(
+            cg_host(&a, &[1.0; 3], None, &bad_tol),
+            Err(Error::InvalidConfig(_))
+        ));
+        // Without the ground the matrix is singular with a constant null space; b = (0, 0, 1)
+        // is not in its range.
+        let floating = assemble_host(&[1.0, -1.0, 1.0, 1.0, -1.0, 1.0], &map).unwrap();
+        let e = cg_host(&floating, &[0.0, 0.0, 1.0], None, &opts).unwrap_err();
+        assert!(
+            matches!(e, Error::NotConverged { .. } | Error::NotPositiveDefinite { .. }),
+            "{e}"
+        );
+    }
+}
