@@ -6,6 +6,7 @@
 #![no_std]
 #![warn(missing_docs)]
 
+pub mod modal;
 pub mod names;
 
 /// Lanes of the vector types the kernels compute with (`float8`, `double8`): the vector variant
@@ -13,7 +14,7 @@ pub mod names;
 pub const LANES: usize = 8;
 
 /// Highest number of Gauss-Legendre points per direction the host quadrature provides.
-pub const MAX_QUADRATURE: usize = 6;
+pub const MAX_QUADRATURE: usize = 12;
 
 /// The stencil's default tile per rank: (points along x, points along y, work-group rows).
 /// Seed 002 used 32x32 tiles walked by 32x4 work-groups.

@@ -4,6 +4,7 @@
 pub mod c;
 pub mod element;
 pub mod expr;
+pub mod forming;
 pub mod signature;
 pub mod stencil;
 

@@ -20,6 +20,32 @@ pub struct ElementBody {
     /// Lanes of the packed rows and chunks per row: each K_e row is `chunks` x `real<lanes>`.
     pub lanes: usize,
     pub chunks: usize,
+    /// The element-matrix kernels' structure (every element has them).
+    pub forming: Forming,
+}
+
+/// What the element-matrix kernels (`templates/element/forming.cl.tera`) are built from.
+#[derive(Clone, Debug)]
+pub struct Forming {
+    /// `Some("trunk, order 5")` for a modal element; `None` for a nodal one.
+    pub modal: Option<String>,
+    pub dim: usize,
+    /// Shape functions, and how many of them (the first) carry the geometry.
+    pub nf: usize,
+    pub ng: usize,
+    pub dofs: usize,
+    pub strains: usize,
+    /// Gauss-Legendre points per direction.
+    pub nq1: usize,
+    /// The non-zeros of `B` for one function: (strain row, DOF component, derivative axis).
+    pub b: Vec<(usize, usize, usize)>,
+}
+
+impl Forming {
+    /// Points of the tensor rule.
+    pub fn nq(&self) -> usize {
+        self.nq1.pow(self.dim as u32)
+    }
 }
 
 impl ElementBody {

@@ -3,7 +3,7 @@
 //! on a structured node grid, and the kernels of every schedule with their signatures.
 
 use super::stencil::{define, tunable};
-use crate::ir::element::ElementBody;
+use crate::ir::element::{ElementBody, Forming};
 use crate::ir::{Access, Binding, Body, Completion, Elem, Extension, Kernel, Origin, Param, Program, Ty};
 use crate::model::element::Element;
 use crate::model::family::{UserFamily, UserParamKind};
@@ -14,6 +14,48 @@ use syn::ext::IdentExt;
 const TOL: f64 = 1e-9;
 
 pub fn lower(e: &Element) -> syn::Result<Program> {
+    let forming = Forming {
+        modal: e.modal.as_ref().map(|m| format!("modal {} basis of order {}", m.space.name(), m.order)),
+        dim: e.dim,
+        nf: e.nodes,
+        ng: e.local_nodes.len(),
+        dofs: e.dofs,
+        strains: e.operator.strains(e.dim),
+        nq1: e.quadrature,
+        b: clforge_abi::modal::b_nonzeros(e.dim, e.dofs, e.operator.strains(e.dim)).to_vec(),
+    };
+    let origin = Origin {
+        name: e.name.unraw().to_string(),
+        file: e.file.clone(),
+        line: e.line,
+        doc: e.doc.clone(),
+    };
+    if e.modal.is_some() {
+        // No nodes on a grid: only the element-matrix kernels.
+        let body = ElementBody {
+            dim: e.dim,
+            nodes: e.nodes,
+            dofs: e.dofs,
+            order: 1,
+            node_offsets: Vec::new(),
+            strains: forming.strains,
+            dshape: Vec::new(),
+            lanes: clforge_abi::LANES,
+            chunks: (e.nodes * e.dofs).div_ceil(clforge_abi::LANES),
+            forming,
+        };
+        return Ok(Program {
+            origin,
+            family: "element".into(),
+            kernels: Vec::new(),
+            tunables: Vec::new(),
+            contracts: Vec::new(),
+            fp64: true,
+            completion: Completion::default(),
+            body: Body::Element(body),
+            extension: None,
+        });
+    }
     check_box(e)?;
     check_interpolation(e)?;
     let (order, node_offsets) = grid_offsets(e)?;
@@ -32,12 +74,7 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
         dshape,
         lanes,
         chunks: nd.div_ceil(lanes),
-    };
-    let origin = Origin {
-        name: e.name.unraw().to_string(),
-        file: e.file.clone(),
-        line: e.line,
-        doc: e.doc.clone(),
+        forming,
     };
     let mut p = program(origin, body);
     if let Some(f) = &e.family {

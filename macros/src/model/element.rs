@@ -189,6 +189,45 @@ pub struct Element {
     pub has_thickness: bool,
     /// Kernels added by the user's template (`template = "..."`), if any.
     pub family: Option<super::family::UserFamily>,
+    /// A hierarchical basis (`basis = trunk, order = p`); `None` for a nodal element.
+    pub modal: Option<Modal>,
+}
+
+/// A modal (hierarchical) basis: the 1-D functions and which tensor products of them the
+/// element holds (`clforge_abi::modal`).
+#[derive(Clone, Debug)]
+pub struct Modal {
+    pub space: clforge_abi::modal::Space,
+    pub order: usize,
+    /// The 1-D functions in the coordinate `x` (axis 0): two vertex functions, then one bubble
+    /// per degree `2..=order`.
+    pub modes: Vec<Poly>,
+    /// Whether the user wrote `modes` (else the built-in integrated Legendre family).
+    pub user_modes: bool,
+}
+
+/// The built-in 1-D family: `(1 - x)/2`, `(1 + x)/2`, then the integrated Legendre polynomials
+/// `L_k(x) = (P_k(x) - P_{k-2}(x)) / sqrt(2(2k - 1))`, `k = 2..=order` (Szabó–Babuška), whose
+/// derivatives are orthonormal on [-1, 1]: `∫ L_i' L_j' dx = δ_ij`.
+pub fn integrated_legendre(order: usize) -> Vec<Poly> {
+    let x = Poly::var(0);
+    let one = Poly::constant(1.0);
+    // P_0 .. P_order by Bonnet's recurrence (k+1) P_{k+1} = (2k+1) x P_k - k P_{k-1}.
+    let mut p = vec![one.clone(), x.clone()];
+    for k in 1..order {
+        let kf = k as f64;
+        let next = x
+            .mul(&p[k])
+            .scale(2.0 * kf + 1.0)
+            .sub(&p[k - 1].scale(kf))
+            .scale(1.0 / (kf + 1.0));
+        p.push(next);
+    }
+    let mut modes = vec![one.sub(&x).scale(0.5), one.add(&x).scale(0.5)];
+    for k in 2..=order {
+        modes.push(p[k].sub(&p[k - 2]).scale(1.0 / (2.0 * (2.0 * k as f64 - 1.0)).sqrt()));
+    }
+    modes
 }
 
 /// The element family's kernels (`templates/element/`): a user family may not reuse a name.

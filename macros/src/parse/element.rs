@@ -12,7 +12,8 @@
 //! Other items (helpers, `use`s, constants) are kept and ignored.
 
 use super::{line_of, Errors};
-use crate::model::element::{Element, Operator, Poly, ShapeFn, KERNELS};
+use crate::model::element::{integrated_legendre, Element, Modal, Operator, Poly, ShapeFn, KERNELS};
+use clforge_abi::modal::Space;
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -32,20 +33,27 @@ pub struct At<T> {
 /// Arguments of `#[element(...)]`.
 pub struct ElementArgs {
     pub dim: At<usize>,
-    pub nodes: At<usize>,
+    /// Required for a nodal element, refused for a modal one.
+    pub nodes: Option<At<usize>>,
     pub dofs: Option<At<usize>>,
     pub operator: At<Operator>,
-    pub quadrature: At<usize>,
+    /// Required for a nodal element; a modal one defaults to `clforge_abi::modal::default_quadrature`.
+    pub quadrature: Option<At<usize>>,
+    /// A hierarchical basis: `basis = trunk` or `tensor` ...
+    pub basis: Option<At<Space>>,
+    /// ... and its order, `order = 1..=8`.
+    pub order: Option<At<usize>>,
     /// A user template family adding kernels (`template = "templates/energy.cl.tera"`).
     pub template: Option<syn::LitStr>,
 }
 
-const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator`, `quadrature` or `template`";
+const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator`, `quadrature`, `basis`, `order` or `template`";
 
 impl Parse for ElementArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut ints: HashMap<String, At<usize>> = HashMap::new();
         let mut operator = None;
+        let mut basis = None;
         let mut template: Option<syn::LitStr> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
@@ -53,6 +61,7 @@ impl Parse for ElementArgs {
             let name = key.to_string();
             if ints.contains_key(&name)
                 || (name == "operator" && operator.is_some())
+                || (name == "basis" && basis.is_some())
                 || (name == "template" && template.is_some())
             {
                 return Err(syn::Error::new_spanned(&key, format!("`{name}` is given twice")));
@@ -79,7 +88,25 @@ impl Parse for ElementArgs {
                         span: value.span(),
                     });
                 }
-                "dim" | "nodes" | "dofs" | "quadrature" => {
+                "basis" => {
+                    let value: Ident = input.parse().map_err(|e| {
+                        syn::Error::new(e.span(), "`basis` is `trunk` or `tensor`, e.g. `basis = trunk`")
+                    })?;
+                    let space = Space::from_name(&value.to_string()).ok_or_else(|| {
+                        syn::Error::new_spanned(
+                            &value,
+                            format!(
+                                "unknown basis `{value}`; expected `trunk` (serendipity: bubble degrees sum to at most `order`) \
+                                 or `tensor` (each bubble degree at most `order`)"
+                            ),
+                        )
+                    })?;
+                    basis = Some(At {
+                        value: space,
+                        span: value.span(),
+                    });
+                }
+                "dim" | "nodes" | "dofs" | "quadrature" | "order" => {
                     let lit: syn::LitInt = input.parse().map_err(|e| {
                         syn::Error::new(
                             e.span(),
@@ -90,6 +117,7 @@ impl Parse for ElementArgs {
                     let (lo, hi) = match name.as_str() {
                         "dim" => (1, 3),
                         "quadrature" => (1, MAX_QUADRATURE),
+                        "order" => (1, clforge_abi::modal::MAX_ORDER),
                         _ => (1, 64),
                     };
                     if !(lo..=hi).contains(&value) {
@@ -124,12 +152,39 @@ impl Parse for ElementArgs {
             )
         };
         const EXAMPLE: &str = "dim = 2, nodes = 4, operator = plane_stress, quadrature = 2";
+        const MODAL: &str = "dim = 3, operator = elasticity, basis = trunk, order = 5";
+        let example = if basis.is_some() { MODAL } else { EXAMPLE };
+        let order = ints.get("order").copied();
+        match (&basis, order) {
+            (None, Some(o)) => {
+                return Err(syn::Error::new(
+                    o.span,
+                    "`order` belongs to a modal element: add `basis = trunk` (or `tensor`), or remove `order`",
+                ))
+            }
+            (Some(_), None) => return Err(missing("order", MODAL)),
+            _ => {}
+        }
+        if let (Some(_), Some(n)) = (&basis, ints.get("nodes")) {
+            return Err(syn::Error::new(
+                n.span,
+                "a modal element's size follows from `basis` and `order`; remove `nodes`",
+            ));
+        }
         Ok(ElementArgs {
-            dim: *ints.get("dim").ok_or_else(|| missing("dim", EXAMPLE))?,
-            nodes: *ints.get("nodes").ok_or_else(|| missing("nodes", EXAMPLE))?,
+            dim: *ints.get("dim").ok_or_else(|| missing("dim", example))?,
+            nodes: match basis {
+                Some(_) => None,
+                None => Some(*ints.get("nodes").ok_or_else(|| missing("nodes", EXAMPLE))?),
+            },
             dofs: ints.get("dofs").copied(),
-            operator: operator.ok_or_else(|| missing("operator", EXAMPLE))?,
-            quadrature: *ints.get("quadrature").ok_or_else(|| missing("quadrature", EXAMPLE))?,
+            operator: operator.ok_or_else(|| missing("operator", example))?,
+            quadrature: match basis {
+                Some(_) => ints.get("quadrature").copied(),
+                None => Some(*ints.get("quadrature").ok_or_else(|| missing("quadrature", EXAMPLE))?),
+            },
+            basis,
+            order,
             template,
         })
     }
@@ -251,9 +306,16 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         ));
     };
     let dofs = check_operator(args, &mut errors);
-    let (dim, nodes) = (args.dim.value, args.nodes.value);
+    let dim = args.dim.value;
+    let space = args.basis.map(|b| b.value);
+    let nodes = match (space, args.order, args.nodes) {
+        (Some(space), Some(order), _) => clforge_abi::modal::count(dim, order.value, space),
+        (_, _, Some(n)) => n.value,
+        _ => 0,
+    };
 
     let mut shape = None;
+    let mut modes = None;
     let mut material = None;
     let mut density = None;
     let mut thickness = None;
@@ -265,20 +327,71 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
                 "material" => material = Some(f),
                 "density" => density = Some(f),
                 "thickness" => thickness = Some(f),
-                "dshape" => errors.spanned(&f.sig.ident, "`dshape` is generated from `shape`; remove this function"),
+                "modes" => modes = Some(f),
+                "dshape" | "dmodes" => errors.spanned(
+                    &f.sig.ident,
+                    format!(
+                        "`{}` is generated from `{}`; remove this function",
+                        f.sig.ident,
+                        if space.is_some() { "modes" } else { "shape" }
+                    ),
+                ),
                 _ => {}
             },
             syn::Item::Const(c) if c.ident == "NODES" => node_const = Some(c),
             _ => {}
         }
     }
+    if let Some(space) = space {
+        let order = args.order.map_or(1, |o| o.value);
+        if let Some(f) = shape {
+            errors.spanned(
+                &f.sig.ident,
+                format!(
+                    "a modal element builds its {nodes} shape functions from the 1-D `modes` ({} space, order {order}); \
+                     remove `shape` (or declare a nodal element with `nodes = ...` and no `basis`)",
+                    space.name()
+                ),
+            );
+        }
+        if let Some(c) = node_const {
+            errors.spanned(
+                &c.ident,
+                "a modal element's geometry nodes are its vertices, generated as `NODES`; remove this constant",
+            );
+        }
+    } else if let Some(f) = modes {
+        errors.spanned(
+            &f.sig.ident,
+            "`modes` declares the 1-D functions of a modal element: add `basis = trunk, order = ...` to the attribute",
+        );
+    }
     let name = &module.ident;
     let missing = |what: &str| syn::Error::new_spanned(name, format!("element `{name}` needs {what}"));
+    let modal = match (space, args.order) {
+        (Some(space), Some(order)) => Some(modal_basis(space, order.value, modes, &mut errors)),
+        _ => None,
+    };
 
     // shape(r, s) -> [f64; nodes]
     let mut coords = Vec::new();
     let mut shape_fns = Vec::new();
     let mut shape_vis = syn::Visibility::Inherited;
+    let mut local_nodes = Vec::new();
+    let mut nodes_tokens = name.to_token_stream();
+    if let Some(m) = &modal {
+        // The generated `shape` and `NODES` (the vertices) are public, like the user's would be.
+        shape_vis = syn::parse_quote!(pub);
+        coords = ["r", "s", "t"][..dim].iter().map(|c| Ident::new(c, name.span())).collect();
+        local_nodes = (0..1usize << dim)
+            .map(|v| clforge_abi::modal::vertex(dim, v).map(|k| if k == 0 { -1.0 } else { 1.0 }))
+            .map(|mut p| {
+                p[dim..].fill(0.0);
+                p
+            })
+            .collect();
+        let _ = m;
+    } else {
     match shape {
         None => errors.push(missing(&format!(
             "`pub fn shape({}) -> [f64; {nodes}]`, the shape functions in local coordinates",
@@ -341,8 +454,6 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
     }
 
     // NODES: [[f64; dim]; nodes]
-    let mut local_nodes = Vec::new();
-    let mut nodes_tokens = name.to_token_stream();
     match node_const {
         None => errors.push(missing(&format!(
             "`pub const NODES: [[f64; {dim}]; {nodes}]`, the local coordinates of its nodes in [-1, 1]"
@@ -376,6 +487,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
                 other => errors.spanned(other, "`NODES` must be an array literal of local coordinates"),
             }
         }
+    }
     }
 
     let mut material_ty = None;
@@ -450,7 +562,10 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         nodes,
         dofs,
         operator: args.operator.value,
-        quadrature: args.quadrature.value,
+        quadrature: args.quadrature.map_or_else(
+            || clforge_abi::modal::default_quadrature(args.order.map_or(1, |o| o.value)),
+            |q| q.value,
+        ),
         coords,
         shape_vis,
         shape: shape_fns,
@@ -459,7 +574,90 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         material_ty,
         has_thickness: thickness.is_some(),
         family,
+        modal,
     })
+}
+
+/// The 1-D functions of a modal element: the user's `modes(x: f64) -> [f64; order + 1]`,
+/// checked to be hierarchical (vertex functions `(1 ∓ x)/2`, then bubbles of degree `k` that
+/// vanish at both ends), or the built-in integrated Legendre family.
+fn modal_basis(space: Space, order: usize, modes: Option<&syn::ItemFn>, errors: &mut Errors) -> Modal {
+    let Some(f) = modes else {
+        return Modal {
+            space,
+            order,
+            modes: integrated_legendre(order),
+            user_modes: false,
+        };
+    };
+    let n = order + 1;
+    require_pub(&f.vis, &f.sig.ident, errors);
+    let mut coord = Vec::new();
+    match (f.sig.inputs.len(), f.sig.inputs.first()) {
+        (1, Some(syn::FnArg::Typed(pt))) => match (&*pt.pat, is_f64(&pt.ty)) {
+            (syn::Pat::Ident(p), true) if p.by_ref.is_none() && p.subpat.is_none() => coord.push(p.ident.clone()),
+            _ => errors.spanned(pt, "`modes` takes one local coordinate: `fn modes(x: f64)`"),
+        },
+        _ => errors.spanned(&f.sig, "`modes` takes one local coordinate: `fn modes(x: f64)`"),
+    }
+    match &f.sig.output {
+        syn::ReturnType::Type(_, ty) => match array_of(ty) {
+            Some((elem, len, span)) if is_f64(elem) => {
+                if len != n {
+                    errors.push(syn::Error::new(
+                        span,
+                        format!("`modes` returns two vertex functions and one bubble per degree 2..={order}: `[f64; {n}]`, found {len}"),
+                    ));
+                }
+            }
+            _ => errors.spanned(ty, format!("`modes` returns `[f64; {n}]`")),
+        },
+        syn::ReturnType::Default => errors.spanned(&f.sig.ident, format!("`modes` returns `[f64; {n}]`")),
+    }
+    let mut polys = Vec::new();
+    if coord.len() == 1 {
+        let mut sp = ShapeParser {
+            coords: &coord,
+            lets: HashMap::new(),
+            errors,
+        };
+        let fns = sp.body(&f.block, n);
+        if fns.len() == n {
+            for (k, m) in fns.iter().enumerate() {
+                check_mode(k, m, errors);
+            }
+            polys = fns.into_iter().map(|m| m.poly).collect();
+        }
+    }
+    Modal {
+        space,
+        order,
+        modes: polys,
+        user_modes: true,
+    }
+}
+
+/// Function `k` of `modes` is the hierarchical 1-D function it stands for.
+fn check_mode(k: usize, m: &ShapeFn, errors: &mut Errors) {
+    const TOL: f64 = 1e-12;
+    let (lo, hi) = (m.poly.eval([-1.0, 0.0, 0.0]), m.poly.eval([1.0, 0.0, 0.0]));
+    let degree = m.poly.degree() as usize;
+    let problem = match k {
+        0 if (lo - 1.0).abs() > TOL || hi.abs() > TOL || degree != 1 => {
+            Some(format!("is 1 at x = -1, 0 at x = 1 and linear: `(1.0 - x) / 2.0`; this one is {lo} and {hi} there, of degree {degree}"))
+        }
+        1 if lo.abs() > TOL || (hi - 1.0).abs() > TOL || degree != 1 => {
+            Some(format!("is 0 at x = -1, 1 at x = 1 and linear: `(1.0 + x) / 2.0`; this one is {lo} and {hi} there, of degree {degree}"))
+        }
+        k if k >= 2 && (lo.abs() > TOL || hi.abs() > TOL || degree != k) => Some(format!(
+            "is the bubble of degree {k}: zero at x = ±1 and of degree exactly {k} (e.g. an integrated Legendre polynomial); \
+             this one is {lo} and {hi} there, of degree {degree}"
+        )),
+        _ => None,
+    };
+    if let Some(p) = problem {
+        errors.spanned(&m.tokens, format!("function {k} of `modes` {p}"));
+    }
 }
 
 /// A numeric literal, possibly negated.

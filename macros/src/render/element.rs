@@ -87,9 +87,76 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
     })
 }
 
+/// What `element/forming.cl.tera` sees.
+#[derive(Serialize)]
+struct FormingView {
+    name: String,
+    file: String,
+    line: usize,
+    doc: Vec<String>,
+    basis: String,
+    dim: usize,
+    nf: usize,
+    ng: usize,
+    dofs: usize,
+    strains: usize,
+    ne: usize,
+    np: usize,
+    nq1: usize,
+    nq: usize,
+    ts: usize,
+    wt: usize,
+    epg: usize,
+    qc: usize,
+    qp: usize,
+    h_lines: Vec<String>,
+    kb_lines: Vec<String>,
+}
+
+/// Renders the element-matrix kernels of an element (`ke_ai`, `ke_aii`, `ke_tiled`), f64.
+pub fn render_forming(p: &Program) -> Result<String, Failure> {
+    let Body::Element(b) = &p.body else {
+        return Err(Failure::Internal(format!("`{}` is not an element program", p.origin.name)));
+    };
+    let f = &b.forming;
+    let ne = f.nf * f.dofs;
+    let tiling = clforge_abi::modal::Tiling::default_for(f.nf, f.nq(), f.dim, f.strains);
+    let v = FormingView {
+        name: p.origin.name.clone(),
+        file: crate::emit::file_literal(&p.origin.file),
+        line: p.origin.line,
+        doc: p.origin.doc.iter().map(|d| crate::emit::comment(d)).collect(),
+        basis: f.modal.clone().unwrap_or_else(|| "nodal (isoparametric)".into()),
+        dim: f.dim,
+        nf: f.nf,
+        ng: f.ng,
+        dofs: f.dofs,
+        strains: f.strains,
+        ne,
+        np: ne * (ne + 1) / 2,
+        nq1: f.nq1,
+        nq: f.nq(),
+        ts: tiling.ts,
+        wt: tiling.wt,
+        epg: tiling.epg,
+        qc: tiling.qc,
+        qp: clforge_abi::modal::points_per_group(f.nq()),
+        h_lines: crate::emit::forming::h_lines(f),
+        kb_lines: crate::emit::forming::kb_lines(f),
+    };
+    Ok(render_template(
+        "element/forming.cl.tera",
+        &format!("element `{}`", p.origin.name),
+        &v,
+    )?)
+}
+
 /// Renders the element family: the explicit central-difference step of seed 000 for one
 /// element type (element forces in every schedule, stresses, node integration, loads).
 pub fn render(p: &Program) -> Result<String, Failure> {
+    if matches!(&p.body, Body::Element(b) if b.forming.modal.is_some()) {
+        return render_forming(p);
+    }
     let v = view(p)?;
     let mut text = render_template(
         &format!("{}/{}.cl.tera", p.family, p.family),
@@ -133,6 +200,16 @@ mod tests {
             dshape: vec![],
             lanes: 8,
             chunks: (nodes * dofs).div_ceil(8),
+            forming: crate::ir::element::Forming {
+                modal: None,
+                dim,
+                nf: nodes,
+                ng: nodes,
+                dofs,
+                strains: if dim == 2 { 3 } else { 6 },
+                nq1: 2,
+                b: clforge_abi::modal::b_nonzeros(dim, dofs, if dim == 2 { 3 } else { 6 }).to_vec(),
+            },
         };
         (origin, body)
     }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// The built-in templates, embedded at build time: `common/` components shared by every family,
 /// then one directory per kind.
-const BUILTIN: [(&str, &str); 7] = [
+const BUILTIN: [(&str, &str); 8] = [
     (
         "common/components.cl.tera",
         include_str!("../../../templates/common/components.cl.tera"),
@@ -29,6 +29,10 @@ const BUILTIN: [(&str, &str); 7] = [
     (
         "element/element.cl.tera",
         include_str!("../../../templates/element/element.cl.tera"),
+    ),
+    (
+        "element/forming.cl.tera",
+        include_str!("../../../templates/element/forming.cl.tera"),
     ),
     (
         "lattice/philox.cl",

@@ -90,6 +90,21 @@ impl Operator {
     }
 }
 
+/// How an element's shape functions are defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Basis {
+    /// Interpolating functions, one per node (`shape` written by the user).
+    Nodal,
+    /// Hierarchical modes of a reference box ([`clforge_abi::modal`]): vertex, edge, face and
+    /// interior modes built from 1-D functions, in the hierarchical order.
+    Modal {
+        /// Which tensor products the element holds.
+        space: clforge_abi::modal::Space,
+        /// The polynomial order `p`.
+        order: usize,
+    },
+}
+
 /// An element type, implemented by `#[clforge::element]` for the type it generates beside the
 /// annotated module (`mod quad4` -> `Quad4`). The host matrices of [`super::matrices`] are
 /// generic over it.
@@ -103,8 +118,13 @@ pub trait Element {
     const NAME: &'static str;
     /// Spatial dimension (1, 2 or 3).
     const DIM: usize;
-    /// Nodes per element.
+    /// Shape functions per element: nodes of a nodal element, modes of a modal one. `K_e` is
+    /// `NODES·DOFS` square.
     const NODES: usize;
+    /// Nodes that carry the geometry, the map from local to global coordinates: the element's
+    /// own nodes for a nodal element (isoparametric), the `2^DIM` vertices for a modal one
+    /// (multilinear map). Node coordinates passed to the host matrices are these.
+    const GEOMETRY_NODES: usize = Self::NODES;
     /// Degrees of freedom per node.
     const DOFS: usize;
     /// The differential operator.
@@ -112,13 +132,30 @@ pub trait Element {
     /// Gauss-Legendre points per direction.
     const QUADRATURE: usize;
 
-    /// Local coordinates of the nodes (the module's `NODES`), padded with zeros.
+    /// Local coordinates of the geometry nodes (the module's `NODES`; the vertices of a modal
+    /// element), padded with zeros.
     fn local_nodes() -> &'static [[f64; 3]];
     /// Values of the shape functions at a local point: one per node.
     fn shape(local: [f64; 3]) -> Vec<f64>;
     /// Derivatives of the shape functions at a local point: `DIM` rows (∂/∂r, ∂/∂s, ∂/∂t),
     /// `NODES` columns; derived by the macro from `shape`.
     fn dshape(local: [f64; 3]) -> super::Matrix;
+    /// Derivatives of the geometry functions at a local point: `DIM` rows, `GEOMETRY_NODES`
+    /// columns. The shape functions' own for a nodal element.
+    fn geometry_dshape(local: [f64; 3]) -> super::Matrix {
+        Self::dshape(local)
+    }
+    /// How the shape functions are defined: nodal (interpolating at `local_nodes`) or modal
+    /// (hierarchical, `#[clforge::element(basis = trunk, order = p)]`).
+    fn basis() -> Basis {
+        Basis::Nodal
+    }
+    /// The generated OpenCL C of the element-matrix kernels (`<name>_ke_ai`, `_ke_aii`,
+    /// `_ke_tiled`, f64; `templates/element/forming.cl.tera`); empty for an element not
+    /// declared with `#[clforge::element]`.
+    fn forming_source() -> &'static str {
+        ""
+    }
     /// The material matrix `D` (strains × strains).
     fn material(m: &Self::Material) -> super::Matrix;
     /// Mass density (for diffusion: the heat capacity per volume).

@@ -27,6 +27,13 @@ pub fn check_spec(spec: &ElementSpec) -> Result<()> {
             spec.nodes, spec.dofs, spec.order, spec.strains
         ));
     }
+    if spec.node_offsets.is_empty() && spec.kernels.is_none() {
+        return bad(format!(
+            "a modal element ({} modes) has no nodes on a grid, so the explicit schedules cannot run it; \
+             form its matrices with `fem::forming` and solve with `fem::sparse`",
+            spec.nodes
+        ));
+    }
     if spec.node_offsets.len() != spec.nodes {
         return bad(format!(
             "{} node offsets for {} nodes; give one per node",

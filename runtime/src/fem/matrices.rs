@@ -93,10 +93,10 @@ pub struct Jacobian {
 }
 
 fn check_coords<E: Element, P: AsRef<[f64]>>(coords: &[P]) -> Result<()> {
-    if coords.len() != E::NODES {
+    if coords.len() != E::GEOMETRY_NODES {
         return Err(Error::LengthMismatch {
             what: format!("node coordinates of element `{}`", E::NAME),
-            expected: E::NODES,
+            expected: E::GEOMETRY_NODES,
             found: coords.len(),
         });
     }
@@ -115,19 +115,19 @@ fn check_coords<E: Element, P: AsRef<[f64]>>(coords: &[P]) -> Result<()> {
 /// `J`, `det J` and `J⁻¹` at `local`; [`Error::DegenerateElement`] where `det J ≤ 0`.
 pub fn jacobian<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> Result<Jacobian> {
     check_coords::<E, P>(coords)?;
-    let dn = E::dshape(local);
-    if dn.rows() != E::DIM || dn.cols() != E::NODES {
+    let dn = E::geometry_dshape(local);
+    if dn.rows() != E::DIM || dn.cols() != E::GEOMETRY_NODES {
         return Err(Error::InvalidConfig(format!(
-            "`{}::dshape` returned {}×{}, expected {}×{}",
+            "`{}::geometry_dshape` returned {}×{}, expected {}×{}",
             E::NAME,
             dn.rows(),
             dn.cols(),
             E::DIM,
-            E::NODES
+            E::GEOMETRY_NODES
         )));
     }
     let j = Matrix::from_fn(E::DIM, E::DIM, |a, b| {
-        (0..E::NODES).map(|i| dn[(a, i)] * coords[i].as_ref()[b]).sum()
+        (0..E::GEOMETRY_NODES).map(|i| dn[(a, i)] * coords[i].as_ref()[b]).sum()
     });
     let (det, adj) = match E::DIM {
         1 => (j[(0, 0)], Matrix::identity(1)),

@@ -3,6 +3,7 @@
 
 mod blocks;
 pub mod element;
+pub mod forming;
 pub mod geometry;
 pub mod kernels;
 pub mod load;
@@ -16,6 +17,6 @@ pub mod sparse;
 pub mod stability;
 pub mod stepper;
 
-pub use element::{Element, ElementSpec, Operator};
+pub use element::{Basis, Element, ElementSpec, Operator};
 pub use kernels::{At, ElementKernels};
 pub use matrix::Matrix;

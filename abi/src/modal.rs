@@ -1,0 +1,326 @@
+//! Hierarchical (modal) bases on the reference box `[-1, 1]^dim`: which tensor products of
+//! the 1-D functions an element of order `p` holds, and in which order. The macro prints the
+//! shape functions in this order and the runtime numbers the DOFs of a mesh by it, so the two
+//! cannot disagree.
+//!
+//! A 1-D function is named by an index `k`: `0` is the vertex function at `-1` (`(1 - x) / 2`
+//! for the built-in family), `1` the one at `+1`, and `k >= 2` the bubble of degree `k` (zero at
+//! both ends). A mode is a tuple of such indices, one per axis (`[k_r, k_s, k_t]`, unused axes
+//! 0). Its *entity* is the set of axes holding a bubble: none for a vertex mode, one for an
+//! edge mode, two for a face mode, three for an interior mode; the other axes' indices (0 or 1)
+//! say which vertex, edge or face.
+//!
+//! **Spaces.** [`Space::Trunk`] (serendipity, the seed's) holds the modes whose bubble degrees
+//! sum to at most `p`; [`Space::Tensor`] (Q_p) those whose largest bubble degree is at most `p`.
+//! The *level* of a mode is that sum (trunk) or maximum (tensor); vertex modes have level 1.
+//!
+//! **Order (hierarchical).** The vertices first, in the usual finite-element order (in 3-D the
+//! bottom face counter-clockwise, then the top face above it); then level by level, `2..=p`:
+//! edges before faces before the interior; entities of one kind by their bubble axes
+//! (lexicographic: `r` before `s` before `t`, `{r,s}` before `{r,t}` before `{s,t}`), then by the
+//! fixed axes' indices (binary, first fixed axis least significant); within an entity the
+//! bubble-degree tuples lexicographically. So the modes of order `p - 1` are the first modes of
+//! order `p`, and with the DOFs interleaved per mode the element matrix of order `p - 1` is the
+//! leading block of that of order `p`.
+
+/// Which tensor products an element of order `p` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Trunk (serendipity) space: bubble degrees sum to at most `p` (the seed's elements:
+    /// 8, 20, 32, 50, 74, 105 hexahedron modes for `p = 1..6`).
+    Trunk,
+    /// Full tensor-product space Q_p: every bubble degree at most `p`.
+    Tensor,
+}
+
+impl Space {
+    /// The name written in `#[clforge::element(basis = ...)]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Space::Trunk => "trunk",
+            Space::Tensor => "tensor",
+        }
+    }
+
+    /// The space named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Space> {
+        match name {
+            "trunk" => Some(Space::Trunk),
+            "tensor" => Some(Space::Tensor),
+            _ => None,
+        }
+    }
+}
+
+/// Highest order a modal element may have.
+pub const MAX_ORDER: usize = 8;
+
+/// Gauss-Legendre points per direction used unless the element says otherwise:
+/// `max(p + 1, ceil((3p - 2) / 2))`, so 2, 3, 4, 5, 7, 8 for `p = 1..6`. The seed's rule
+/// (`n_G >= ((3p - 2) / 2)^d`, at least 2) gives 2 at `p = 2`, which integrates an affine
+/// element's stiffness inexactly and leaves spurious zero-energy modes (8 points x 6 strains
+/// cannot give the rank 54 of a 60-DOF element); `p + 1` points are exact on affine elements.
+pub const fn default_quadrature(order: usize) -> usize {
+    let seed = (3 * order).saturating_sub(2).div_ceil(2);
+    let exact = order + 1;
+    let n = if seed > exact { seed } else { exact };
+    if n < 2 {
+        2
+    } else {
+        n
+    }
+}
+
+/// The level of a mode (see the module docs): 1 for a vertex mode.
+pub const fn level(mode: [u8; 3], space: Space) -> usize {
+    let mut level = 0;
+    let mut axis = 0;
+    while axis < 3 {
+        let k = mode[axis] as usize;
+        if k >= 2 {
+            level = match space {
+                Space::Trunk => level + k,
+                Space::Tensor => {
+                    if k > level {
+                        k
+                    } else {
+                        level
+                    }
+                }
+            };
+        }
+        axis += 1;
+    }
+    if level == 0 {
+        1
+    } else {
+        level
+    }
+}
+
+/// The vertices of the reference box in the usual order, as 1-D indices (0 at -1, 1 at +1).
+pub const fn vertex(dim: usize, v: usize) -> [u8; 3] {
+    // Counter-clockwise in the (r, s) plane, then the same above it.
+    let (a, b) = match v % 4 {
+        0 => (0, 0),
+        1 => (1, 0),
+        2 => (1, 1),
+        _ => (0, 1),
+    };
+    match dim {
+        1 => [(v % 2) as u8, 0, 0],
+        2 => [a, b, 0],
+        _ => [a, b, (v / 4) as u8],
+    }
+}
+
+/// Calls `f` with every mode of the element, in the hierarchical order of the module docs.
+/// `dim` is 1 to 3, `order` 1 to [`MAX_ORDER`]; other values give no modes.
+pub fn for_each_mode(dim: usize, order: usize, space: Space, mut f: impl FnMut([u8; 3])) {
+    if !(1..=3).contains(&dim) || !(1..=MAX_ORDER).contains(&order) {
+        return;
+    }
+    for v in 0..(1usize << dim) {
+        f(vertex(dim, v));
+    }
+    for lvl in 2..=order {
+        for entity_dim in 1..=dim {
+            // Axis sets of this size in ascending bit order, which is lexicographic.
+            for set in 1u8..(1 << dim) {
+                if set.count_ones() as usize != entity_dim {
+                    continue;
+                }
+                for code in 0..(1usize << (dim - entity_dim)) {
+                    // Bubble tuples over the set's axes, lexicographically (last axis fastest).
+                    let mut degrees = [2u8; 3];
+                    loop {
+                        let mut mode = [0u8; 3];
+                        let (mut bit, mut j) = (0, 0);
+                        for (axis, m) in mode.iter_mut().enumerate().take(dim) {
+                            if set & (1 << axis) != 0 {
+                                *m = degrees[j];
+                                j += 1;
+                            } else {
+                                *m = ((code >> bit) & 1) as u8;
+                                bit += 1;
+                            }
+                        }
+                        if level(mode, space) == lvl {
+                            f(mode);
+                        }
+                        if !advance(&mut degrees[..entity_dim], order as u8) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The next tuple of degrees `2..=max`, last entry fastest; false after the last.
+fn advance(degrees: &mut [u8], max: u8) -> bool {
+    for i in (0..degrees.len()).rev() {
+        if degrees[i] < max {
+            degrees[i] += 1;
+            for d in &mut degrees[i + 1..] {
+                *d = 2;
+            }
+            return true;
+        }
+    }
+    false
+}
+
+/// How many modes an element has (`for_each_mode`'s count).
+pub fn count(dim: usize, order: usize, space: Space) -> usize {
+    let mut n = 0;
+    for_each_mode(dim, order, space, |_| n += 1);
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trunk_hexahedra_have_the_seeds_sizes() {
+        let ne: [usize; 6] = core::array::from_fn(|i| 3 * count(3, i + 1, Space::Trunk));
+        assert_eq!(ne, [24, 60, 96, 150, 222, 315]);
+        // Formula of the seed notes: 8 + 12(p-1) + 3(p-2)(p-3) + (p-3)(p-4)(p-5)/6.
+        for p in 1..=MAX_ORDER {
+            let faces = if p >= 4 { 3 * (p - 2) * (p - 3) } else { 0 };
+            let interior = if p >= 6 { (p - 3) * (p - 4) * (p - 5) / 6 } else { 0 };
+            assert_eq!(count(3, p, Space::Trunk), 8 + 12 * (p - 1) + faces + interior, "p = {p}");
+            assert_eq!(count(3, p, Space::Tensor), (p + 1).pow(3), "p = {p}");
+            assert_eq!(count(2, p, Space::Tensor), (p + 1).pow(2), "p = {p}");
+            assert_eq!(count(1, p, Space::Trunk), p + 1, "p = {p}");
+        }
+    }
+
+    #[test]
+    fn order_is_hierarchical_and_modes_are_distinct() {
+        for space in [Space::Trunk, Space::Tensor] {
+            for dim in 1..=3 {
+                for p in 2..=MAX_ORDER {
+                    let mut low = [[0u8; 3]; 1024];
+                    let mut n = 0;
+                    for_each_mode(dim, p - 1, space, |m| {
+                        low[n] = m;
+                        n += 1;
+                    });
+                    let mut i = 0;
+                    let mut all = [[0u8; 3]; 1024];
+                    for_each_mode(dim, p, space, |m| {
+                        if i < n {
+                            assert_eq!(m, low[i], "dim {dim}, p {p}, mode {i}");
+                        }
+                        assert!(level(m, space) <= p);
+                        all[i] = m;
+                        i += 1;
+                    });
+                    for a in 0..i {
+                        for b in 0..a {
+                            assert_ne!(all[a], all[b], "mode {a} repeats mode {b}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn default_quadrature_is_exact_and_follows_the_seed_above_p_2() {
+        let n: [usize; 6] = core::array::from_fn(|i| default_quadrature(i + 1));
+        assert_eq!(n, [2, 3, 4, 5, 7, 8]);
+        assert!((1..=MAX_ORDER).all(|p| default_quadrature(p) <= crate::MAX_QUADRATURE));
+    }
+}
+
+/// Launch shape of the tiled element-matrix kernel (`ke_tiled`), for an element of `nf` shape
+/// functions, `nq` points, `dim` axes and a `strains`² material matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    /// Functions per tile side (`TS`): each work-item owns `TS x TS` function pairs.
+    pub ts: usize,
+    /// Work-items per element slice (`WT`, local dimension 0).
+    pub wt: usize,
+    /// Elements per work-group (`EPG`, local dimension 1).
+    pub epg: usize,
+    /// Points staged in local memory at a time (`QC`, at most `wt`).
+    pub qc: usize,
+}
+
+/// Local memory the tiled kernel may use (NVIDIA's and PoCL's limit is 48 KiB or more).
+pub const TILED_LOCAL_BYTES: usize = 40 * 1024;
+
+impl Tiling {
+    /// Tiles (pairs of function tiles `A >= B`) of one element.
+    pub const fn tiles(&self, nf: usize) -> usize {
+        let ntf = nf.div_ceil(self.ts);
+        ntf * (ntf + 1) / 2
+    }
+
+    /// Bytes of local memory a work-group needs.
+    pub const fn local_bytes(&self, nf: usize, dim: usize, strains: usize) -> usize {
+        8 * self.epg * self.qc * (dim * nf + strains * strains + dim * dim)
+    }
+
+    /// The default for an element: tiles of 2 functions, groups of about 128 work-items (whole
+    /// elements per group while an element has fewer tiles), as many points per chunk as fit.
+    pub const fn default_for(nf: usize, nq: usize, dim: usize, strains: usize) -> Tiling {
+        let ts = 2;
+        let ntf = nf.div_ceil(ts);
+        let tiles = ntf * (ntf + 1) / 2;
+        let (wt, epg) = if tiles >= 96 {
+            (128, 1)
+        } else {
+            // Round the element's tiles up to a multiple of 8, fill about 128 work-items.
+            let wt = tiles.div_ceil(8) * 8;
+            let epg = 128 / wt;
+            (wt, if epg == 0 { 1 } else { epg })
+        };
+        let per_point = 8 * epg * (dim * nf + strains * strains + dim * dim);
+        let mut qc = TILED_LOCAL_BYTES / per_point;
+        if qc > wt {
+            qc = wt;
+        }
+        if qc > nq {
+            qc = nq;
+        }
+        if qc == 0 {
+            qc = 1;
+        }
+        Tiling { ts, wt, epg, qc }
+    }
+}
+
+/// Work-items per element of algorithm II: the points rounded up to a power of two.
+pub const fn points_per_group(nq: usize) -> usize {
+    nq.next_power_of_two()
+}
+
+/// The non-zeros of the strain-displacement matrix `B` for one shape function, as
+/// (strain row, DOF component, derivative axis): plane elasticity (ε_xx, ε_yy, γ_xy) for
+/// `dofs = 2, strains = 3`; 3-D (ε_xx, ε_yy, ε_zz, γ_yz, γ_xz, γ_xy) for `dofs = 3, strains = 6`;
+/// the gradient for `dofs = 1` (diffusion). Empty for any other combination.
+pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(usize, usize, usize)] {
+    match (dim, dofs, strains) {
+        (2, 2, 3) => &[(0, 0, 0), (1, 1, 1), (2, 0, 1), (2, 1, 0)],
+        (3, 3, 6) => &[
+            (0, 0, 0),
+            (1, 1, 1),
+            (2, 2, 2),
+            (3, 1, 2),
+            (3, 2, 1),
+            (4, 0, 2),
+            (4, 2, 0),
+            (5, 0, 1),
+            (5, 1, 0),
+        ],
+        (1, 1, 1) => &[(0, 0, 0)],
+        (2, 1, 2) => &[(0, 0, 0), (1, 0, 1)],
+        (3, 1, 3) => &[(0, 0, 0), (1, 0, 1), (2, 0, 2)],
+        _ => &[],
+    }
+}

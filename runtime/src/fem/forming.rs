@@ -1,0 +1,524 @@
+//! Element stiffness matrices formed on the device in f64 (seed 004), for any element of
+//! `#[clforge::element]` (nodal or modal), and on the host's cores for a share of them.
+//!
+//! Every element `e` brings its geometry nodes' coordinates (`GEOMETRY_NODES × DIM`, the
+//! vertices of a modal element, so distorted meshes are allowed) and its own material; `D` is
+//! evaluated on the host by the element's `material` (times the thickness in 2-D) and uploaded,
+//! so any material law works. The reference derivatives `∂N/∂ξ` at the Gauss points are
+//! tabulated once from the element's generated `dshape`, the same function the host matrices
+//! use. Output: for each element the lower triangle of `K_e` row by row (`K[I][J]`, `J ≤ I`, at
+//! [`packed_index`]), kept on the device ([`Matrices`]) with a download path. With hierarchical
+//! DOF ordering the packed matrix of order `p − 1` is a prefix of that of order `p`.
+//!
+//! Algorithms ([`Algorithm`]): the seed's I (one work-item per element) and II (one work-group
+//! per element, a work-item per point, tree reduction in local memory; several elements per
+//! group for low orders), and clforge's tiled kernel (each work-item keeps a tile of function
+//! pairs in registers over all points; the group stages the mapped derivatives in local memory).
+//!
+//! ```no_run
+//! # fn demo<E: clforge_runtime::fem::Element>(coords: &[f64], mats: &[E::Material]) -> clforge_runtime::Result<()> {
+//! use clforge_runtime::{fem::forming::{Algorithm, Forming}, Device};
+//! let dev = Device::default()?;
+//! let forming = Forming::<E>::new(&dev)?;
+//! let elements = forming.upload(coords, mats)?;
+//! let (k, _event) = forming.form(&elements, Algorithm::default_for::<E>())?;
+//! let first = k.matrix(0)?; // K_0 as a dense matrix, downloaded
+//! # Ok(()) }
+//! ```
+
+use super::element::Element;
+use super::matrices::{gauss_legendre, jacobian};
+use super::matrix::Matrix;
+use crate::buffer::Buffer;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::program::{Arg, Event, Program};
+use clforge_abi::modal::{points_per_group, Tiling};
+use std::marker::PhantomData;
+
+/// Where `K[i][j]` (`j ≤ i`) of one element lies in its packed lower triangle.
+pub const fn packed_index(i: usize, j: usize) -> usize {
+    i * (i + 1) / 2 + j
+}
+
+/// Entries of a packed symmetric matrix of size `n`.
+pub const fn packed_len(n: usize) -> usize {
+    n * (n + 1) / 2
+}
+
+/// How the element matrices are formed on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Seed 004's algorithm I: one work-item per element, `K_e` accumulated in global memory.
+    PerElement,
+    /// Seed 004's algorithm II: a work-item per Gauss point, `elements` elements per work-group
+    /// (1 for the seed's algorithm II, more for its warp variant at low orders); each 3×3 block
+    /// is reduced over the points by a pairwise tree in local memory.
+    PerPoint {
+        /// Elements per work-group.
+        elements: usize,
+    },
+    /// Register tiles of function pairs over all points, derivatives staged in local memory.
+    Tiled(Tiling),
+}
+
+impl Algorithm {
+    /// The tiled kernel with its default launch shape for `E`.
+    pub fn default_for<E: Element>() -> Algorithm {
+        Algorithm::Tiled(default_tiling::<E>())
+    }
+
+    /// A short name for reports (`ai`, `aii`, `aii-x4`, `tiled-2x128x1x16`).
+    pub fn label(&self) -> String {
+        match self {
+            Algorithm::PerElement => "ai".into(),
+            Algorithm::PerPoint { elements: 1 } => "aii".into(),
+            Algorithm::PerPoint { elements } => format!("aii-x{elements}"),
+            Algorithm::Tiled(t) => format!("tiled-{}x{}x{}x{}", t.ts, t.wt, t.epg, t.qc),
+        }
+    }
+}
+
+/// Points of `E`'s tensor rule.
+fn points<E: Element>() -> usize {
+    E::QUADRATURE.pow(E::DIM as u32)
+}
+
+/// The tiled kernel's default launch shape for `E` (`clforge_abi::modal::Tiling::default_for`).
+pub fn default_tiling<E: Element>() -> Tiling {
+    Tiling::default_for(E::NODES, points::<E>(), E::DIM, E::OPERATOR.strains(E::DIM))
+}
+
+/// `dref[q][axis][f] = ∂N_f/∂ξ_axis` at the Gauss points and the weights `w_q`, points in the
+/// order of [`super::matrices::quadrature_points`] (first axis slowest).
+pub fn tables<E: Element>() -> Result<(Vec<f64>, Vec<f64>)> {
+    let points = super::matrices::quadrature_points::<E>()?;
+    let mut dref = Vec::with_capacity(points.len() * E::DIM * E::NODES);
+    let mut w = Vec::with_capacity(points.len());
+    for (local, wq) in points {
+        let d = E::dshape(local);
+        if d.rows() != E::DIM || d.cols() != E::NODES {
+            return Err(Error::InvalidConfig(format!(
+                "`{}::dshape` returned {}×{}, expected {}×{}",
+                E::NAME,
+                d.rows(),
+                d.cols(),
+                E::DIM,
+                E::NODES
+            )));
+        }
+        dref.extend_from_slice(d.data());
+        w.push(wq);
+    }
+    Ok((dref, w))
+}
+
+/// `D` of every element (times the thickness in 2-D), `strains²` each, row-major.
+fn materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
+    let s = E::OPERATOR.strains(E::DIM);
+    let mut out = Vec::with_capacity(materials.len() * s * s);
+    for (e, m) in materials.iter().enumerate() {
+        let d = E::material(m);
+        if d.rows() != s || d.cols() != s {
+            return Err(Error::InvalidConfig(format!(
+                "`{}::material` returned {}×{}; operator `{}` needs {s}×{s}",
+                E::NAME,
+                d.rows(),
+                d.cols(),
+                E::OPERATOR.name()
+            )));
+        }
+        let t = if E::DIM == 2 { E::thickness(m) } else { 1.0 };
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(Error::InvalidConfig(format!(
+                "element {e} of type `{}` has thickness {t}; it must be positive and finite",
+                E::NAME
+            )));
+        }
+        if let Some(v) = d.data().iter().find(|v| !v.is_finite()) {
+            return Err(Error::InvalidConfig(format!(
+                "element {e} of type `{}`: its material matrix holds {v}; every entry must be finite",
+                E::NAME
+            )));
+        }
+        out.extend(d.data().iter().map(|v| v * t));
+    }
+    Ok(out)
+}
+
+/// Checks the coordinate array: `m · GEOMETRY_NODES · DIM` finite numbers for `m` materials.
+fn check_coords<E: Element>(coords: &[f64], m: usize) -> Result<()> {
+    let per = E::GEOMETRY_NODES * E::DIM;
+    let expected = m.checked_mul(per).ok_or_else(|| Error::TooLarge {
+        what: format!("coordinates of {m} `{}` elements", E::NAME),
+        detail: "the count overflows usize".into(),
+    })?;
+    if coords.len() != expected {
+        return Err(Error::LengthMismatch {
+            what: format!(
+                "node coordinates of {m} `{}` elements ({} nodes × {} axes each, one material per element)",
+                E::NAME,
+                E::GEOMETRY_NODES,
+                E::DIM
+            ),
+            expected,
+            found: coords.len(),
+        });
+    }
+    if let Some(i) = coords.iter().position(|v| !v.is_finite()) {
+        return Err(Error::InvalidConfig(format!(
+            "coordinate {} of node {} of element {} is {}; coordinates must be finite",
+            i % E::DIM,
+            (i / E::DIM) % E::GEOMETRY_NODES,
+            i / per,
+            coords[i]
+        )));
+    }
+    Ok(())
+}
+
+/// The element-matrix kernels of `E`, built for one device, with their reference tables.
+#[derive(Debug)]
+pub struct Forming<E: Element> {
+    dev: Device,
+    dref: Buffer<f64>,
+    w: Buffer<f64>,
+    _element: PhantomData<fn() -> E>,
+}
+
+/// The elements' inputs on the device: coordinates and material matrices.
+#[derive(Debug)]
+pub struct Elements {
+    xe: Buffer<f64>,
+    de: Buffer<f64>,
+    m: usize,
+}
+
+impl Elements {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.m
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.m == 0
+    }
+}
+
+/// Packed element matrices on the device: element `e`'s lower triangle at `e · packed_len(ne)`.
+#[derive(Debug)]
+pub struct Matrices {
+    /// The packed matrices.
+    pub ke: Buffer<f64>,
+    m: usize,
+    ne: usize,
+}
+
+impl Matrices {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.m
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.m == 0
+    }
+
+    /// DOFs per element (`K_e` is `ne × ne`).
+    pub fn ne(&self) -> usize {
+        self.ne
+    }
+
+    /// All packed matrices, downloaded.
+    pub fn to_host(&self) -> Result<Vec<f64>> {
+        self.ke.to_vec()
+    }
+
+    /// `K_e` of element `e` as a dense symmetric matrix, downloaded.
+    pub fn matrix(&self, e: usize) -> Result<Matrix> {
+        if e >= self.m {
+            return Err(Error::InvalidConfig(format!(
+                "element {e} of {} formed matrices",
+                self.m
+            )));
+        }
+        let all = self.ke.to_vec()?;
+        let p = packed_len(self.ne);
+        Ok(unpack(&all[e * p..(e + 1) * p], self.ne))
+    }
+}
+
+/// A packed lower triangle of size `n` as a dense symmetric matrix.
+pub fn unpack(packed: &[f64], n: usize) -> Matrix {
+    Matrix::from_fn(n, n, |i, j| {
+        let (i, j) = if j <= i { (i, j) } else { (j, i) };
+        packed.get(packed_index(i, j)).copied().unwrap_or(f64::NAN)
+    })
+}
+
+fn concat<'a>(mut a: Vec<Arg<'a>>, b: Vec<Arg<'a>>) -> Vec<Arg<'a>> {
+    a.extend(b);
+    a
+}
+
+fn to_i32(v: usize, what: &str) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error::TooLarge {
+        what: what.to_string(),
+        detail: format!("{v} exceeds the kernels' 32-bit index {}", i32::MAX),
+    })
+}
+
+impl<E: Element> Forming<E> {
+    /// Uploads `E`'s reference tables and checks that it has generated kernels.
+    pub fn new(dev: &Device) -> Result<Forming<E>> {
+        if E::forming_source().is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "element `{}` has no generated element-matrix kernels; declare it with `#[clforge::element]`",
+                E::NAME
+            )));
+        }
+        let (dref, w) = tables::<E>()?;
+        Ok(Forming {
+            dev: dev.clone(),
+            dref: Buffer::from_slice(dev, &dref)?,
+            w: Buffer::from_slice(dev, &w)?,
+            _element: PhantomData,
+        })
+    }
+
+    /// The device the kernels run on.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Uploads `m` elements: `coords` holds `GEOMETRY_NODES × DIM` numbers per element (in the
+    /// order of the element's `NODES`), `materials` one material per element.
+    pub fn upload(&self, coords: &[f64], materials: &[E::Material]) -> Result<Elements> {
+        check_coords::<E>(coords, materials.len())?;
+        let de = self::materials::<E>(materials)?;
+        let m = materials.len();
+        Ok(Elements {
+            xe: Buffer::from_slice(&self.dev, if coords.is_empty() { &[0.0] } else { coords })?,
+            de: Buffer::from_slice(&self.dev, if de.is_empty() { &[0.0] } else { &de })?,
+            m,
+        })
+    }
+
+    fn program(&self, algo: Algorithm) -> Result<Program> {
+        let options = match algo {
+            Algorithm::PerElement => String::new(),
+            Algorithm::PerPoint { elements } => format!("-D AEPG={elements} -D QP={}", points_per_group(points::<E>())),
+            Algorithm::Tiled(t) => format!("-D TS={} -D WT={} -D EPG={} -D QC={}", t.ts, t.wt, t.epg, t.qc),
+        };
+        self.dev.program(E::NAME, E::forming_source(), &options)
+    }
+
+    /// Forms every element's `K_e` with `algo`, into a new device buffer. Returns the matrices
+    /// and the kernel's event (for its device time). [`Error::DegenerateElement`] names the
+    /// first element whose `det J` is not positive at some Gauss point.
+    pub fn form(&self, elements: &Elements, algo: Algorithm) -> Result<(Matrices, Event)> {
+        let ne = E::NODES * E::DOFS;
+        let len = elements.m.checked_mul(packed_len(ne)).ok_or_else(|| Error::TooLarge {
+            what: format!("packed matrices of {} `{}` elements", elements.m, E::NAME),
+            detail: "the count overflows usize".into(),
+        })?;
+        let mut ke = Buffer::<f64>::new(&self.dev, len.max(1))?;
+        let event = self.form_into(elements, algo, &mut ke)?;
+        Ok((Matrices { ke, m: elements.m, ne }, event))
+    }
+
+    /// [`Forming::form`] into an existing buffer of at least `m · packed_len(ne)` values.
+    pub fn form_into(&self, elements: &Elements, algo: Algorithm, ke: &mut Buffer<f64>) -> Result<Event> {
+        let m = elements.m;
+        let ne = E::NODES * E::DOFS;
+        let need = m.saturating_mul(packed_len(ne));
+        if ke.len() < need {
+            return Err(Error::LengthMismatch {
+                what: format!("buffer for the packed matrices of {m} `{}` elements", E::NAME),
+                expected: need,
+                found: ke.len(),
+            });
+        }
+        let mi = to_i32(m, "elements formed in one launch")?;
+        let nq = points::<E>();
+        let program = self.program(algo)?;
+        let bad = Buffer::<i32>::from_slice(&self.dev, &[i32::MAX])?;
+        let s = E::OPERATOR.strains(E::DIM);
+        let ke: &Buffer<f64> = ke;
+        let common = vec![
+            Arg::buffer(&elements.xe),
+            Arg::buffer(&elements.de),
+            Arg::buffer(&self.dref),
+            Arg::buffer(&self.w),
+            Arg::buffer(ke),
+            Arg::i32(mi),
+            Arg::buffer(&bad),
+        ];
+        let name = |k: &str| format!("{}_{k}", E::NAME);
+        let event = if m == 0 {
+            return Ok(Event::null());
+        } else {
+            match algo {
+                Algorithm::PerElement => {
+                    let local = 64;
+                    program.launch(&name("ke_ai"), &[m.div_ceil(local) * local], Some(&[local]), &common)?
+                }
+                Algorithm::PerPoint { elements: epg } => {
+                    let qp = points_per_group(nq);
+                    let dd = E::DOFS * E::DOFS;
+                    if epg == 0 || epg * qp > 1024 {
+                        return Err(Error::InvalidConfig(format!(
+                            "algorithm II with {epg} elements of {qp} work-items per group; use 1 to {} elements",
+                            (1024 / qp).max(1)
+                        )));
+                    }
+                    let bytes = 8 * epg * qp * dd;
+                    program.launch(
+                        &name("ke_aii"),
+                        &[qp, m.div_ceil(epg) * epg],
+                        Some(&[qp, epg]),
+                        &concat(common, vec![Arg::local(bytes)]),
+                    )?
+                }
+                Algorithm::Tiled(t) => {
+                    if t.ts == 0 || t.wt == 0 || t.epg == 0 || t.qc == 0 || t.qc > t.wt || t.wt * t.epg > 1024 {
+                        return Err(Error::InvalidConfig(format!(
+                            "tiled launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
+                        )));
+                    }
+                    let slices = t.tiles(E::NODES).div_ceil(t.wt);
+                    let f = |n: usize| 8 * t.epg * t.qc * n;
+                    program.launch(
+                        &name("ke_tiled"),
+                        &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
+                        Some(&[t.wt, t.epg]),
+                        &concat(common, vec![
+                            Arg::local(f(E::DIM * E::NODES)),
+                            Arg::local(f(s * s)),
+                            Arg::local(f(E::DIM * E::DIM)),
+                        ]),
+                    )?
+                }
+            }
+        };
+        let first_bad = bad.to_vec()?;
+        if let Some(&e) = first_bad.first().filter(|&&e| e != i32::MAX) {
+            return Err(self.degenerate(elements, e as usize));
+        }
+        Ok(event)
+    }
+
+    /// The host's account of a degenerate element found on the device.
+    fn degenerate(&self, elements: &Elements, e: usize) -> Error {
+        let per = E::GEOMETRY_NODES * E::DIM;
+        let coords = match elements.xe.to_vec() {
+            Ok(c) => c,
+            Err(err) => return err,
+        };
+        let nodes: Vec<&[f64]> = coords[e * per..(e + 1) * per].chunks(E::DIM).collect();
+        for (local, _) in super::matrices::quadrature_points::<E>().unwrap_or_default() {
+            if let Err(err) = jacobian::<E, &[f64]>(&nodes, local) {
+                return err;
+            }
+        }
+        Error::InvalidConfig(format!("element {e} of type `{}` has a degenerate Jacobian", E::NAME))
+    }
+}
+
+/// Forms the packed `K_e` of every element on the host, by the tiled kernel's arithmetic, on
+/// `threads` threads (elements split in contiguous blocks). The host share of a split run,
+/// and the CPU columns of the bench.
+pub fn form_host<E: Element>(coords: &[f64], materials: &[E::Material], threads: usize) -> Result<Vec<f64>> {
+    check_coords::<E>(coords, materials.len())?;
+    let de = self::materials::<E>(materials)?;
+    let (dref, w) = tables::<E>()?;
+    let m = materials.len();
+    let ne = E::NODES * E::DOFS;
+    let p = packed_len(ne);
+    let mut out = vec![0.0; m * p];
+    let threads = threads.clamp(1, m.max(1));
+    let per = m.div_ceil(threads).max(1);
+    let s = E::OPERATOR.strains(E::DIM);
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = out
+            .chunks_mut(per * p)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let (dref, w, de) = (&dref, &w, &de);
+                scope.spawn(move || -> Result<()> {
+                    for (i, k) in chunk.chunks_mut(p).enumerate() {
+                        let e = c * per + i;
+                        let x = &coords[e * E::GEOMETRY_NODES * E::DIM..(e + 1) * E::GEOMETRY_NODES * E::DIM];
+                        host_element::<E>(x, &de[e * s * s..(e + 1) * s * s], dref, w, k)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::InvalidConfig("a host forming thread panicked".into()))))
+            .collect()
+    });
+    results.into_iter().collect::<Result<Vec<()>>>()?;
+    Ok(out)
+}
+
+/// One element's packed `K_e` on the host (zeroed first).
+fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &mut [f64]) -> Result<()> {
+    let (dim, nf, dofs) = (E::DIM, E::NODES, E::DOFS);
+    let s = E::OPERATOR.strains(dim);
+    let b = clforge_abi::modal::b_nonzeros(dim, dofs, s);
+    k.fill(0.0);
+    let mut g = vec![0.0; dim * nf];
+    let mut h = vec![0.0; s * dofs];
+    let mut wd = vec![0.0; s * s];
+    let nodes: Vec<&[f64]> = x.chunks(dim).collect();
+    for (q, (local, _)) in super::matrices::quadrature_points::<E>()?.into_iter().enumerate() {
+        let jac = jacobian::<E, &[f64]>(&nodes, local)?;
+        let dq = &dref[q * dim * nf..(q + 1) * dim * nf];
+        for a in 0..dim {
+            for f in 0..nf {
+                g[a * nf + f] = (0..dim).map(|l| jac.inverse[(a, l)] * dq[l * nf + f]).sum();
+            }
+        }
+        let wdet = w[q] * jac.det;
+        for (o, v) in wd.iter_mut().zip(d) {
+            *o = wdet * v;
+        }
+        for fb in 0..nf {
+            for (si, hs) in h.chunks_mut(dofs).enumerate() {
+                hs.fill(0.0);
+                for &(t, c, axis) in b {
+                    hs[c] += wd[si * s + t] * g[axis * nf + fb];
+                }
+            }
+            for fa in fb..nf {
+                for i in 0..dofs {
+                    let row = fa * dofs + i;
+                    for j in 0..dofs {
+                        let col = fb * dofs + j;
+                        if col > row {
+                            continue;
+                        }
+                        let mut v = 0.0;
+                        for &(si, c, axis) in b {
+                            if c == i {
+                                v += g[axis * nf + fa] * h[si * dofs + j];
+                            }
+                        }
+                        k[packed_index(row, col)] += v;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Gauss-Legendre rule of `E` is available (points per direction within the host's range).
+pub fn check_rule<E: Element>() -> Result<()> {
+    gauss_legendre(E::QUADRATURE).map(|_| ())
+}

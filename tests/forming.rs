@@ -1,0 +1,367 @@
+//! Modal elements and element matrices formed on the device (issue 11, seed 004): sizes,
+//! symmetry, definiteness with exactly the rigid-body null space, the hierarchy, every kernel
+//! against the host on distorted elements with per-element materials, and misuse.
+
+mod common;
+mod elements;
+mod modal;
+
+use clforge::runtime::fem::forming::{self, packed_index, packed_len, Algorithm, Forming};
+use clforge::runtime::fem::matrices::{self, gauss_legendre};
+use clforge::runtime::fem::{Basis, Element, Matrix};
+use clforge::runtime::Error;
+use modal::*;
+use rand::Rng;
+
+/// The reference cube's vertices in `NODES` order, scaled and moved, each vertex displaced by
+/// up to `distort` in every direction: a general (non-affine) hexahedron.
+fn hexahedron<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<f64> {
+    let (h, o) = (rng.random_range(0.5..2.0), rng.random_range(-3.0..3.0));
+    E::local_nodes()
+        .iter()
+        .flat_map(|p| (0..E::DIM).map(move |a| p[a]).collect::<Vec<_>>())
+        .map(|x| o + h * x + rng.random_range(-distort..=distort))
+        .collect()
+}
+
+fn iso(rng: &mut impl Rng) -> Iso {
+    Iso {
+        lambda: rng.random_range(0.5..2.0),
+        mu: rng.random_range(0.3..1.5),
+    }
+}
+
+/// The six rigid-body motions of a 3-D element as DOF vectors: the vertex modes carry the
+/// (linear) motion at the vertices, every higher mode zero.
+fn rigid_modes<E: Element>(coords: &[f64]) -> Vec<Vec<f64>> {
+    let n = E::NODES * 3;
+    let motions: [fn([f64; 3]) -> [f64; 3]; 6] = [
+        |_| [1.0, 0.0, 0.0],
+        |_| [0.0, 1.0, 0.0],
+        |_| [0.0, 0.0, 1.0],
+        |x| [0.0, -x[2], x[1]],
+        |x| [x[2], 0.0, -x[0]],
+        |x| [-x[1], x[0], 0.0],
+    ];
+    motions
+        .iter()
+        .map(|u| {
+            let mut v = vec![0.0; n];
+            for i in 0..E::GEOMETRY_NODES {
+                let x = [coords[3 * i], coords[3 * i + 1], coords[3 * i + 2]];
+                v[3 * i..3 * i + 3].copy_from_slice(&u(x));
+            }
+            v
+        })
+        .collect()
+}
+
+/// Cholesky succeeds: the matrix is positive definite.
+fn positive_definite(a: &Matrix) -> bool {
+    let n = a.rows();
+    let mut l = vec![0.0; n * n];
+    for j in 0..n {
+        let d = a[(j, j)] - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
+        if !(d > 1e-10 * a.max_abs()) {
+            return false;
+        }
+        l[j * n + j] = d.sqrt();
+        for i in j + 1..n {
+            l[i * n + j] = (a[(i, j)] - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>()) / l[j * n + j];
+        }
+    }
+    true
+}
+
+/// K symmetric, K r = 0 for the six rigid motions, and K + Σ r rᵀ positive definite: so K is
+/// positive semi-definite with exactly those six zero-energy modes.
+fn check_rigid_null_space<E: Element>(k: &Matrix, coords: &[f64]) -> Result<(), String> {
+    let n = k.rows();
+    let scale = k.max_abs();
+    for i in 0..n {
+        for j in 0..i {
+            if (k[(i, j)] - k[(j, i)]).abs() > 1e-13 * scale {
+                return Err(format!("K[{i}][{j}] != K[{j}][{i}]"));
+            }
+        }
+    }
+    let modes = rigid_modes::<E>(coords);
+    let mut lifted = k.clone();
+    for r in &modes {
+        let kr: Vec<f64> = (0..n).map(|i| (0..n).map(|j| k[(i, j)] * r[j]).sum()).collect();
+        let norm = kr.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        let rn = r.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        if norm > 1e-10 * scale * rn {
+            return Err(format!("a rigid motion has energy: |K r| = {norm:e}"));
+        }
+        let rr: f64 = r.iter().map(|v| v * v).sum();
+        for i in 0..n {
+            for j in 0..n {
+                lifted[(i, j)] += scale * r[i] * r[j] / rr;
+            }
+        }
+    }
+    if positive_definite(&lifted) {
+        Ok(())
+    } else {
+        Err("more than six zero-energy modes (or an indefinite K)".into())
+    }
+}
+
+#[test]
+fn trunk_hexahedra_have_the_seeds_sizes_and_quadrature() {
+    let ne = [
+        HexP1::NODES,
+        HexP2::NODES,
+        HexP3::NODES,
+        HexP4::NODES,
+        HexP5::NODES,
+        HexP6::NODES,
+    ]
+    .map(|n| 3 * n);
+    assert_eq!(ne, [24, 60, 96, 150, 222, 315]);
+    let q = [
+        HexP1::QUADRATURE,
+        HexP2::QUADRATURE,
+        HexP3::QUADRATURE,
+        HexP4::QUADRATURE,
+        HexP5::QUADRATURE,
+        HexP6::QUADRATURE,
+    ];
+    assert_eq!(q, [2, 3, 4, 5, 7, 8]);
+    assert_eq!(HexP5::GEOMETRY_NODES, 8);
+    assert_eq!(HexP5::basis(), Basis::Modal { space: clforge::runtime::abi::modal::Space::Trunk, order: 5 });
+    assert_eq!(QuadQ3::NODES, 16);
+    assert_eq!(HeatP4::NODES, 50);
+}
+
+#[test]
+fn built_in_modes_are_integrated_legendre() {
+    // L_k' = sqrt((2k-1)/2) P_{k-1}: the derivatives are orthonormal on [-1, 1].
+    let rule = gauss_legendre(12).unwrap();
+    for i in 2..=6 {
+        for j in 2..=6 {
+            let s: f64 = rule.iter().map(|&(x, w)| w * hex_p6::dmodes(x)[i] * hex_p6::dmodes(x)[j]).sum();
+            let want = if i == j { 1.0 } else { 0.0 };
+            assert!((s - want).abs() < 1e-13, "∫ L{i}' L{j}' = {s}");
+        }
+        assert!(hex_p6::modes(-1.0)[i].abs() < 1e-15 && hex_p6::modes(1.0)[i].abs() < 1e-15);
+    }
+    assert_eq!(hex_p6::modes(-1.0)[0], 1.0);
+    assert_eq!(hex_p6::modes(1.0)[1], 1.0);
+    // L_2 = (x² − 1) sqrt(3/8)
+    let x = 0.3f64;
+    assert!((hex_p6::modes(x)[2] - (x * x - 1.0) * (3.0f64 / 8.0).sqrt()).abs() < 1e-15);
+}
+
+fn check_element<E: Element<Material = Iso>>(seed: u64) {
+    let mut rng = common::rng(seed);
+    let coords = hexahedron::<E>(&mut rng, 0.2);
+    let nodes: Vec<&[f64]> = coords.chunks(3).collect();
+    let k = matrices::stiffness::<E, &[f64]>(&nodes, &iso(&mut rng)).unwrap();
+    assert_eq!(k.rows(), 3 * E::NODES);
+    if let Err(e) = check_rigid_null_space::<E>(&k, &coords) {
+        panic!("{}: {e}", E::NAME);
+    }
+}
+
+#[test]
+fn every_order_is_symmetric_semidefinite_with_six_rigid_modes() {
+    check_element::<HexP1>(1);
+    check_element::<HexP2>(2);
+    check_element::<HexP3>(3);
+    check_element::<HexP4>(4);
+    check_element::<HexP5>(5);
+    check_element::<HexP6>(6);
+    check_element::<HexP4Q7>(7);
+}
+
+#[test]
+fn the_seeds_two_points_at_order_two_leave_spurious_modes() {
+    let mut rng = common::rng(8);
+    let coords = hexahedron::<HexP2Q2>(&mut rng, 0.0);
+    let nodes: Vec<&[f64]> = coords.chunks(3).collect();
+    let k = matrices::stiffness::<HexP2Q2, &[f64]>(&nodes, &iso(&mut rng)).unwrap();
+    let err = check_rigid_null_space::<HexP2Q2>(&k, &coords).unwrap_err();
+    assert!(err.contains("more than six"), "{err}");
+}
+
+/// K of order p − 1 is the leading block of K of order p (same points, so also on a
+/// distorted element); packed, it is a prefix.
+#[test]
+fn the_matrix_of_order_p_minus_1_is_a_block_of_order_p() {
+    let mut rng = common::rng(9);
+    let coords = hexahedron::<HexP5>(&mut rng, 0.25);
+    let nodes: Vec<&[f64]> = coords.chunks(3).collect();
+    let m = iso(&mut rng);
+    let k4 = matrices::stiffness::<HexP4Q7, &[f64]>(&nodes, &m).unwrap();
+    let k5 = matrices::stiffness::<HexP5, &[f64]>(&nodes, &m).unwrap();
+    let scale = k5.max_abs();
+    for i in 0..k4.rows() {
+        for j in 0..k4.cols() {
+            assert!((k4[(i, j)] - k5[(i, j)]).abs() <= 1e-13 * scale, "({i}, {j})");
+        }
+    }
+    // Orders 1..5 at their own points on an affine element (all exact): nested too.
+    let coords = hexahedron::<HexP5>(&mut rng, 0.0);
+    let nodes: Vec<&[f64]> = coords.chunks(3).collect();
+    let ks = [
+        matrices::stiffness::<HexP1, &[f64]>(&nodes, &m).unwrap(),
+        matrices::stiffness::<HexP2, &[f64]>(&nodes, &m).unwrap(),
+        matrices::stiffness::<HexP3, &[f64]>(&nodes, &m).unwrap(),
+        matrices::stiffness::<HexP4, &[f64]>(&nodes, &m).unwrap(),
+        matrices::stiffness::<HexP5, &[f64]>(&nodes, &m).unwrap(),
+    ];
+    for w in ks.windows(2) {
+        let scale = w[1].max_abs();
+        for i in 0..w[0].rows() {
+            for j in 0..w[0].rows() {
+                assert!((w[0][(i, j)] - w[1][(i, j)]).abs() <= 1e-12 * scale);
+            }
+        }
+    }
+}
+
+/// Device = host for every kernel: `m` distorted elements with their own materials.
+fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>, algos: &[Algorithm]) {
+    let dev = common::device();
+    let forming = Forming::<E>::new(&dev).unwrap();
+    let elements = forming.upload(&coords, &materials).unwrap();
+    let host = forming::form_host::<E>(&coords, &materials, 2).unwrap();
+    let ne = E::NODES * E::DOFS;
+    let p = packed_len(ne);
+    // The host matrices of `matrices::stiffness` (dense Bᵀ D B) agree with the host forming.
+    let per = E::GEOMETRY_NODES * E::DIM;
+    for (e, mat) in materials.iter().enumerate() {
+        let nodes: Vec<&[f64]> = coords[e * per..(e + 1) * per].chunks(E::DIM).collect();
+        let k = matrices::stiffness::<E, &[f64]>(&nodes, mat).unwrap();
+        let scale = k.max_abs();
+        for i in 0..ne {
+            for j in 0..=i {
+                let h = host[e * p + packed_index(i, j)];
+                assert!((h - k[(i, j)]).abs() <= 1e-12 * scale, "{} host e {e} ({i},{j}): {h} vs {}", E::NAME, k[(i, j)]);
+            }
+        }
+    }
+    for &algo in algos {
+        let (k, _) = forming.form(&elements, algo).unwrap_or_else(|e| panic!("{} {}: {e}", E::NAME, algo.label()));
+        let got = k.to_host().unwrap();
+        for e in 0..materials.len() {
+            let block = &host[e * p..(e + 1) * p];
+            let scale = block.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            for (i, (g, h)) in got[e * p..(e + 1) * p].iter().zip(block).enumerate() {
+                assert!(
+                    (g - h).abs() <= 1e-12 * scale,
+                    "{} {}: element {e}, entry {i}: device {g} vs host {h}",
+                    E::NAME,
+                    algo.label()
+                );
+            }
+        }
+    }
+}
+
+fn all_algorithms<E: Element>() -> Vec<Algorithm> {
+    let small = clforge::runtime::abi::modal::Tiling {
+        ts: 3,
+        wt: 32,
+        epg: 2,
+        qc: 5,
+    };
+    vec![
+        Algorithm::PerElement,
+        Algorithm::PerPoint { elements: 1 },
+        Algorithm::PerPoint { elements: 2 },
+        Algorithm::default_for::<E>(),
+        Algorithm::Tiled(small),
+    ]
+}
+
+fn solid_case<E: Element<Material = Iso>>(m: usize, seed: u64) {
+    let mut rng = common::rng(seed);
+    let coords: Vec<f64> = (0..m).flat_map(|_| hexahedron::<E>(&mut rng, 0.2)).collect();
+    let mats = (0..m).map(|_| iso(&mut rng)).collect();
+    device_matches_host::<E>(mats, coords, &all_algorithms::<E>());
+}
+
+#[test]
+fn device_equals_host_low_orders() {
+    solid_case::<HexP1>(37, 11);
+    solid_case::<HexP2>(13, 12);
+    solid_case::<HexP3>(5, 13);
+}
+
+#[test]
+fn device_equals_host_high_orders() {
+    solid_case::<HexP4>(3, 14);
+    solid_case::<HexP5>(2, 15);
+    solid_case::<HexP6>(2, 16);
+}
+
+#[test]
+fn device_equals_host_nodal_2d_and_diffusion() {
+    let mut rng = common::rng(17);
+    // The nodal trilinear hexahedron of the explicit examples.
+    let m = 9;
+    let coords: Vec<f64> = (0..m).flat_map(|_| hexahedron::<elements::hex8::Hex8>(&mut rng, 0.2)).collect();
+    let mats = (0..m)
+        .map(|_| elements::hex8::Solid {
+            lambda: rng.random_range(1.0..2.0),
+            mu: rng.random_range(0.5..1.0),
+            rho: 1.0,
+        })
+        .collect();
+    device_matches_host::<elements::hex8::Hex8>(mats, coords, &all_algorithms::<elements::hex8::Hex8>());
+    // A tensor-space plane-stress quad with its own `modes` and thickness.
+    let coords: Vec<f64> = (0..m).flat_map(|_| hexahedron::<QuadQ3>(&mut rng, 0.2)).collect();
+    let mats = (0..m)
+        .map(|_| Plate {
+            e: rng.random_range(1.0..3.0),
+            nu: rng.random_range(0.1..0.4),
+            h: rng.random_range(0.1..1.0),
+        })
+        .collect();
+    device_matches_host::<QuadQ3>(mats, coords, &all_algorithms::<QuadQ3>());
+    // Anisotropic heat conduction.
+    let coords: Vec<f64> = (0..3).flat_map(|_| hexahedron::<HeatP4>(&mut rng, 0.2)).collect();
+    let mats = (0..3)
+        .map(|_| {
+            let a = rng.random_range(0.0..0.3);
+            [[1.0, a, 0.0], [a, 2.0, a], [0.0, a, 1.5]]
+        })
+        .collect();
+    device_matches_host::<HeatP4>(mats, coords, &all_algorithms::<HeatP4>());
+}
+
+#[test]
+fn a_degenerate_element_is_named_and_bad_input_refused() {
+    let dev = common::device();
+    let forming = Forming::<HexP2>::new(&dev).unwrap();
+    let mut rng = common::rng(18);
+    let mut coords: Vec<f64> = (0..4).flat_map(|_| hexahedron::<HexP2>(&mut rng, 0.1)).collect();
+    // Element 2 flattened: its top face onto its bottom face.
+    for v in 4..8 {
+        coords[2 * 24 + 3 * v + 2] = coords[2 * 24 + 3 * (v - 4) + 2];
+    }
+    let mats: Vec<Iso> = (0..4).map(|_| iso(&mut rng)).collect();
+    let elements = forming.upload(&coords, &mats).unwrap();
+    for algo in all_algorithms::<HexP2>() {
+        match forming.form(&elements, algo) {
+            Err(Error::DegenerateElement { element, .. }) => assert_eq!(element, "hex_p2"),
+            other => panic!("{}: {other:?}", algo.label()),
+        }
+    }
+    assert!(matches!(forming.upload(&coords[1..], &mats), Err(Error::LengthMismatch { .. })));
+    let mut nan = coords.clone();
+    nan[5] = f64::NAN;
+    assert!(matches!(forming.upload(&nan, &mats), Err(Error::InvalidConfig(_))));
+    let mut bad = mats.clone();
+    bad[1].mu = f64::INFINITY;
+    assert!(matches!(forming.upload(&coords, &bad), Err(Error::InvalidConfig(_))));
+    let zero = clforge::runtime::abi::modal::Tiling { ts: 2, wt: 8, epg: 1, qc: 9 };
+    assert!(matches!(forming.form(&elements, Algorithm::Tiled(zero)), Err(Error::InvalidConfig(_))));
+    assert!(matches!(forming.form(&elements, Algorithm::PerPoint { elements: 0 }), Err(Error::InvalidConfig(_))));
+    // No elements: nothing to do, no error.
+    let none = forming.upload(&[], &[]).unwrap();
+    assert_eq!(forming.form(&none, Algorithm::default_for::<HexP2>()).unwrap().0.len(), 0);
+}
