@@ -10,6 +10,7 @@ pub mod load;
 pub mod matrices;
 pub mod matrix;
 pub mod mesh;
+pub mod modal_mesh;
 pub mod problem;
 pub mod reference;
 pub mod schedule;
