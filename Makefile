@@ -38,6 +38,7 @@ bench-smoke:
 	$(CARGO) run --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
 	$(CARGO) run --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
 	$(CARGO) run --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
+	$(CARGO) run --bin clforge-bench -- element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
 	$(CARGO) run --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
 
 lint:

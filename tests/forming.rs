@@ -62,7 +62,7 @@ fn positive_definite(a: &Matrix) -> bool {
     let mut l = vec![0.0; n * n];
     for j in 0..n {
         let d = a[(j, j)] - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
-        if !(d > 1e-10 * a.max_abs()) {
+        if d.is_nan() || d <= 1e-10 * a.max_abs() {
             return false;
         }
         l[j * n + j] = d.sqrt();
@@ -130,7 +130,13 @@ fn trunk_hexahedra_have_the_seeds_sizes_and_quadrature() {
     ];
     assert_eq!(q, [2, 3, 4, 5, 7, 8]);
     assert_eq!(HexP5::GEOMETRY_NODES, 8);
-    assert_eq!(HexP5::basis(), Basis::Modal { space: clforge::runtime::abi::modal::Space::Trunk, order: 5 });
+    assert_eq!(
+        HexP5::basis(),
+        Basis::Modal {
+            space: clforge::runtime::abi::modal::Space::Trunk,
+            order: 5
+        }
+    );
     assert_eq!(QuadQ3::NODES, 16);
     assert_eq!(HeatP4::NODES, 50);
 }
@@ -141,7 +147,10 @@ fn built_in_modes_are_integrated_legendre() {
     let rule = gauss_legendre(12).unwrap();
     for i in 2..=6 {
         for j in 2..=6 {
-            let s: f64 = rule.iter().map(|&(x, w)| w * hex_p6::dmodes(x)[i] * hex_p6::dmodes(x)[j]).sum();
+            let s: f64 = rule
+                .iter()
+                .map(|&(x, w)| w * hex_p6::dmodes(x)[i] * hex_p6::dmodes(x)[j])
+                .sum();
             let want = if i == j { 1.0 } else { 0.0 };
             assert!((s - want).abs() < 1e-13, "∫ L{i}' L{j}' = {s}");
         }
@@ -239,12 +248,19 @@ fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>
         for i in 0..ne {
             for j in 0..=i {
                 let h = host[e * p + packed_index(i, j)];
-                assert!((h - k[(i, j)]).abs() <= 1e-12 * scale, "{} host e {e} ({i},{j}): {h} vs {}", E::NAME, k[(i, j)]);
+                assert!(
+                    (h - k[(i, j)]).abs() <= 1e-12 * scale,
+                    "{} host e {e} ({i},{j}): {h} vs {}",
+                    E::NAME,
+                    k[(i, j)]
+                );
             }
         }
     }
     for &algo in algos {
-        let (k, _) = forming.form(&elements, algo).unwrap_or_else(|e| panic!("{} {}: {e}", E::NAME, algo.label()));
+        let (k, _) = forming
+            .form(&elements, algo)
+            .unwrap_or_else(|e| panic!("{} {}: {e}", E::NAME, algo.label()));
         let got = k.to_host().unwrap();
         for e in 0..materials.len() {
             let block = &host[e * p..(e + 1) * p];
@@ -303,7 +319,9 @@ fn device_equals_host_nodal_2d_and_diffusion() {
     let mut rng = common::rng(17);
     // The nodal trilinear hexahedron of the explicit examples.
     let m = 9;
-    let coords: Vec<f64> = (0..m).flat_map(|_| hexahedron::<elements::hex8::Hex8>(&mut rng, 0.2)).collect();
+    let coords: Vec<f64> = (0..m)
+        .flat_map(|_| hexahedron::<elements::hex8::Hex8>(&mut rng, 0.2))
+        .collect();
     let mats = (0..m)
         .map(|_| elements::hex8::Solid {
             lambda: rng.random_range(1.0..2.0),
@@ -351,17 +369,34 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
             other => panic!("{}: {other:?}", algo.label()),
         }
     }
-    assert!(matches!(forming.upload(&coords[1..], &mats), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        forming.upload(&coords[1..], &mats),
+        Err(Error::LengthMismatch { .. })
+    ));
     let mut nan = coords.clone();
     nan[5] = f64::NAN;
     assert!(matches!(forming.upload(&nan, &mats), Err(Error::InvalidConfig(_))));
     let mut bad = mats.clone();
     bad[1].mu = f64::INFINITY;
     assert!(matches!(forming.upload(&coords, &bad), Err(Error::InvalidConfig(_))));
-    let zero = clforge::runtime::abi::modal::Tiling { ts: 2, wt: 8, epg: 1, qc: 9 };
-    assert!(matches!(forming.form(&elements, Algorithm::Tiled(zero)), Err(Error::InvalidConfig(_))));
-    assert!(matches!(forming.form(&elements, Algorithm::PerPoint { elements: 0 }), Err(Error::InvalidConfig(_))));
+    let zero = clforge::runtime::abi::modal::Tiling {
+        ts: 2,
+        wt: 8,
+        epg: 1,
+        qc: 9,
+    };
+    assert!(matches!(
+        forming.form(&elements, Algorithm::Tiled(zero)),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert!(matches!(
+        forming.form(&elements, Algorithm::PerPoint { elements: 0 }),
+        Err(Error::InvalidConfig(_))
+    ));
     // No elements: nothing to do, no error.
     let none = forming.upload(&[], &[]).unwrap();
-    assert_eq!(forming.form(&none, Algorithm::default_for::<HexP2>()).unwrap().0.len(), 0);
+    assert_eq!(
+        forming.form(&none, Algorithm::default_for::<HexP2>()).unwrap().0.len(),
+        0
+    );
 }

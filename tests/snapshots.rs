@@ -3,6 +3,7 @@
 
 mod elements;
 mod kernels;
+mod modal;
 
 #[test]
 fn generated_opencl_is_pinned() {
@@ -38,4 +39,21 @@ fn user_template_opencl_is_pinned() {
     insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {
         insta::assert_snapshot!("user_template_hex8_energy", text);
     });
+}
+
+/// The element-matrix kernels of modal trunk hexahedra at p = 1 and p = 3 (seed 004), and of
+/// the nodal hex8 (sizes and the B products differ; the layout is the same).
+#[test]
+fn generated_forming_opencl_is_pinned() {
+    use clforge::runtime::fem::Element;
+    let cases = [
+        ("forming_hex_p1", modal::HexP1::forming_source()),
+        ("forming_hex_p3", modal::HexP3::forming_source()),
+        ("forming_hex8", elements::hex8::Hex8::forming_source()),
+    ];
+    for (name, text) in cases {
+        insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
 }

@@ -17,6 +17,7 @@
 mod baselines;
 mod chain;
 mod elements;
+mod forming;
 mod fracture;
 mod kernels;
 mod lattice;
@@ -65,6 +66,8 @@ enum Suite {
     /// Seed 003's fracture: the parallel schedule against the serial reference over many seeds
     /// for the six (K1, K2) pairs of appendix A (means, confidence intervals, Welch's t-test).
     FractureStudy,
+    /// Seed 004's table: f64 element stiffness matrices of trunk hexahedra, p = 1..6.
+    ElementMatrices,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -120,6 +123,9 @@ struct Cli {
     /// fracture-study: worker threads for the host runs (default: every core).
     #[arg(long)]
     threads: Option<usize>,
+    /// element-matrices: highest order p (1 to 6).
+    #[arg(long, default_value_t = 6)]
+    max_order: usize,
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -180,6 +186,14 @@ fn main() -> Result<()> {
         dev.info().driver_version
     );
 
+    if cli.suite == Suite::ElementMatrices {
+        let threads = cli
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let m = cli.sizes.as_ref().and_then(|s| s.first()).map(|s| s.dims()[0]);
+        let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads)?;
+        return publish(&report.table(), &report, cli.json.as_deref());
+    }
     if cli.suite == Suite::Chain {
         let report = chain::run(&dev, reps)?;
         return publish(&report.table(), &report, cli.json.as_deref());
@@ -239,7 +253,13 @@ fn main() -> Result<()> {
             };
             elements::run(&dev, &opts, &sizes)?
         }
-        Suite::Sweeps | Suite::SweepsCheck | Suite::Chain | Suite::Lattice | Suite::Fracture | Suite::FractureStudy => {
+        Suite::Sweeps
+        | Suite::SweepsCheck
+        | Suite::Chain
+        | Suite::Lattice
+        | Suite::Fracture
+        | Suite::FractureStudy
+        | Suite::ElementMatrices => {
             bail!("the sweeps, chain and lattice suites report on their own")
         }
         Suite::Roofline => {

@@ -85,7 +85,11 @@ pub mod quad_q3 {
     }
     pub fn material(m: &Plate) -> [[f64; 3]; 3] {
         let c = m.e / (1.0 - m.nu * m.nu);
-        [[c, c * m.nu, 0.0], [c * m.nu, c, 0.0], [0.0, 0.0, c * (1.0 - m.nu) / 2.0]]
+        [
+            [c, c * m.nu, 0.0],
+            [c * m.nu, c, 0.0],
+            [0.0, 0.0, c * (1.0 - m.nu) / 2.0],
+        ]
     }
     pub fn density(_m: &Plate) -> f64 {
         1.0

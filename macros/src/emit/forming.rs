@@ -8,13 +8,16 @@ pub fn h_lines(f: &Forming) -> Vec<String> {
     let mut out = Vec::new();
     for s in 0..f.strains {
         for c in 0..f.dofs {
-            let terms: Vec<String> = f
-                .b
-                .iter()
-                .filter(|&&(_, comp, _)| comp == c)
-                .map(|&(t, _, axis)| format!("(wd)[{}] * (g{axis})", s * f.strains + t))
-                .collect();
-            let rhs = if terms.is_empty() { "0.0".to_string() } else { terms.join(" + ") };
+            let terms: Vec<String> =
+                f.b.iter()
+                    .filter(|&&(_, comp, _)| comp == c)
+                    .map(|&(t, _, axis)| format!("(wd)[{}] * (g{axis})", s * f.strains + t))
+                    .collect();
+            let rhs = if terms.is_empty() {
+                "0.0".to_string()
+            } else {
+                terms.join(" + ")
+            };
             out.push(format!("(h)[{}] = {rhs};", s * f.dofs + c));
         }
     }
@@ -26,13 +29,16 @@ pub fn kb_lines(f: &Forming) -> Vec<String> {
     let mut out = Vec::new();
     for i in 0..f.dofs {
         for j in 0..f.dofs {
-            let terms: Vec<String> = f
-                .b
-                .iter()
-                .filter(|&&(_, comp, _)| comp == i)
-                .map(|&(s, _, axis)| format!("(g{axis}) * (h)[{}]", s * f.dofs + j))
-                .collect();
-            let rhs = if terms.is_empty() { "0.0".to_string() } else { terms.join(" + ") };
+            let terms: Vec<String> =
+                f.b.iter()
+                    .filter(|&&(_, comp, _)| comp == i)
+                    .map(|&(s, _, axis)| format!("(g{axis}) * (h)[{}]", s * f.dofs + j))
+                    .collect();
+            let rhs = if terms.is_empty() {
+                "0.0".to_string()
+            } else {
+                terms.join(" + ")
+            };
             out.push(format!("(kb)[{}] OP {rhs};", i * f.dofs + j));
         }
     }

@@ -88,7 +88,15 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         })?,
     };
     if let Some(modal) = &e.modal {
-        return Ok(expand_modal(module, e, modal, &items, source, &launchers, &material_alias_of(e)));
+        return Ok(expand_modal(
+            module,
+            e,
+            modal,
+            &items,
+            source,
+            &launchers,
+            &material_alias_of(e),
+        ));
     }
     // Every kernel of the family, including a schedule this element cannot run: its method
     // launches a kernel that does not exist, and the stepper refuses the schedule first.
@@ -251,7 +259,10 @@ fn expand_modal(
         }
     });
     let dfns = modal.modes.iter().map(|q| poly_tokens(&q.derivative(0), &x));
-    let coords: Vec<syn::Ident> = ["r", "s", "t"][..dim].iter().map(|c| syn::Ident::new(c, m.span())).collect();
+    let coords: Vec<syn::Ident> = ["r", "s", "t"][..dim]
+        .iter()
+        .map(|c| syn::Ident::new(c, m.span()))
+        .collect();
     let mv: Vec<syn::Ident> = (0..dim).map(|a| format_ident!("m{}", a)).collect();
     let dv: Vec<syn::Ident> = (0..dim).map(|a| format_ident!("d{}", a)).collect();
     let mut tuples = Vec::new();
@@ -281,7 +292,7 @@ fn expand_modal(
     let vertices: Vec<TokenStream> = (0..nv)
         .map(|v| {
             let p = clforge_abi::modal::vertex(dim, v);
-                let c = (0..dim).map(|a| if p[a] == 0 { -1.0f64 } else { 1.0 });
+            let c = (0..dim).map(|a| if p[a] == 0 { -1.0f64 } else { 1.0 });
             quote!([#(#c),*])
         })
         .collect();
@@ -295,7 +306,14 @@ fn expand_modal(
     } else {
         (quote!(_params), quote!(1.0))
     };
-    let space = format_ident!("{}", if modal.space == clforge_abi::modal::Space::Trunk { "Trunk" } else { "Tensor" });
+    let space = format_ident!(
+        "{}",
+        if modal.space == clforge_abi::modal::Space::Trunk {
+            "Trunk"
+        } else {
+            "Tensor"
+        }
+    );
     let operator = format_ident!("{}", e.operator.variant());
     let name = m.to_string();
     let strains = e.operator.strains(dim);

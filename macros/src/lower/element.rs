@@ -15,7 +15,10 @@ const TOL: f64 = 1e-9;
 
 pub fn lower(e: &Element) -> syn::Result<Program> {
     let forming = Forming {
-        modal: e.modal.as_ref().map(|m| format!("modal {} basis of order {}", m.space.name(), m.order)),
+        modal: e
+            .modal
+            .as_ref()
+            .map(|m| format!("modal {} basis of order {}", m.space.name(), m.order)),
         dim: e.dim,
         nf: e.nodes,
         ng: e.local_nodes.len(),

@@ -382,7 +382,10 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
     if let Some(m) = &modal {
         // The generated `shape` and `NODES` (the vertices) are public, like the user's would be.
         shape_vis = syn::parse_quote!(pub);
-        coords = ["r", "s", "t"][..dim].iter().map(|c| Ident::new(c, name.span())).collect();
+        coords = ["r", "s", "t"][..dim]
+            .iter()
+            .map(|c| Ident::new(c, name.span()))
+            .collect();
         local_nodes = (0..1usize << dim)
             .map(|v| clforge_abi::modal::vertex(dim, v).map(|k| if k == 0 { -1.0 } else { 1.0 }))
             .map(|mut p| {
@@ -392,102 +395,104 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
             .collect();
         let _ = m;
     } else {
-    match shape {
-        None => errors.push(missing(&format!(
-            "`pub fn shape({}) -> [f64; {nodes}]`, the shape functions in local coordinates",
-            ["r: f64", "s: f64", "t: f64"][..dim].join(", ")
-        ))),
-        Some(f) => {
-            require_pub(&f.vis, &f.sig.ident, &mut errors);
-            shape_vis = f.vis.clone();
-            if let Some(g) = f.sig.generics.params.first() {
-                errors.spanned(g, "`shape` cannot be generic");
-            }
-            if f.sig.inputs.len() != dim {
-                let msg = format!(
-                    "`shape` of a {dim}-D element takes {dim} local coordinate{}, found {}: `fn shape({})`",
-                    if dim == 1 { "" } else { "s" },
-                    f.sig.inputs.len(),
-                    ["r: f64", "s: f64", "t: f64"][..dim].join(", ")
-                );
-                if f.sig.inputs.is_empty() {
-                    errors.push(syn::Error::new(f.sig.paren_token.span.join(), msg));
-                } else {
-                    errors.spanned(&f.sig.inputs, msg);
+        match shape {
+            None => errors.push(missing(&format!(
+                "`pub fn shape({}) -> [f64; {nodes}]`, the shape functions in local coordinates",
+                ["r: f64", "s: f64", "t: f64"][..dim].join(", ")
+            ))),
+            Some(f) => {
+                require_pub(&f.vis, &f.sig.ident, &mut errors);
+                shape_vis = f.vis.clone();
+                if let Some(g) = f.sig.generics.params.first() {
+                    errors.spanned(g, "`shape` cannot be generic");
                 }
-            }
-            for input in &f.sig.inputs {
-                match input {
-                    syn::FnArg::Typed(pt) => match (&*pt.pat, is_f64(&pt.ty)) {
-                        (syn::Pat::Ident(p), true) if p.by_ref.is_none() && p.subpat.is_none() => {
-                            coords.push(p.ident.clone())
-                        }
-                        (syn::Pat::Ident(_), false) => errors.spanned(&pt.ty, "local coordinates are `f64`"),
-                        (other, _) => errors.spanned(other, "local coordinates must be plain names, e.g. `r: f64`"),
-                    },
-                    other => errors.spanned(other, "`shape` is a free function; `self` is not allowed"),
+                if f.sig.inputs.len() != dim {
+                    let msg = format!(
+                        "`shape` of a {dim}-D element takes {dim} local coordinate{}, found {}: `fn shape({})`",
+                        if dim == 1 { "" } else { "s" },
+                        f.sig.inputs.len(),
+                        ["r: f64", "s: f64", "t: f64"][..dim].join(", ")
+                    );
+                    if f.sig.inputs.is_empty() {
+                        errors.push(syn::Error::new(f.sig.paren_token.span.join(), msg));
+                    } else {
+                        errors.spanned(&f.sig.inputs, msg);
+                    }
                 }
-            }
-            match &f.sig.output {
-                syn::ReturnType::Type(_, ty) => match array_of(ty) {
-                    Some((elem, n, span)) if is_f64(elem) => {
-                        if n != nodes {
-                            errors.push(syn::Error::new(
+                for input in &f.sig.inputs {
+                    match input {
+                        syn::FnArg::Typed(pt) => match (&*pt.pat, is_f64(&pt.ty)) {
+                            (syn::Pat::Ident(p), true) if p.by_ref.is_none() && p.subpat.is_none() => {
+                                coords.push(p.ident.clone())
+                            }
+                            (syn::Pat::Ident(_), false) => errors.spanned(&pt.ty, "local coordinates are `f64`"),
+                            (other, _) => errors.spanned(other, "local coordinates must be plain names, e.g. `r: f64`"),
+                        },
+                        other => errors.spanned(other, "`shape` is a free function; `self` is not allowed"),
+                    }
+                }
+                match &f.sig.output {
+                    syn::ReturnType::Type(_, ty) => match array_of(ty) {
+                        Some((elem, n, span)) if is_f64(elem) => {
+                            if n != nodes {
+                                errors.push(syn::Error::new(
                                 span,
                                 format!("`shape` returns one value per node: `[f64; {nodes}]` for `nodes = {nodes}`, found {n}"),
                             ));
+                            }
                         }
+                        _ => errors.spanned(ty, format!("`shape` returns one value per node: `[f64; {nodes}]`")),
+                    },
+                    syn::ReturnType::Default => {
+                        errors.spanned(&f.sig.ident, format!("`shape` returns `[f64; {nodes}]`"))
                     }
-                    _ => errors.spanned(ty, format!("`shape` returns one value per node: `[f64; {nodes}]`")),
-                },
-                syn::ReturnType::Default => errors.spanned(&f.sig.ident, format!("`shape` returns `[f64; {nodes}]`")),
-            }
-            if coords.len() == dim {
-                let mut sp = ShapeParser {
-                    coords: &coords,
-                    lets: HashMap::new(),
-                    errors: &mut errors,
-                };
-                shape_fns = sp.body(&f.block, nodes);
+                }
+                if coords.len() == dim {
+                    let mut sp = ShapeParser {
+                        coords: &coords,
+                        lets: HashMap::new(),
+                        errors: &mut errors,
+                    };
+                    shape_fns = sp.body(&f.block, nodes);
+                }
             }
         }
-    }
 
-    // NODES: [[f64; dim]; nodes]
-    match node_const {
-        None => errors.push(missing(&format!(
-            "`pub const NODES: [[f64; {dim}]; {nodes}]`, the local coordinates of its nodes in [-1, 1]"
-        ))),
-        Some(c) => {
-            require_pub(&c.vis, &c.ident, &mut errors);
-            nodes_tokens = c.expr.to_token_stream();
-            if let Some((_, n, span)) = array_of(&c.ty) {
-                if n != nodes {
-                    errors.push(syn::Error::new(
-                        span,
-                        format!("`NODES` has one entry per node: {nodes} for `nodes = {nodes}`, found {n}"),
-                    ));
-                }
-            }
-            match &*c.expr {
-                syn::Expr::Array(rows) if rows.elems.len() == nodes => {
-                    for row in &rows.elems {
-                        if let Some(p) = node_row(row, dim, &mut errors) {
-                            local_nodes.push(p);
-                        }
+        // NODES: [[f64; dim]; nodes]
+        match node_const {
+            None => errors.push(missing(&format!(
+                "`pub const NODES: [[f64; {dim}]; {nodes}]`, the local coordinates of its nodes in [-1, 1]"
+            ))),
+            Some(c) => {
+                require_pub(&c.vis, &c.ident, &mut errors);
+                nodes_tokens = c.expr.to_token_stream();
+                if let Some((_, n, span)) = array_of(&c.ty) {
+                    if n != nodes {
+                        errors.push(syn::Error::new(
+                            span,
+                            format!("`NODES` has one entry per node: {nodes} for `nodes = {nodes}`, found {n}"),
+                        ));
                     }
                 }
-                syn::Expr::Array(rows) => errors.spanned(
-                    rows,
-                    format!(
-                        "`NODES` has one entry per node: {nodes} for `nodes = {nodes}`, found {}",
-                        rows.elems.len()
+                match &*c.expr {
+                    syn::Expr::Array(rows) if rows.elems.len() == nodes => {
+                        for row in &rows.elems {
+                            if let Some(p) = node_row(row, dim, &mut errors) {
+                                local_nodes.push(p);
+                            }
+                        }
+                    }
+                    syn::Expr::Array(rows) => errors.spanned(
+                        rows,
+                        format!(
+                            "`NODES` has one entry per node: {nodes} for `nodes = {nodes}`, found {}",
+                            rows.elems.len()
+                        ),
                     ),
-                ),
-                other => errors.spanned(other, "`NODES` must be an array literal of local coordinates"),
+                    other => errors.spanned(other, "`NODES` must be an array literal of local coordinates"),
+                }
             }
         }
-    }
     }
 
     let mut material_ty = None;
@@ -600,9 +605,11 @@ fn modal_basis(space: Space, order: usize, modes: Option<&syn::ItemFn>, errors: 
         },
         _ => errors.spanned(&f.sig, "`modes` takes one local coordinate: `fn modes(x: f64)`"),
     }
+    let mut len_ok = false;
     match &f.sig.output {
         syn::ReturnType::Type(_, ty) => match array_of(ty) {
             Some((elem, len, span)) if is_f64(elem) => {
+                len_ok = len == n;
                 if len != n {
                     errors.push(syn::Error::new(
                         span,
@@ -615,7 +622,7 @@ fn modal_basis(space: Space, order: usize, modes: Option<&syn::ItemFn>, errors: 
         syn::ReturnType::Default => errors.spanned(&f.sig.ident, format!("`modes` returns `[f64; {n}]`")),
     }
     let mut polys = Vec::new();
-    if coord.len() == 1 {
+    if coord.len() == 1 && len_ok {
         let mut sp = ShapeParser {
             coords: &coord,
             lets: HashMap::new(),

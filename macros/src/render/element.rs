@@ -116,7 +116,10 @@ struct FormingView {
 /// Renders the element-matrix kernels of an element (`ke_ai`, `ke_aii`, `ke_tiled`), f64.
 pub fn render_forming(p: &Program) -> Result<String, Failure> {
     let Body::Element(b) = &p.body else {
-        return Err(Failure::Internal(format!("`{}` is not an element program", p.origin.name)));
+        return Err(Failure::Internal(format!(
+            "`{}` is not an element program",
+            p.origin.name
+        )));
     };
     let f = &b.forming;
     let ne = f.nf * f.dofs;

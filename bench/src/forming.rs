@@ -1,0 +1,324 @@
+//! The `element-matrices` suite (seed 004's table): stiffness matrices of `m` distorted
+//! trunk-space hexahedra of order p = 1..6 for 3-D elasticity, f64, each element with its own
+//! material, formed by every device kernel (algorithms I, II, II with several elements per
+//! group, and the tiled kernel in several tile sizes) and by the host on one core and on all
+//! cores. Every kernel is first checked against the host on the first elements (relative
+//! 1e-12 of each element's largest entry); the run stops if one differs.
+//!
+//! Device times are the kernels' profiling events (median of the timed launches; slow kernels
+//! get fewer launches, the count is in the report). "With transfers" adds the upload of the
+//! coordinates and materials and the download of every packed `K_e` (wall clock, one run each).
+//! Host times are wall clock on `host_m` elements, scaled to `m` (the rate is per element).
+//!
+//! Work model: per point, `nf · S · nnz(B)` FMA for `D B_b` and `nf (nf + 1)/2 · DOFS · nnz(B)`
+//! FMA for the blocks `B_aᵀ (D B_b)` (nnz(B) = 9 in 3-D): the arithmetic of the tiled kernel,
+//! counted once per pair. Bytes: the packed output written once. The f64 FMA rate and the
+//! copy bandwidth are measured in the same run.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clforge::prelude::*;
+use clforge::runtime::abi::modal::{b_nonzeros, Tiling};
+use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
+use clforge::runtime::fem::Element;
+use rand::{rngs::SmallRng, Rng, SeedableRng};
+use serde::Serialize;
+
+use crate::measure::{self, Reps, Stats};
+use crate::roofline;
+
+/// An isotropic solid (Lamé constants).
+#[derive(Clone, Copy, Debug)]
+pub struct Iso {
+    pub lambda: f64,
+    pub mu: f64,
+}
+
+fn hooke(m: &Iso) -> [[f64; 6]; 6] {
+    let (l, g) = (m.lambda, m.mu);
+    let d = l + 2.0 * g;
+    [
+        [d, l, l, 0.0, 0.0, 0.0],
+        [l, d, l, 0.0, 0.0, 0.0],
+        [l, l, d, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, g, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, g, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0, g],
+    ]
+}
+
+macro_rules! trunk_hex {
+    ($($name:ident = $p:literal),*) => {$(
+        /// Trunk-space hexahedron for 3-D elasticity (seed 004).
+        #[element(dim = 3, operator = elasticity, basis = trunk, order = $p)]
+        pub mod $name {
+            use super::Iso;
+            pub fn material(m: &Iso) -> [[f64; 6]; 6] {
+                super::hooke(m)
+            }
+            pub fn density(_m: &Iso) -> f64 {
+                1.0
+            }
+        }
+    )*};
+}
+trunk_hex!(hex_p1 = 1, hex_p2 = 2, hex_p3 = 3, hex_p4 = 4, hex_p5 = 5, hex_p6 = 6);
+
+/// The seed's best time per order (GTX 580/680, algorithms I/II, transfers included), s.
+const SEED_BEST_S: [Option<f64>; 6] = [Some(0.189), Some(0.537), Some(1.64), Some(7.02), Some(58.0), None];
+
+#[derive(Debug, Serialize)]
+pub struct KernelRow {
+    pub kernel: String,
+    pub time: Stats,
+    pub gflop_s: f64,
+    pub write_gb_s: f64,
+    /// Kernel + upload + download, one run (s).
+    pub with_transfers_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OrderRow {
+    pub p: usize,
+    pub ne: usize,
+    pub points: usize,
+    pub m: usize,
+    pub gflop: f64,
+    pub out_gb: f64,
+    pub kernels: Vec<KernelRow>,
+    pub best: String,
+    pub best_s: f64,
+    /// Host wall time scaled to `m`: one core, all cores (s), measured on `host_m` elements.
+    pub host_m: usize,
+    pub host_1_s: f64,
+    pub host_all_s: f64,
+    pub threads: usize,
+    pub seed_best_s: Option<f64>,
+    /// The seed's best over ours (kernel only; with transfers).
+    pub speedup_kernel: Option<f64>,
+    pub speedup_transfers: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub device: String,
+    pub driver: String,
+    pub copy_gb_s: f64,
+    pub fma_f64_gflop_s: Option<f64>,
+    pub orders: Vec<OrderRow>,
+    pub command: String,
+}
+
+fn hexahedra<E: Element>(rng: &mut SmallRng, m: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(m * 24);
+    for e in 0..m {
+        // A column of unit cubes, vertices displaced by up to 0.15.
+        for p in E::local_nodes() {
+            for (a, x) in p.iter().enumerate() {
+                let shift = if a == 0 { e as f64 * 2.0 } else { 0.0 };
+                out.push(shift + x + rng.random_range(-0.15..0.15));
+            }
+        }
+    }
+    out
+}
+
+fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
+    let nq = E::QUADRATURE.pow(3);
+    let qp = nq.next_power_of_two();
+    let mut v = vec![Algorithm::PerElement, Algorithm::PerPoint { elements: 1 }];
+    if qp <= 16 {
+        v.push(Algorithm::PerPoint { elements: 32 / qp });
+    }
+    let default = clforge::runtime::fem::forming::default_tiling::<E>();
+    v.push(Algorithm::Tiled(default));
+    if !quick {
+        for ts in [1, 3] {
+            let t = Tiling::default_for(E::NODES, nq, 3, 6);
+            let per_point = 8 * t.epg * (3 * E::NODES + 36 + 9);
+            let qc = (clforge::runtime::abi::modal::TILED_LOCAL_BYTES / per_point).clamp(1, t.wt.min(nq));
+            v.push(Algorithm::Tiled(Tiling { ts, qc, ..t }));
+        }
+    }
+    v
+}
+
+fn order<E: Element<Material = Iso>>(
+    dev: &Device,
+    p: usize,
+    m: usize,
+    quick: bool,
+    reps: Reps,
+    threads: usize,
+) -> Result<OrderRow> {
+    let mut rng = SmallRng::seed_from_u64(p as u64);
+    let coords = hexahedra::<E>(&mut rng, m);
+    let mats: Vec<Iso> = (0..m)
+        .map(|_| Iso {
+            lambda: rng.random_range(0.5..2.0),
+            mu: rng.random_range(0.3..1.5),
+        })
+        .collect();
+    let ne = E::NODES * 3;
+    let np = packed_len(ne);
+    let nq = E::QUADRATURE.pow(3);
+    let nnz = b_nonzeros(3, 3, 6).len() as f64;
+    let nf = E::NODES as f64;
+    let fma = nq as f64 * (nf * 6.0 * nnz + nf * (nf + 1.0) / 2.0 * 3.0 * nnz);
+    let gflop = 2.0 * fma * m as f64 / 1e9;
+    let out_gb = (m * np * 8) as f64 / 1e9;
+
+    let forming = Forming::<E>::new(dev)?;
+    // Check every kernel on the first elements.
+    let check_m = m.min(8);
+    let reference = form_host::<E>(&coords[..check_m * 24], &mats[..check_m], threads)?;
+    let small = forming.upload(&coords[..check_m * 24], &mats[..check_m])?;
+    let algos = algorithms::<E>(quick);
+    for &a in &algos {
+        let got = forming.form(&small, a)?.0.to_host()?;
+        for e in 0..check_m {
+            let block = &reference[e * np..(e + 1) * np];
+            let scale = block.iter().fold(0.0f64, |x, v| x.max(v.abs()));
+            for (i, (g, h)) in got[e * np..(e + 1) * np].iter().zip(block).enumerate() {
+                if (g - h).abs() > 1e-12 * scale {
+                    bail!("p = {p}, {}: element {e} entry {i}: device {g} vs host {h}", a.label());
+                }
+            }
+        }
+    }
+    let t0 = Instant::now();
+    let elements = forming.upload(&coords, &mats)?;
+    dev.finish()?;
+    let upload_s = t0.elapsed().as_secs_f64();
+    let mut out = clforge::runtime::Buffer::<f64>::new(dev, (m * np).max(1))?;
+    let mut kernels = Vec::new();
+    for &a in &algos {
+        // One launch to size the repetitions: slow kernels are timed fewer times.
+        let first = forming.form_into(&elements, a, &mut out)?;
+        first.wait()?;
+        let once_s = first.duration_ns()? as f64 / 1e9;
+        let timed = if once_s > 2.0 {
+            3
+        } else if once_s > 0.2 {
+            5
+        } else {
+            reps.timed
+        };
+        let time = measure::time_launches(Reps { warmup: 0, timed }, || {
+            Ok(forming.form_into(&elements, a, &mut out)?)
+        })?;
+        let s = time.median_us / 1e6;
+        let t1 = Instant::now();
+        let host = out.to_vec()?;
+        let download_s = t1.elapsed().as_secs_f64();
+        drop(host);
+        kernels.push(KernelRow {
+            kernel: a.label(),
+            gflop_s: gflop / s,
+            write_gb_s: out_gb / s,
+            with_transfers_s: upload_s + s + download_s,
+            time,
+        });
+        eprintln!("  p = {p}: {} {:.4} s", a.label(), s);
+    }
+    let best = kernels
+        .iter()
+        .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us))
+        .map(|k| (k.kernel.clone(), k.time.median_us / 1e6, k.with_transfers_s))
+        .unwrap_or_default();
+    // Host: about a second's worth of elements on one core.
+    let per_elem_guess = fma / 2e9;
+    let host_m = ((1.0 / per_elem_guess) as usize).clamp(threads.max(4), m);
+    let t = Instant::now();
+    form_host::<E>(&coords[..host_m * 24], &mats[..host_m], 1)?;
+    let host_1_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
+    let t = Instant::now();
+    form_host::<E>(&coords[..host_m * 24], &mats[..host_m], threads)?;
+    let host_all_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
+    let seed = if m == 10_000 { SEED_BEST_S[p - 1] } else { None };
+    Ok(OrderRow {
+        p,
+        ne,
+        points: nq,
+        m,
+        gflop,
+        out_gb,
+        kernels,
+        best: best.0,
+        best_s: best.1,
+        host_m,
+        host_1_s,
+        host_all_s,
+        threads,
+        seed_best_s: seed,
+        speedup_kernel: seed.map(|s| s / best.1),
+        speedup_transfers: seed.map(|s| s / best.2),
+    })
+}
+
+pub fn run(dev: &Device, quick: bool, m: Option<usize>, max_p: usize, reps: Reps, threads: usize) -> Result<Report> {
+    let roof = roofline::measure(dev, quick, reps, |s| eprintln!("{s}"))?;
+    let m = m.unwrap_or(if quick { 64 } else { 10_000 });
+    let mut orders = Vec::new();
+    let max_p = if quick { max_p.min(3) } else { max_p.min(6) };
+    for p in 1..=max_p {
+        let row = match p {
+            1 => order::<HexP1>(dev, p, m, quick, reps, threads)?,
+            2 => order::<HexP2>(dev, p, m, quick, reps, threads)?,
+            3 => order::<HexP3>(dev, p, m, quick, reps, threads)?,
+            4 => order::<HexP4>(dev, p, m, quick, reps, threads)?,
+            5 => order::<HexP5>(dev, p, m, quick, reps, threads)?,
+            _ => order::<HexP6>(dev, p, m, quick, reps, threads)?,
+        };
+        orders.push(row);
+    }
+    Ok(Report {
+        device: dev.info().name.clone(),
+        driver: dev.info().driver_version.clone(),
+        copy_gb_s: roof.copy_gb_s(),
+        fma_f64_gflop_s: roof.fma_f64.as_ref().map(|p| p.rate_g),
+        orders,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    })
+}
+
+impl Report {
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "element matrices on {} (driver {}): copy {:.0} GB/s, f64 FMA {} GFLOP/s\n",
+            self.device,
+            self.driver,
+            self.copy_gb_s,
+            self.fma_f64_gflop_s.map_or("-".into(), |v| format!("{v:.0}"))
+        );
+        for o in &self.orders {
+            s += &format!(
+                "p = {} (Ne = {}, {} points), m = {}: {:.1} GFLOP, {:.3} GB out; host 1 core {:.3} s, {} cores {:.3} s (from {} elements)\n",
+                o.p, o.ne, o.points, o.m, o.gflop, o.out_gb, o.host_1_s, o.threads, o.host_all_s, o.host_m
+            );
+            for k in &o.kernels {
+                s += &format!(
+                    "  {:<22} {:>10.5} s (n = {:>2})  {:>8.0} GFLOP/s  {:>7.0} GB/s  with transfers {:.4} s\n",
+                    k.kernel,
+                    k.time.median_us / 1e6,
+                    k.time.n,
+                    k.gflop_s,
+                    k.write_gb_s,
+                    k.with_transfers_s
+                );
+            }
+            s += &format!(
+                "  best: {} {:.5} s{}\n",
+                o.best,
+                o.best_s,
+                match (o.seed_best_s, o.speedup_kernel, o.speedup_transfers) {
+                    (Some(b), Some(k), Some(t)) =>
+                        format!("; seed's best {b} s: {k:.0}x (kernel), {t:.0}x (with transfers)"),
+                    _ => String::new(),
+                }
+            );
+        }
+        s
+    }
+}
