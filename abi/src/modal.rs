@@ -191,7 +191,11 @@ mod tests {
         for p in 1..=MAX_ORDER {
             let faces = if p >= 4 { 3 * (p - 2) * (p - 3) } else { 0 };
             let interior = if p >= 6 { (p - 3) * (p - 4) * (p - 5) / 6 } else { 0 };
-            assert_eq!(count(3, p, Space::Trunk), 8 + 12 * (p - 1) + faces + interior, "p = {p}");
+            assert_eq!(
+                count(3, p, Space::Trunk),
+                8 + 12 * (p - 1) + faces + interior,
+                "p = {p}"
+            );
             assert_eq!(count(3, p, Space::Tensor), (p + 1).pow(3), "p = {p}");
             assert_eq!(count(2, p, Space::Tensor), (p + 1).pow(2), "p = {p}");
             assert_eq!(count(1, p, Space::Trunk), p + 1, "p = {p}");

@@ -20,9 +20,9 @@ mod grid;
 pub mod program;
 mod sync;
 
+pub use buffer::{Buffer, ConstBuffer, Scalar};
 /// The contracts shared with the macros (modal bases, element and lattice layouts).
 pub use clforge_abi as abi;
-pub use buffer::{Buffer, ConstBuffer, Scalar};
 pub use device::{Device, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
 pub use program::{Arg, Event, Program};

@@ -394,11 +394,14 @@ impl<E: Element> Forming<E> {
                         &name("ke_tiled"),
                         &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
                         Some(&[t.wt, t.epg]),
-                        &concat(common, vec![
-                            Arg::local(f(E::DIM * E::NODES)),
-                            Arg::local(f(s * s)),
-                            Arg::local(f(E::DIM * E::DIM)),
-                        ]),
+                        &concat(
+                            common,
+                            vec![
+                                Arg::local(f(E::DIM * E::NODES)),
+                                Arg::local(f(s * s)),
+                                Arg::local(f(E::DIM * E::DIM)),
+                            ],
+                        ),
                     )?
                 }
             }
@@ -459,7 +462,10 @@ pub fn form_host<E: Element>(coords: &[f64], materials: &[E::Material], threads:
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::InvalidConfig("a host forming thread panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::InvalidConfig("a host forming thread panicked".into())))
+            })
             .collect()
     });
     results.into_iter().collect::<Result<Vec<()>>>()?;
