@@ -242,6 +242,30 @@ pub enum Error {
         value: f64,
     },
 
+    /// An element's lumped (diagonal) mass cannot be formed: a total mass that is not positive
+    /// and finite, shape functions that do not sum to one, a modal basis, or (in `Model::new`)
+    /// an element whose nodal shares the element spec alone does not fix.
+    #[error("no lumped mass for element `{element}`: {detail}")]
+    LumpedMass {
+        /// The element type (`quad8`).
+        element: &'static str,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+
+    /// A free DOF has no positive finite mass, so the explicit step cannot divide by it.
+    #[error("DOF {dof} (node {node}) is free but has mass {mass}: {reason}")]
+    MasslessDof {
+        /// The global DOF.
+        dof: usize,
+        /// Its node.
+        node: usize,
+        /// The mass found there.
+        mass: f32,
+        /// Why, and what to do (`node 40 belongs to no element; ...`).
+        reason: String,
+    },
+
     /// Any other OpenCL failure.
     #[error("OpenCL call `{op}` failed: {message}")]
     Cl {

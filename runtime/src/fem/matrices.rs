@@ -347,21 +347,154 @@ pub fn mass_consistent<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::
     }))
 }
 
-/// The lumped (diagonal) mass: one mass per node, carried by each of its DOFs.
+/// How a consistent mass matrix was made diagonal (see `docs/LUMPED-MASS.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lumping {
+    /// Row sums of the consistent mass, `m_i = ∫ ρ N_i dV`: used where every row sum is
+    /// positive (linear elements, Lagrange quadrilaterals and hexahedra).
+    RowSum,
+    /// Hinton, Rock & Zienkiewicz (1976): the diagonal of the consistent mass scaled so that
+    /// the masses sum to the element's mass, `m_i = M_ii · ρV / Σ_j M_jj`. Used where a row
+    /// sum is zero or negative (the corners of 8-node serendipity quads, 20-node serendipity
+    /// hexahedra, 6-node triangles and 10-node tetrahedra).
+    Hrz,
+}
+
+impl Lumping {
+    /// `row-sum` or `HRZ`, as the docs write them.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lumping::RowSum => "row-sum",
+            Lumping::Hrz => "HRZ",
+        }
+    }
+}
+
+/// An element's lumped masses, one per node, and the scheme that made them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LumpedMass {
+    /// One mass per node, carried by each of its DOFs; they sum to `ρ · volume` (times the
+    /// thickness in 2-D).
+    pub masses: Vec<f64>,
+    /// Row-sum where every row sum is positive, HRZ otherwise.
+    pub scheme: Lumping,
+}
+
+/// The lumped (diagonal) mass: one mass per node, carried by each of its DOFs. The masses of
+/// [`lumped_mass`], without the scheme.
 ///
-/// Row sums of the consistent mass, `m_i = ∫ ρ N_i dV`: on a parallelogram of 4 nodes each gets
-/// 1/4 of the element's mass, the seed's rule (section 3.2); the total is always the element's
-/// mass. Elements whose row sums are not all positive (8-node serendipity quads) are rejected.
+/// On a parallelogram of 4 nodes each node gets 1/4 of the element's mass, the seed's rule
+/// (section 3.2).
 pub fn mass_lumped<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::Material) -> Result<Vec<f64>> {
+    Ok(lumped_mass::<E, P>(coords, material)?.masses)
+}
+
+/// The lumped mass of one element and how it was lumped, chosen for this element from its
+/// consistent scalar mass `M_ij = ∫ ρ N_i N_j dV`:
+///
+/// - [`Lumping::RowSum`] where every row sum `Σ_j M_ij = ∫ ρ N_i dV` is positive (above
+///   10⁻¹⁰ of the element's mass, so that a row sum that is zero but for rounding counts as
+///   zero);
+/// - [`Lumping::Hrz`] otherwise: `m_i = M_ii · ρV / Σ_j M_jj`, positive for any element.
+///
+/// Either way the masses sum to the element's mass `ρV = ∫ ρ dV` (times the thickness in
+/// 2-D). [`Error::LumpedMass`] names the element where that total is not positive and finite
+/// (check `density`), where the row sums do not add up to it (shape functions that do not sum
+/// to one) and for a modal element (its modes are not nodes).
+///
+/// ```
+/// use clforge_runtime::fem::{matrices::{self, Lumping}, Element};
+/// # use clforge_runtime::fem::{ElementSpec, Matrix, Operator};
+/// # struct Bar3;
+/// # impl Element for Bar3 {
+/// #     type Material = f64;
+/// #     const NAME: &'static str = "bar3";
+/// #     const DIM: usize = 1; const NODES: usize = 3; const DOFS: usize = 1;
+/// #     const OPERATOR: Operator = Operator::Diffusion; const QUADRATURE: usize = 3;
+/// #     fn local_nodes() -> &'static [[f64; 3]] { &[[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]] }
+/// #     fn shape(x: [f64; 3]) -> Vec<f64> {
+/// #         let r = x[0];
+/// #         vec![0.5 * r * (r - 1.0), 0.5 * r * (r + 1.0), 1.0 - r * r]
+/// #     }
+/// #     fn dshape(x: [f64; 3]) -> Matrix { let r = x[0]; Matrix::from_rows(&[[r - 0.5, r + 0.5, -2.0 * r]]) }
+/// #     fn material(k: &f64) -> Matrix { Matrix::from_rows(&[[*k]]) }
+/// #     fn density(rho: &f64) -> f64 { *rho }
+/// #     fn thickness(_: &f64) -> f64 { 1.0 }
+/// #     fn spec() -> ElementSpec {
+/// #         ElementSpec { name: "bar3", dim: 1, nodes: 3, dofs: 1, order: 2, node_offsets: &[[0, 0, 0], [2, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
+/// #     }
+/// # }
+/// // A quadratic bar of length 6 and density 2: Simpson's weights 1/6, 1/6, 2/3 of 12.
+/// let lumped = matrices::lumped_mass::<Bar3, _>(&[[0.0], [6.0], [3.0]], &2.0).unwrap();
+/// assert_eq!(lumped.scheme, Lumping::RowSum);
+/// for (m, expected) in lumped.masses.iter().zip([2.0, 2.0, 8.0]) {
+///     assert!((m - expected).abs() < 1e-12);
+/// }
+/// ```
+pub fn lumped_mass<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::Material) -> Result<LumpedMass> {
+    if let super::element::Basis::Modal { .. } = E::basis() {
+        return Err(Error::LumpedMass {
+            element: E::NAME,
+            detail: "its shape functions are hierarchical modes, not nodes, so there is nothing to lump onto; \
+                     use the consistent mass (`mass_consistent`)"
+                .into(),
+        });
+    }
     let m = scalar_mass::<E, P>(coords, material)?;
-    let lumped: Vec<f64> = (0..E::NODES).map(|i| m.row(i).iter().sum()).collect();
-    match lumped.iter().position(|&v| v.is_nan() || v <= 0.0) {
-        Some(i) => Err(Error::InvalidConfig(format!(
-            "row-sum lumping of element `{}` gives mass {} at node {i}; it must be positive (check `density`)",
-            E::NAME,
-            lumped[i]
-        ))),
-        None => Ok(lumped),
+    let total = element_mass::<E, P>(coords, material)?;
+    let rows = (0..E::NODES).map(|i| m.row(i).iter().sum()).collect();
+    let diagonal = (0..E::NODES).map(|i| m[(i, i)]).collect();
+    lump(E::NAME, rows, diagonal, total)
+}
+
+/// `∫ ρ dV` (times the thickness in 2-D) by the element's quadrature: the total of its lumped
+/// masses.
+fn element_mass<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::Material) -> Result<f64> {
+    let rho = E::density(material);
+    let t = thickness::<E>(material)?;
+    let mut total = 0.0;
+    for (local, w) in quadrature_points::<E>()? {
+        total += rho * t * w * jacobian::<E, P>(coords, local)?.det;
+    }
+    Ok(total)
+}
+
+/// Lumped masses from the row sums and diagonal of a consistent scalar mass whose entries add
+/// up to `total` (the element's mass): row-sum lumping where every row sum is positive, HRZ
+/// otherwise. Shared by [`lumped_mass`] and `Model::new` (which passes the reference element's
+/// Lagrange integrals, `total` 1).
+pub(crate) fn lump(element: &'static str, rows: Vec<f64>, diagonal: Vec<f64>, total: f64) -> Result<LumpedMass> {
+    let refuse = |detail: String| Err(Error::LumpedMass { element, detail });
+    if !(total.is_finite() && total > 0.0) {
+        return refuse(format!(
+            "its mass ∫ ρ dV is {total:e}; it must be positive and finite (check `density` and `thickness`)"
+        ));
+    }
+    let sum: f64 = rows.iter().sum();
+    // The entries of M sum to ∫ ρ (Σ N_i)² dV, which is ρV exactly when the N_i sum to one.
+    if !((sum - total).abs() <= 1e-9 * total) {
+        return refuse(format!(
+            "its consistent mass sums to {sum:e} but its mass ∫ ρ dV is {total:e}; the shape functions must \
+             sum to one at every point (partition of unity)"
+        ));
+    }
+    // A row sum at rounding level above zero (a tri6 corner) is a zero row sum.
+    if rows.iter().all(|&r| r > 1e-10 * total) {
+        return Ok(LumpedMass {
+            masses: rows,
+            scheme: Lumping::RowSum,
+        });
+    }
+    let trace: f64 = diagonal.iter().sum();
+    match diagonal.iter().position(|&d| !(d.is_finite() && d > 0.0)) {
+        Some(i) => refuse(format!(
+            "the diagonal of its consistent mass is {:e} at node {i}; ∫ ρ N_i² dV must be positive",
+            diagonal[i]
+        )),
+        None => Ok(LumpedMass {
+            masses: diagonal.iter().map(|&d| d * total / trace).collect(),
+            scheme: Lumping::Hrz,
+        }),
     }
 }
 

@@ -213,10 +213,64 @@ impl UnstructuredMesh {
         Ok(())
     }
 
-    /// A structured mesh written as an unstructured one (same numbering).
+    /// A structured mesh of elements with node `offsets` written as an unstructured one,
+    /// without orphan nodes: grid nodes that no element uses (the element centres of an
+    /// order-2 grid under 8-node serendipity quads) are dropped and the others keep the grid's
+    /// order. Where the elements use every grid node (quad4, quad9, hex8) the numbering is the
+    /// grid's; [`UnstructuredMesh::compact`] gives the map from grid nodes to mesh nodes.
+    ///
+    /// ```
+    /// # use clforge_runtime::fem::mesh::{StructuredMesh, UnstructuredMesh};
+    /// // Corners and mid-sides of an order-2 grid (an 8-node serendipity quad): 2 × 1 elements
+    /// // use 13 of the grid's 15 nodes.
+    /// let quad8 = [[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [1, 0, 0], [2, 1, 0], [1, 2, 0], [0, 1, 0]];
+    /// let grid = StructuredMesh::new(2, 2, [2, 1, 1], [1.0; 3]).unwrap();
+    /// let mesh = UnstructuredMesh::from_structured(&grid, &quad8).unwrap();
+    /// assert_eq!((grid.node_count(), mesh.node_count()), (15, 13));
+    /// ```
     pub fn from_structured(m: &StructuredMesh, offsets: &[[usize; 3]]) -> Result<Self> {
         let coords = (0..m.node_count()).map(|n| m.node_position(n)).collect();
-        Self::new(coords, offsets.len(), m.connectivity(offsets))
+        Ok(Self::new(coords, offsets.len(), m.connectivity(offsets))?.compact()?.0)
+    }
+
+    /// This mesh without the nodes that belong to no element, the others renumbered in their
+    /// order, and for each old node its new index (`None` where it was dropped).
+    ///
+    /// ```
+    /// # use clforge_runtime::fem::mesh::UnstructuredMesh;
+    /// let coords = vec![[0.0, 0.0, 0.0], [9.0, 9.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
+    /// let mesh = UnstructuredMesh::new(coords, 4, vec![0, 2, 3, 4]).unwrap();
+    /// let (compact, map) = mesh.compact().unwrap();
+    /// assert_eq!(compact.connectivity, [0, 1, 2, 3]);
+    /// assert_eq!(map, [Some(0), None, Some(1), Some(2), Some(3)]);
+    /// ```
+    pub fn compact(&self) -> Result<(Self, Vec<Option<u32>>)> {
+        self.check()?;
+        let mut used = vec![false; self.node_count()];
+        for &n in &self.connectivity {
+            used[n as usize] = true;
+        }
+        let mut next = 0u32;
+        let map: Vec<Option<u32>> = used
+            .iter()
+            .map(|&u| {
+                u.then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        let coords = self
+            .coords
+            .iter()
+            .zip(&used)
+            .filter(|(_, &u)| u)
+            .map(|(p, _)| *p)
+            .collect();
+        // Every index names a used node, so every map entry read here is `Some`.
+        let connectivity = self.connectivity.iter().filter_map(|&n| map[n as usize]).collect();
+        let mesh = Self::new(coords, self.nodes_per_element, connectivity)?;
+        Ok((mesh, map))
     }
 
     /// Number of elements (0 if `nodes_per_element` is 0).
@@ -339,6 +393,27 @@ impl Mesh {
             Mesh::Structured(m) => m.min_spacing(),
             Mesh::Unstructured(m) => m.min_spacing(),
         }
+    }
+
+    /// The nodes that belong to no element of node `offsets`, ascending: on a structured grid
+    /// the nodes its elements leave out (the centre of every element of an order-2 grid under
+    /// 8-node serendipity quads); on an unstructured mesh the nodes its connectivity never
+    /// names (indices past the node count are ignored: the mesh's check reports them).
+    ///
+    /// ```
+    /// # use clforge_runtime::fem::mesh::{Mesh, StructuredMesh};
+    /// let quad8 = [[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [1, 0, 0], [2, 1, 0], [1, 2, 0], [0, 1, 0]];
+    /// let grid = Mesh::Structured(StructuredMesh::new(2, 2, [2, 1, 1], [1.0; 3]).unwrap());
+    /// assert_eq!(grid.unused_nodes(&quad8), [6, 8]);
+    /// ```
+    pub fn unused_nodes(&self, offsets: &[[usize; 3]]) -> Vec<usize> {
+        let mut used = vec![false; self.node_count()];
+        for n in self.connectivity(offsets) {
+            if let Some(u) = used.get_mut(n as usize) {
+                *u = true;
+            }
+        }
+        used.iter().enumerate().filter(|(_, &u)| !u).map(|(n, _)| n).collect()
     }
 }
 

@@ -27,18 +27,28 @@ pub struct Model {
 }
 
 impl Model {
-    /// One material with stiffness `k` (`nd × nd` row-major) and lumped element mass
-    /// `element_mass` shared equally by the element's nodes.
+    /// One material with stiffness `k` (`nd × nd` row-major) and element mass `element_mass`,
+    /// lumped onto the element's nodes by the shares of the reference element
+    /// ([`reference_lumping`]): equal shares for linear elements (a quarter per node of a
+    /// quad4), Simpson's products for a 9-node quad (1/36 per corner, 1/9 per mid-side, 4/9 at
+    /// the centre). The shares are exact for elements that are parallelograms
+    /// (parallelepipeds) of equal size; [`Model::of`] lumps each element's own geometry.
+    ///
+    /// The spec carries no shape functions, only the node grid, so `Model::new` takes elements
+    /// whose nodes fill their grid (`(order + 1)^dim` nodes, tensor Lagrange); others (8-node
+    /// serendipity quads) are [`Error::LumpedMass`], pointing to [`Model::of`].
     ///
     /// The mesh must hold elements of `spec` ([`geometry::check_mesh`]: a structured mesh of
     /// the element's order, an unstructured one of its nodes per element) and none of its
-    /// elements may be inverted ([`geometry::check_orientation`]).
+    /// elements may be inverted ([`geometry::check_orientation`]). The DOFs of nodes that
+    /// belong to no element are fixed (see [`Model::of`]).
     pub fn new(spec: ElementSpec, mesh: Mesh, k: Vec<f32>, element_mass: f64) -> Result<Model> {
         geometry::check_orientation(&spec, &mesh)?;
         if !(element_mass.is_finite() && element_mass > 0.0) {
-            return Err(Error::InvalidConfig(format!(
-                "element mass {element_mass} must be positive and finite"
-            )));
+            return Err(Error::LumpedMass {
+                element: spec.name,
+                detail: format!("the element mass {element_mass} given to `Model::new` must be positive and finite"),
+            });
         }
         let nd = spec.nd();
         if k.len() != nd * nd {
@@ -56,13 +66,16 @@ impl Model {
                 found: conn.len() / mesh.element_count().max(1),
             });
         }
+        let shares = reference_lumping(&spec)?.masses;
         let mut mass = dof_vec(&spec, &mesh)?;
-        for &n in &conn {
-            for d in 0..spec.dofs {
-                mass[n as usize * spec.dofs + d] += element_mass / spec.nodes as f64;
+        for e in conn.chunks_exact(spec.nodes) {
+            for (&n, share) in e.iter().zip(&shares) {
+                for d in 0..spec.dofs {
+                    mass[n as usize * spec.dofs + d] += element_mass * share;
+                }
             }
         }
-        let dofs = mass.len();
+        let fixed = orphans_fixed(&spec, &mesh, mass.len());
         Ok(Model {
             spec,
             elements: ElementMap::uniform(mesh.element_count())?,
@@ -70,15 +83,24 @@ impl Model {
             stiffness: vec![k],
             stress: vec![],
             mass: mass.into_iter().map(|m| m as f32).collect(),
-            fixed: vec![false; dofs],
+            fixed,
         })
     }
 
     /// The model of element type `E` on `mesh` in one material: `K_e`, `G_e` and the lumped
     /// masses computed from the element's own matrices (`E::stiffness`, `E::stress_matrix`,
-    /// `E::mass_lumped`) at the mesh's element geometry. The device kernels share one `K_e`
-    /// per material, so every element must be a translate of element 0; a mesh whose elements
-    /// differ in shape or size is an error rather than a silently wrong model.
+    /// [`matrices::lumped_mass`]: row-sum lumping where every row sum is positive, HRZ
+    /// otherwise, as for 8-node serendipity quads) at the mesh's element geometry. The device
+    /// kernels share one `K_e` per material, so every element must be a translate of element
+    /// 0; a mesh whose elements differ in shape or size is an error rather than a silently
+    /// wrong model.
+    ///
+    /// Nodes that belong to no element carry neither mass nor stiffness: their DOFs are fixed,
+    /// so they stay at rest and [`Model::validate`] accepts the model. They arise on a
+    /// structured grid whose elements leave nodes out (8-node serendipity quads on an order-2
+    /// grid leave every element's centre); [`Mesh::unused_nodes`] lists them and
+    /// [`UnstructuredMesh::from_structured`](crate::fem::mesh::UnstructuredMesh::from_structured)
+    /// builds the mesh without them.
     ///
     /// The mesh must hold elements of `E` ([`geometry::check_mesh`]) and no element may be
     /// inverted or degenerate: `det J > 0` at every quadrature point and node of `E`
@@ -122,7 +144,7 @@ impl Model {
         let to_f32 = |m: &Matrix| m.data().iter().map(|&v| v as f32).collect::<Vec<f32>>();
         let k = matrices::stiffness::<E, _>(&coords, material)?;
         let g = matrices::stress_matrix::<E, _>(&coords, material)?;
-        let lumped = matrices::mass_lumped::<E, _>(&coords, material)?;
+        let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
         let mut mass = dof_vec(&spec, &mesh)?;
         for e in 0..ne {
             for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
@@ -131,7 +153,7 @@ impl Model {
                 }
             }
         }
-        let dofs = mass.len();
+        let fixed = orphans_fixed(&spec, &mesh, mass.len());
         Ok(Model {
             spec,
             elements: ElementMap::uniform(ne)?,
@@ -139,7 +161,7 @@ impl Model {
             stiffness: vec![to_f32(&k)],
             stress: vec![to_f32(&g)],
             mass: mass.into_iter().map(|m| m as f32).collect(),
-            fixed: vec![false; dofs],
+            fixed,
         })
     }
 
@@ -157,7 +179,7 @@ impl Model {
     /// elements of `spec` and none is inverted ([`geometry::check_orientation`]), one mass and
     /// fixed flag per DOF, one material and crack flag per element, 1 to 254 matrices of the
     /// element's sizes, every element's material among them, a positive finite mass on every
-    /// free DOF.
+    /// free DOF ([`Error::MasslessDof`] names the first other, its node and why).
     pub fn validate(&self) -> Result<()> {
         geometry::check_orientation(&self.spec, &self.mesh)?;
         self.check_sizes()
@@ -216,12 +238,41 @@ impl Model {
         }
         let positive = |m: f32| m.is_finite() && m > 0.0;
         if let Some(i) = (0..n).find(|&i| !self.fixed[i] && !positive(self.mass[i])) {
-            return Err(Error::InvalidConfig(format!(
-                "DOF {i} is free but has mass {}; give it a positive mass",
-                self.mass[i]
-            )));
+            return Err(self.massless(i));
         }
         Ok(())
+    }
+
+    /// [`Error::MasslessDof`] for free DOF `dof`, saying why its node has no mass.
+    fn massless(&self, dof: usize) -> Error {
+        let (spec, node) = (&self.spec, dof / self.spec.dofs);
+        let orphan = !self.mesh.connectivity(spec.node_offsets).contains(&(node as u32));
+        let reason = if orphan {
+            let left_out = match &self.mesh {
+                Mesh::Structured(m) => format!(
+                    " (a node of the order-{} grid that the {} nodes of `{}` leave out)",
+                    m.order, spec.nodes, spec.name
+                ),
+                Mesh::Unstructured(_) => String::new(),
+            };
+            format!(
+                "node {node} belongs to no element{left_out}, so nothing moves it; keep its DOFs fixed \
+                 (`Model::new` and `Model::of` fix them) or build the mesh without it \
+                 (`UnstructuredMesh::from_structured`, `UnstructuredMesh::compact`)"
+            )
+        } else if self.mass[dof].is_finite() && self.mass[dof] < 0.0 {
+            format!(
+                "the lumped masses of the elements at node {node} add up to a negative mass; give it a positive one"
+            )
+        } else {
+            format!("node {node} belongs to elements but has no positive finite mass; give it one (a positive density)")
+        };
+        Error::MasslessDof {
+            dof,
+            node,
+            mass: self.mass[dof],
+            reason,
+        }
     }
 
     /// Inverse mass and damping coefficient (`-α·m`) per DOF; both 0 on fixed DOFs.
@@ -291,6 +342,81 @@ fn dof_vec(spec: &ElementSpec, mesh: &Mesh) -> Result<Vec<f64>> {
             detail: format!("its DOFs ({} per node) overflow usize", spec.dofs),
         })?;
     crate::grid::try_filled(n, 0.0, || "lumped masses".into())
+}
+
+/// One fixed flag per DOF (`dofs` of them): the DOFs of nodes in no element, which have
+/// neither mass nor stiffness.
+fn orphans_fixed(spec: &ElementSpec, mesh: &Mesh, dofs: usize) -> Vec<bool> {
+    let mut fixed = vec![false; dofs];
+    for n in mesh.unused_nodes(spec.node_offsets) {
+        for d in 0..spec.dofs {
+            fixed[n * spec.dofs + d] = true;
+        }
+    }
+    fixed
+}
+
+/// The lumped masses of the reference element of `spec`, summing to 1: the shares of an
+/// element's mass that [`Model::new`] gives its nodes, by the rule of
+/// [`matrices::lumped_mass`] (row sums where all are positive, HRZ otherwise).
+///
+/// Without shape functions this needs the tensor Lagrange element of the node grid: every one
+/// of the `(order + 1)^dim` grid nodes is a node, and `N_a` is the product of 1-D Lagrange
+/// polynomials through the grid points, so `∫ N_a` and `∫ N_a²` are products of 1-D integrals
+/// (Newton-Cotes weights for the row sums). Other specs are [`Error::LumpedMass`].
+///
+/// ```
+/// # use clforge_runtime::fem::{problem::reference_lumping, matrices::Lumping, ElementSpec};
+/// let quad9 = ElementSpec {
+///     name: "quad9", dim: 2, nodes: 9, dofs: 2, order: 2, strains: 3, source: "", kernels: None,
+///     node_offsets: &[[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [1, 0, 0], [2, 1, 0], [1, 2, 0], [0, 1, 0], [1, 1, 0]],
+/// };
+/// let shares = reference_lumping(&quad9).unwrap();
+/// assert_eq!(shares.scheme, Lumping::RowSum);
+/// for (s, expected) in shares.masses.iter().zip([1.0, 1.0, 1.0, 1.0, 4.0, 4.0, 4.0, 4.0, 16.0]) {
+///     assert!((s - expected / 36.0).abs() < 1e-15);
+/// }
+/// ```
+pub fn reference_lumping(spec: &ElementSpec) -> Result<matrices::LumpedMass> {
+    geometry::check_spec(spec)?;
+    let (dim, order) = (spec.dim, spec.order);
+    let mut grid = spec.node_offsets.to_vec();
+    grid.sort_unstable();
+    grid.dedup();
+    let full = order
+        .checked_add(1)
+        .and_then(|n| n.checked_pow(dim as u32))
+        .is_some_and(|n| n == spec.nodes && grid.len() == spec.nodes);
+    if !full || order + 1 > matrices::MAX_QUADRATURE {
+        return Err(Error::LumpedMass {
+            element: spec.name,
+            detail: format!(
+                "`Model::new` knows the element only by its spec, which fixes the nodes' shares of the element \
+                 mass only for a full Lagrange grid of (order + 1)^dim nodes up to order {}; this one has {} nodes \
+                 on a {dim}-D grid of order {order} (serendipity corners have negative row sums). Build the model \
+                 with `Model::of::<E>`, which lumps with the element's own shape functions",
+                matrices::MAX_QUADRATURE - 1,
+                spec.nodes
+            ),
+        });
+    }
+    // 1-D Lagrange polynomials through order + 1 equidistant points on [-1, 1], integrated
+    // exactly (degree 2·order) by order + 1 Gauss points, over the interval's length 2.
+    let points: Vec<f64> = (0..=order).map(|j| -1.0 + 2.0 * j as f64 / order as f64).collect();
+    let ell = |i: usize, x: f64| -> f64 {
+        (0..=order)
+            .filter(|&m| m != i)
+            .map(|m| (x - points[m]) / (points[i] - points[m]))
+            .product()
+    };
+    let rule = matrices::gauss_legendre(order + 1)?;
+    let integral = |f: &dyn Fn(f64) -> f64| rule.iter().map(|&(x, w)| w * f(x)).sum::<f64>() / 2.0;
+    let row: Vec<f64> = (0..=order).map(|i| integral(&|x| ell(i, x))).collect();
+    let diag: Vec<f64> = (0..=order).map(|i| integral(&|x| ell(i, x).powi(2))).collect();
+    let product = |w: &[f64], o: &[usize; 3]| o[..dim].iter().map(|&k| w[k]).product::<f64>();
+    let rows = spec.node_offsets.iter().map(|o| product(&row, o)).collect();
+    let diagonal = spec.node_offsets.iter().map(|o| product(&diag, o)).collect();
+    matrices::lump(spec.name, rows, diagonal, 1.0)
 }
 
 /// `det J > 0` at every quadrature point and local node of `E` for element `index` at `coords`.
