@@ -21,6 +21,7 @@ use anyhow::{bail, Result};
 use clforge::prelude::*;
 use clforge::runtime::abi::modal::{b_nonzeros, Tiling};
 use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
+use clforge::runtime::fem::hybrid::{Assignment, Hybrid, Worker};
 use clforge::runtime::fem::Element;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::Serialize;
@@ -98,6 +99,63 @@ pub struct OrderRow {
     /// The seed's best over ours (kernel only; with transfers).
     pub speedup_kernel: Option<f64>,
     pub speedup_transfers: Option<f64>,
+    /// The device and the host's threads together.
+    pub hybrid: HybridRow,
+}
+
+/// A CPU + device run (`fem::hybrid`): rates measured, split by the makespan program, formed.
+#[derive(Debug, Serialize)]
+pub struct HybridRow {
+    /// Measured elements per second: device, host (all threads), one row per group.
+    pub device_rate: Vec<f64>,
+    pub host_rate: Vec<f64>,
+    /// Elements given to the host, per group.
+    pub host_share: Vec<usize>,
+    pub predicted_s: f64,
+    /// Wall clock of the split run and of the device alone (uploads and waits included;
+    /// median of 3), seconds.
+    pub hybrid_s: f64,
+    pub device_only_s: f64,
+    /// The host's all-cores time of the whole work, from its measured rates (s).
+    pub host_only_s: f64,
+}
+
+/// Seed 004's mixed mesh: `m1` p = 1 and `m3` p = 3 hexahedra.
+#[derive(Debug, Serialize)]
+pub struct MixedRow {
+    pub m1: usize,
+    pub m3: usize,
+    pub run: HybridRow,
+}
+
+fn median3(mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
+    let mut v = vec![f()?, f()?, f()?];
+    v.sort_by(f64::total_cmp);
+    Ok(v[1])
+}
+
+/// Measures, splits and runs `work` (whose workers are `dev` and the host), and the device
+/// alone on the same groups.
+fn hybrid_row(work: &Hybrid<'_>, sizes: &[usize]) -> Result<HybridRow> {
+    let rates = work.measure()?;
+    let plan = work.split(&rates)?;
+    let hybrid_s = median3(|| Ok(work.run(&plan)?.total_s))?;
+    let alone = Assignment {
+        ranges: sizes.iter().map(|&m| vec![(Worker::Device(0), 0..m)]).collect(),
+        predicted_s: vec![0.0; 2],
+    };
+    let device_only_s = median3(|| Ok(work.run(&alone)?.total_s))?;
+    let (device_rate, host_rate) = (rates.per_second[0].clone(), rates.per_second[1].clone());
+    let host_only_s = sizes.iter().zip(&host_rate).map(|(&m, r)| m as f64 / r).sum();
+    Ok(HybridRow {
+        host_share: (0..sizes.len()).map(|g| plan.count(g, Worker::Host)).collect(),
+        predicted_s: plan.makespan_s(),
+        device_rate,
+        host_rate,
+        hybrid_s,
+        device_only_s,
+        host_only_s,
+    })
 }
 
 #[derive(Debug, Serialize)]
@@ -107,6 +165,7 @@ pub struct Report {
     pub copy_gb_s: f64,
     pub fma_f64_gflop_s: Option<f64>,
     pub orders: Vec<OrderRow>,
+    pub mixed: MixedRow,
     pub command: String,
 }
 
@@ -237,6 +296,9 @@ fn order<E: Element<Material = Iso>>(
     form_host::<E>(&coords[..host_m * 24], &mats[..host_m], threads)?;
     let host_all_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
     let seed = if m == 10_000 { SEED_BEST_S[p - 1] } else { None };
+    let mut work = Hybrid::new(std::slice::from_ref(dev), threads)?;
+    work.add::<E>(&coords, &mats)?;
+    let hybrid = hybrid_row(&work, &[m])?;
     Ok(OrderRow {
         p,
         ne,
@@ -254,6 +316,31 @@ fn order<E: Element<Material = Iso>>(
         seed_best_s: seed,
         speedup_kernel: seed.map(|s| s / best.1),
         speedup_transfers: seed.map(|s| s / best.2),
+        hybrid,
+    })
+}
+
+/// Seed 004's non-uniform case: `m1` p = 1 and `m3` p = 3 elements split by measured rates.
+fn mixed(dev: &Device, m1: usize, m3: usize, threads: usize) -> Result<MixedRow> {
+    let mut rng = SmallRng::seed_from_u64(13);
+    let x1 = hexahedra::<HexP1>(&mut rng, m1);
+    let x3 = hexahedra::<HexP3>(&mut rng, m3);
+    let mut mats = |m: usize| -> Vec<Iso> {
+        (0..m)
+            .map(|_| Iso {
+                lambda: rng.random_range(0.5..2.0),
+                mu: rng.random_range(0.3..1.5),
+            })
+            .collect()
+    };
+    let (k1, k3) = (mats(m1), mats(m3));
+    let mut work = Hybrid::new(std::slice::from_ref(dev), threads)?;
+    work.add::<HexP1>(&x1, &k1)?;
+    work.add::<HexP3>(&x3, &k3)?;
+    Ok(MixedRow {
+        m1,
+        m3,
+        run: hybrid_row(&work, &[m1, m3])?,
     })
 }
 
@@ -273,12 +360,15 @@ pub fn run(dev: &Device, quick: bool, m: Option<usize>, max_p: usize, reps: Reps
         };
         orders.push(row);
     }
+    let half = if quick { m } else { 50_000 };
+    let mixed = mixed(dev, half, half, threads)?;
     Ok(Report {
         device: dev.info().name.clone(),
         driver: dev.info().driver_version.clone(),
         copy_gb_s: roof.copy_gb_s(),
         fma_f64_gflop_s: roof.fma_f64.as_ref().map(|p| p.rate_g),
         orders,
+        mixed,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     })
 }
@@ -318,7 +408,23 @@ impl Report {
                     _ => String::new(),
                 }
             );
+            s += &hybrid_line(&o.hybrid);
         }
+        s += &format!("mixed: {} p = 1 + {} p = 3 elements\n", self.mixed.m1, self.mixed.m3);
+        s += &hybrid_line(&self.mixed.run);
         s
     }
+}
+
+fn hybrid_line(h: &HybridRow) -> String {
+    format!(
+        "  device + host: rates {:?} / {:?} elements/s, host takes {:?}; predicted {:.4} s, run {:.4} s; device alone {:.4} s, host alone {:.4} s (from rates)\n",
+        h.device_rate.iter().map(|r| r.round()).collect::<Vec<_>>(),
+        h.host_rate.iter().map(|r| r.round()).collect::<Vec<_>>(),
+        h.host_share,
+        h.predicted_s,
+        h.hybrid_s,
+        h.device_only_s,
+        h.host_only_s
+    )
 }

@@ -114,7 +114,7 @@ pub fn tables<E: Element>() -> Result<(Vec<f64>, Vec<f64>)> {
 }
 
 /// `D` of every element (times the thickness in 2-D), `strains²` each, row-major.
-fn materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
+pub(crate) fn materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
     let s = E::OPERATOR.strains(E::DIM);
     let mut out = Vec::with_capacity(materials.len() * s * s);
     for (e, m) in materials.iter().enumerate() {
@@ -147,7 +147,7 @@ fn materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
 }
 
 /// Checks the coordinate array: `m · GEOMETRY_NODES · DIM` finite numbers for `m` materials.
-fn check_coords<E: Element>(coords: &[f64], m: usize) -> Result<()> {
+pub(crate) fn check_coords<E: Element>(coords: &[f64], m: usize) -> Result<()> {
     let per = E::GEOMETRY_NODES * E::DIM;
     let expected = m.checked_mul(per).ok_or_else(|| Error::TooLarge {
         what: format!("coordinates of {m} `{}` elements", E::NAME),
@@ -298,10 +298,16 @@ impl<E: Element> Forming<E> {
     pub fn upload(&self, coords: &[f64], materials: &[E::Material]) -> Result<Elements> {
         check_coords::<E>(coords, materials.len())?;
         let de = self::materials::<E>(materials)?;
-        let m = materials.len();
+        self.upload_checked(coords, &de)
+    }
+
+    /// Uploads checked coordinates and material matrices (from [`materials`]).
+    pub(crate) fn upload_checked(&self, coords: &[f64], de: &[f64]) -> Result<Elements> {
+        let s = E::OPERATOR.strains(E::DIM);
+        let m = de.len() / (s * s);
         Ok(Elements {
             xe: Buffer::from_slice(&self.dev, if coords.is_empty() { &[0.0] } else { coords })?,
-            de: Buffer::from_slice(&self.dev, if de.is_empty() { &[0.0] } else { &de })?,
+            de: Buffer::from_slice(&self.dev, if de.is_empty() { &[0.0] } else { de })?,
             m,
         })
     }
@@ -436,20 +442,25 @@ impl<E: Element> Forming<E> {
 pub fn form_host<E: Element>(coords: &[f64], materials: &[E::Material], threads: usize) -> Result<Vec<f64>> {
     check_coords::<E>(coords, materials.len())?;
     let de = self::materials::<E>(materials)?;
+    form_host_checked::<E>(coords, &de, threads)
+}
+
+/// [`form_host`] of checked coordinates and material matrices (from [`materials`]).
+pub(crate) fn form_host_checked<E: Element>(coords: &[f64], de: &[f64], threads: usize) -> Result<Vec<f64>> {
     let (dref, w) = tables::<E>()?;
-    let m = materials.len();
+    let s = E::OPERATOR.strains(E::DIM);
+    let m = de.len() / (s * s);
     let ne = E::NODES * E::DOFS;
     let p = packed_len(ne);
     let mut out = vec![0.0; m * p];
     let threads = threads.clamp(1, m.max(1));
     let per = m.div_ceil(threads).max(1);
-    let s = E::OPERATOR.strains(E::DIM);
     let results: Vec<Result<()>> = std::thread::scope(|scope| {
         let handles: Vec<_> = out
             .chunks_mut(per * p)
             .enumerate()
             .map(|(c, chunk)| {
-                let (dref, w, de) = (&dref, &w, &de);
+                let (dref, w) = (&dref, &w);
                 scope.spawn(move || -> Result<()> {
                     for (i, k) in chunk.chunks_mut(p).enumerate() {
                         let e = c * per + i;

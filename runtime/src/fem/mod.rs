@@ -5,6 +5,7 @@ mod blocks;
 pub mod element;
 pub mod forming;
 pub mod geometry;
+pub mod hybrid;
 pub mod kernels;
 pub mod load;
 pub mod matrices;
