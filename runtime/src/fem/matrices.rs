@@ -472,7 +472,7 @@ pub(crate) fn lump(element: &'static str, rows: Vec<f64>, diagonal: Vec<f64>, to
     }
     let sum: f64 = rows.iter().sum();
     // The entries of M sum to ∫ ρ (Σ N_i)² dV, which is ρV exactly when the N_i sum to one.
-    if !((sum - total).abs() <= 1e-9 * total) {
+    if sum.is_nan() || (sum - total).abs() > 1e-9 * total {
         return refuse(format!(
             "its consistent mass sums to {sum:e} but its mass ∫ ρ dV is {total:e}; the shape functions must \
              sum to one at every point (partition of unity)"
