@@ -26,6 +26,47 @@ pub const fn default_tile(rank: usize) -> (usize, usize, usize) {
     }
 }
 
+/// The reference cell an element is defined on, and so how it is integrated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cell {
+    /// The box `[-1, 1]^dim`, tensor Gauss-Legendre points (`n` per direction, `n^dim` in all).
+    Cube,
+    /// The unit simplex `{x ≥ 0, Σx ≤ 1}` (vertices 0 and the unit vectors): collapsed
+    /// (Duffy) Gauss rules exact to total degree `2n - 1` ([`simplex_points`]).
+    Simplex,
+}
+
+impl Cell {
+    /// The name as written in `#[clforge::element(cell = ...)]`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cell::Cube => "cube",
+            Cell::Simplex => "simplex",
+        }
+    }
+
+    /// Points of the rule of degree `2n - 1` on this cell in `dim` dimensions.
+    pub const fn points(self, dim: usize, n: usize) -> usize {
+        match self {
+            Cell::Cube => n.pow(dim as u32),
+            Cell::Simplex => simplex_points(dim, n),
+        }
+    }
+}
+
+/// Points of the collapsed simplex rule with `n` (exact to total degree `2n - 1`): the simplex
+/// is the image of the box `[0, 1]^dim` under `x = ξ`, `y = (1 - ξ) η`, `z = (1 - ξ)(1 - η) ζ`,
+/// whose Jacobian `(1 - ξ)^(dim-1) (1 - η)^(dim-2)` raises the degree along `ξ` (and `η` in 3-D)
+/// by up to 2, so those axes get `n + 1` Gauss-Legendre points and the last axis `n`:
+/// `n` in 1-D, `(n + 1) n` in 2-D, `(n + 1)² n` in 3-D.
+pub const fn simplex_points(dim: usize, n: usize) -> usize {
+    match dim {
+        0 | 1 => n,
+        2 => (n + 1) * n,
+        _ => (n + 1) * (n + 1) * n,
+    }
+}
+
 /// Element contracts: per-element material indices, blocked schedules and crack masks.
 pub mod element {
     /// Material index of a dead (cracked or removed) element in the per-element material array:

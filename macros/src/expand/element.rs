@@ -39,6 +39,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
     let ty = type_ident(m)?;
     let coords = &e.coords;
     let (dim, nodes, dofs, quadrature) = (e.dim, e.nodes, e.dofs, e.quadrature);
+    let cell = format_ident!("{}", if e.cell == clforge_abi::Cell::Simplex { "Simplex" } else { "Cube" });
     let order = body.order;
     let strains = body.strains;
     let operator = format_ident!("{}", e.operator.variant());
@@ -73,11 +74,18 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         coords.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
     );
     let type_doc = format!(
-        "The element declared in [`{name}`]: {nodes} nodes × {dofs} DOF{}, operator `{}`, {quadrature}-point \
-         Gauss-Legendre quadrature.\n\nHost matrices: [`{ty}::stiffness`], [`{ty}::mass_consistent`], \
+        "The element declared in [`{name}`]: {nodes} nodes × {dofs} DOF{}, operator `{}`, {}.\n\nHost matrices: [`{ty}::stiffness`], [`{ty}::mass_consistent`], \
          [`{ty}::mass_lumped`], [`{ty}::stress_matrix`]; the generated OpenCL is [`{ty}::SOURCE`].",
         if dofs == 1 { "" } else { "s" },
-        e.operator.name()
+        e.operator.name(),
+        match e.cell {
+            clforge_abi::Cell::Cube => format!("{quadrature}-point Gauss-Legendre quadrature per direction"),
+            clforge_abi::Cell::Simplex => format!(
+                "on the unit simplex, the collapsed Gauss rule of {} points (exact to degree {})",
+                e.cell.points(dim, quadrature),
+                2 * quadrature - 1
+            ),
+        }
     );
     let launchers = super::launch::inherent(&p.kernels);
     let forming_source = match &e.modal {
@@ -115,7 +123,8 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
 
             #[doc = #dshape_doc]
             // The terms carry the attribute's spans: over several lines clippy misreads them.
-            #[allow(clippy::possible_missing_comma)]
+            // Derivatives of linear functions are constants: the coordinates go unused.
+            #[allow(clippy::possible_missing_comma, unused_variables)]
             #shape_vis fn dshape(#(#coords: f64),*) -> [[f64; #nodes]; #dim] {
                 [#(#rows),*]
             }
@@ -176,6 +185,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
             const DOFS: usize = #dofs;
             const OPERATOR: #fem::Operator = #fem::Operator::#operator;
             const QUADRATURE: usize = #quadrature;
+            const CELL: #fem::Cell = #fem::Cell::#cell;
 
             fn local_nodes() -> &'static [[f64; 3]] {
                 &[#(#local_nodes),*]
@@ -202,6 +212,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
                 #fem::ElementSpec {
                     name: #name,
                     dim: #dim,
+                    cell: #fem::Cell::#cell,
                     nodes: #nodes,
                     dofs: #dofs,
                     order: #order,
@@ -242,6 +253,7 @@ fn expand_modal(
         return quote!();
     };
     let (dim, nf, dofs, quadrature, order) = (e.dim, e.nodes, e.dofs, e.quadrature, modal.order);
+    let cell = format_ident!("Cube");
     let n1 = order + 1;
     let nv = 1usize << dim;
     let x = vec![syn::Ident::new("x", m.span())];
@@ -394,6 +406,7 @@ fn expand_modal(
             const DOFS: usize = #dofs;
             const OPERATOR: #fem::Operator = #fem::Operator::#operator;
             const QUADRATURE: usize = #quadrature;
+            const CELL: #fem::Cell = #fem::Cell::#cell;
 
             fn local_nodes() -> &'static [[f64; 3]] {
                 &[#(#local_nodes),*]
@@ -428,6 +441,7 @@ fn expand_modal(
                 #fem::ElementSpec {
                     name: #name,
                     dim: #dim,
+                    cell: #fem::Cell::#cell,
                     nodes: #nf,
                     dofs: #dofs,
                     order: #order,

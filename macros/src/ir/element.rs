@@ -35,16 +35,30 @@ pub struct Forming {
     pub ng: usize,
     pub dofs: usize,
     pub strains: usize,
-    /// Gauss-Legendre points per direction.
+    /// The reference cell, and the rule's size on it: Gauss-Legendre points per direction on a
+    /// box, the `n` of the collapsed rule (degree `2n - 1`) on a simplex.
+    pub cell: clforge_abi::Cell,
     pub nq1: usize,
     /// The non-zeros of `B` for one function: (strain row, DOF component, derivative axis).
     pub b: Vec<(usize, usize, usize)>,
 }
 
 impl Forming {
-    /// Points of the tensor rule.
+    /// Points of the rule.
     pub fn nq(&self) -> usize {
-        self.nq1.pow(self.dim as u32)
+        self.cell.points(self.dim, self.nq1)
+    }
+
+    /// The rule in words, for the generated file's header.
+    pub fn rule(&self) -> String {
+        match self.cell {
+            clforge_abi::Cell::Cube => format!("{}^{} = {} Gauss-Legendre points", self.nq1, self.dim, self.nq()),
+            clforge_abi::Cell::Simplex => format!(
+                "{} points of the collapsed simplex rule exact to degree {}",
+                self.nq(),
+                2 * self.nq1 - 1
+            ),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
         ng: e.local_nodes.len(),
         dofs: e.dofs,
         strains: e.operator.strains(e.dim),
+        cell: e.cell,
         nq1: e.quadrature,
         b: clforge_abi::modal::b_nonzeros(e.dim, e.dofs, e.operator.strains(e.dim)).to_vec(),
     };
@@ -59,9 +60,22 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
             extension: None,
         });
     }
-    check_box(e)?;
-    check_interpolation(e)?;
-    let (order, node_offsets) = grid_offsets(e)?;
+    let (order, node_offsets) = match e.cell {
+        clforge_abi::Cell::Cube => {
+            check_box(e)?;
+            check_interpolation(e)?;
+            check_partition_of_unity(e)?;
+            grid_offsets(e)?
+        }
+        clforge_abi::Cell::Simplex => {
+            check_simplex(e)?;
+            check_interpolation(e)?;
+            check_partition_of_unity(e)?;
+            check_simplex_rule(e)?;
+            // No place on a box grid: only unstructured meshes (the runtime refuses grids).
+            (1, vec![[0; 3]; e.nodes])
+        }
+    };
     let dshape = (0..e.dim)
         .map(|axis| e.shape.iter().map(|n| n.poly.derivative(axis)).collect())
         .collect();
@@ -369,12 +383,110 @@ fn check_box(e: &Element) -> syn::Result<()> {
             return Err(syn::Error::new_spanned(
                 &e.nodes_tokens,
                 format!(
-                    "`NODES` has no node at the corner ({}) of the reference box [-1, 1]^{}: clforge integrates elements over the whole box with tensor Gauss rules, so every corner must be a node. A simplex (triangle, tetrahedron) written on box corners would be integrated over the box, not the simplex; simplex elements are not supported yet",
+                    "`NODES` has no node at the corner ({}) of the reference box [-1, 1]^{}: clforge integrates elements over the whole box with tensor Gauss rules, so every corner must be a node. A simplex (triangle, tetrahedron) written on box corners would be integrated over the box, not the simplex: declare it with `cell = simplex` on the unit simplex",
                     at.join(", "),
                     e.dim
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The unit simplex's vertices (0 and the unit vectors) are nodes and every node lies in it.
+fn check_simplex(e: &Element) -> syn::Result<()> {
+    for v in 0..=e.dim {
+        let c: Vec<f64> = (0..e.dim).map(|a| if v == a + 1 { 1.0 } else { 0.0 }).collect();
+        if !e.local_nodes.iter().any(|n| (0..e.dim).all(|a| (n[a] - c[a]).abs() <= TOL)) {
+            let at: Vec<String> = c.iter().map(|v| format!("{v:?}")).collect();
+            return Err(syn::Error::new_spanned(
+                &e.nodes_tokens,
+                format!(
+                    "`NODES` has no node at the vertex ({}) of the unit simplex: a `cell = simplex` element lives on \
+                     the {} with vertices at 0 and the unit vectors, and each vertex must be a node",
+                    at.join(", "),
+                    if e.dim == 2 { "triangle" } else if e.dim == 3 { "tetrahedron" } else { "segment [0, 1]" }
+                ),
+            ));
+        }
+    }
+    for (j, n) in e.local_nodes.iter().enumerate() {
+        let sum: f64 = n[..e.dim].iter().sum();
+        if n[..e.dim].iter().any(|&x| x < -TOL) || sum > 1.0 + TOL {
+            let at: Vec<String> = n[..e.dim].iter().map(|v| format!("{v:?}")).collect();
+            return Err(syn::Error::new_spanned(
+                &e.nodes_tokens,
+                format!(
+                    "node {j} ({}) lies outside the unit simplex (every coordinate ≥ 0, their sum ≤ 1)",
+                    at.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `Σ N_i = 1` as a polynomial identity: rigid translations are then exact, and the mass of
+/// the element is its volume times the density.
+fn check_partition_of_unity(e: &Element) -> syn::Result<()> {
+    let sum = e
+        .shape
+        .iter()
+        .fold(crate::model::element::Poly::default(), |acc, n| acc.add(&n.poly))
+        .sub(&crate::model::element::Poly::constant(1.0));
+    if let Some((exp, c)) = sum.0.iter().find(|(_, c)| c.abs() > TOL) {
+        let term = if exp.iter().all(|&k| k == 0) {
+            String::new()
+        } else {
+            (0..e.dim)
+                .filter(|&a| exp[a] > 0)
+                .map(|a| {
+                    let x = e.coords.get(a).map_or("x".into(), |i| i.to_string());
+                    if exp[a] == 1 {
+                        format!("·{x}")
+                    } else {
+                        format!("·{x}^{}", exp[a])
+                    }
+                })
+                .collect()
+        };
+        return Err(syn::Error::new_spanned(
+            &e.nodes_tokens,
+            format!(
+                "the shape functions do not sum to 1 (partition of unity): their sum minus 1 has the term {c}{term}; \
+                 a rigid translation would not be exact"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The collapsed rule must integrate the mass matrix exactly on an affine simplex: degree
+/// `2k` for shape functions of degree `k`, so `2n - 1 ≥ 2k`.
+fn check_simplex_rule(e: &Element) -> syn::Result<()> {
+    let k = e.shape.iter().map(|n| n.poly.degree()).max().unwrap_or(0) as usize;
+    let n = e.quadrature;
+    if 2 * n < 2 * k + 1 {
+        return Err(syn::Error::new(
+            e.quadrature_span,
+            format!(
+                "`quadrature = {n}` integrates total degree {} exactly on the simplex, but the shape functions have degree {k}, \
+                 so the mass matrix has degree {}: use `quadrature = {}` or more (the rule is exact to degree 2n - 1)",
+                2 * n - 1,
+                2 * k,
+                k + 1
+            ),
+        ));
+    }
+    if n + 1 > clforge_abi::MAX_QUADRATURE {
+        return Err(syn::Error::new(
+            e.quadrature_span,
+            format!(
+                "a simplex rule of `quadrature = {n}` needs {} Gauss points along its collapsed axes; the host provides at most {}",
+                n + 1,
+                clforge_abi::MAX_QUADRATURE
+            ),
+        ));
     }
     Ok(())
 }

@@ -191,6 +191,10 @@ pub struct Element {
     pub family: Option<super::family::UserFamily>,
     /// A hierarchical basis (`basis = trunk, order = p`); `None` for a nodal element.
     pub modal: Option<Modal>,
+    /// The reference cell (`cell = simplex`; the box by default).
+    pub cell: clforge_abi::Cell,
+    /// Where `quadrature = n` was written (the call site when defaulted).
+    pub quadrature_span: proc_macro2::Span,
 }
 
 /// A modal (hierarchical) basis: the 1-D functions and which tensor products of them the

@@ -45,15 +45,18 @@ pub struct ElementArgs {
     pub order: Option<At<usize>>,
     /// A user template family adding kernels (`template = "templates/energy.cl.tera"`).
     pub template: Option<syn::LitStr>,
+    /// The reference cell, `cell = cube` (the default) or `cell = simplex`.
+    pub cell: Option<At<clforge_abi::Cell>>,
 }
 
-const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator`, `quadrature`, `basis`, `order` or `template`";
+const KEYS: &str = "`dim`, `nodes`, `dofs`, `operator`, `quadrature`, `cell`, `basis`, `order` or `template`";
 
 impl Parse for ElementArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut ints: HashMap<String, At<usize>> = HashMap::new();
         let mut operator = None;
         let mut basis = None;
+        let mut cell: Option<At<clforge_abi::Cell>> = None;
         let mut template: Option<syn::LitStr> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
@@ -62,6 +65,7 @@ impl Parse for ElementArgs {
             if ints.contains_key(&name)
                 || (name == "operator" && operator.is_some())
                 || (name == "basis" && basis.is_some())
+                || (name == "cell" && cell.is_some())
                 || (name == "template" && template.is_some())
             {
                 return Err(syn::Error::new_spanned(&key, format!("`{name}` is given twice")));
@@ -85,6 +89,28 @@ impl Parse for ElementArgs {
                     })?;
                     operator = Some(At {
                         value: op,
+                        span: value.span(),
+                    });
+                }
+                "cell" => {
+                    let value: Ident = input.parse().map_err(|e| {
+                        syn::Error::new(e.span(), "`cell` is `cube` or `simplex`, e.g. `cell = simplex`")
+                    })?;
+                    let c = match value.to_string().as_str() {
+                        "cube" => clforge_abi::Cell::Cube,
+                        "simplex" => clforge_abi::Cell::Simplex,
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                &value,
+                                format!(
+                                    "unknown cell `{other}`; expected `cube` (the box [-1, 1]^dim, tensor Gauss rules) \
+                                     or `simplex` (the unit triangle or tetrahedron, collapsed Gauss rules)"
+                                ),
+                            ))
+                        }
+                    };
+                    cell = Some(At {
+                        value: c,
                         span: value.span(),
                     });
                 }
@@ -165,6 +191,12 @@ impl Parse for ElementArgs {
             (Some(_), None) => return Err(missing("order", MODAL)),
             _ => {}
         }
+        if let (Some(_), Some(c)) = (&basis, cell.filter(|c| c.value == clforge_abi::Cell::Simplex)) {
+            return Err(syn::Error::new(
+                c.span,
+                "hierarchical bases are built on the box only; declare a simplex element with `nodes` and `shape`",
+            ));
+        }
         if let (Some(_), Some(n)) = (&basis, ints.get("nodes")) {
             return Err(syn::Error::new(
                 n.span,
@@ -186,6 +218,7 @@ impl Parse for ElementArgs {
             basis,
             order,
             template,
+            cell,
         })
     }
 }
@@ -580,6 +613,8 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         has_thickness: thickness.is_some(),
         family,
         modal,
+        cell: args.cell.map_or(clforge_abi::Cell::Cube, |c| c.value),
+        quadrature_span: args.quadrature.map_or_else(Span::call_site, |q| q.span),
     })
 }
 

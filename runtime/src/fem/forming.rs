@@ -27,7 +27,7 @@
 //! ```
 
 use super::element::Element;
-use super::matrices::{gauss_legendre, jacobian};
+use super::matrices::jacobian;
 use super::matrix::Matrix;
 use crate::buffer::Buffer;
 use crate::device::Device;
@@ -79,9 +79,9 @@ impl Algorithm {
     }
 }
 
-/// Points of `E`'s tensor rule.
+/// Points of `E`'s rule (`Cell::points`).
 fn points<E: Element>() -> usize {
-    E::QUADRATURE.pow(E::DIM as u32)
+    E::CELL.points(E::DIM, E::QUADRATURE)
 }
 
 /// The tiled kernel's default launch shape for `E` (`clforge_abi::modal::Tiling::default_for`).
@@ -535,7 +535,7 @@ fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &m
     Ok(())
 }
 
-/// The Gauss-Legendre rule of `E` is available (points per direction within the host's range).
+/// The rule of `E` is available (its size within the host's range).
 pub fn check_rule<E: Element>() -> Result<()> {
-    gauss_legendre(E::QUADRATURE).map(|_| ())
+    super::matrices::quadrature_points::<E>().map(|_| ())
 }

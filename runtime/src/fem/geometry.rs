@@ -63,7 +63,7 @@ pub fn check_spec(spec: &ElementSpec) -> Result<()> {
 /// # use clforge_runtime::fem::{geometry::check_mesh, mesh::{Mesh, StructuredMesh}, ElementSpec};
 /// # use clforge_runtime::Error;
 /// let quad9 = ElementSpec {
-///     name: "quad9", dim: 2, nodes: 9, dofs: 2, order: 2, strains: 3, source: "", kernels: None,
+///     name: "quad9", dim: 2, cell: clforge_runtime::fem::Cell::Cube, nodes: 9, dofs: 2, order: 2, strains: 3, source: "", kernels: None,
 ///     node_offsets: &[[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [1, 0, 0], [2, 1, 0], [1, 2, 0], [0, 1, 0], [1, 1, 0]],
 /// };
 /// let linear = StructuredMesh::new(2, 1, [4, 4, 1], [1.0; 3]).unwrap();
@@ -82,6 +82,14 @@ pub fn check_mesh(spec: &ElementSpec, mesh: &Mesh) -> Result<()> {
     match mesh {
         Mesh::Structured(m) => {
             m.check()?;
+            if spec.cell == crate::fem::Cell::Simplex {
+                return mismatch(
+                    format!("a structured {}-D grid", m.dim),
+                    "an unstructured mesh: a simplex element has no place on a box grid \
+                     (`Mesh::Unstructured`, e.g. read from a Gmsh file with `fem::io`)"
+                        .into(),
+                );
+            }
             if m.dim != spec.dim || m.order != spec.order {
                 return mismatch(
                     format!("dimension {} and order {}", m.dim, m.order),

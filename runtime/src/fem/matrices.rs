@@ -62,11 +62,20 @@ pub fn gauss_legendre(n: usize) -> Result<Vec<(f64, f64)>> {
     Ok(rule)
 }
 
-/// Tensor-product Gauss points of an element: (local point padded to 3, weight).
+/// The quadrature points of an element: (local point padded to 3, weight). On a box the tensor
+/// Gauss-Legendre points (first axis slowest); on a simplex the collapsed rule of
+/// [`simplex_rule`].
 pub fn quadrature_points<E: Element>() -> Result<Vec<([f64; 3], f64)>> {
-    let rule = gauss_legendre(E::QUADRATURE)?;
+    match E::CELL {
+        super::element::Cell::Cube => cube_rule(E::DIM, E::QUADRATURE),
+        super::element::Cell::Simplex => simplex_rule(E::DIM, E::QUADRATURE),
+    }
+}
+
+fn cube_rule(dim: usize, n: usize) -> Result<Vec<([f64; 3], f64)>> {
+    let rule = gauss_legendre(n)?;
     let mut points = vec![([0.0; 3], 1.0)];
-    for axis in 0..E::DIM {
+    for axis in 0..dim {
         points = points
             .into_iter()
             .flat_map(|(p, w)| {
@@ -79,6 +88,48 @@ pub fn quadrature_points<E: Element>() -> Result<Vec<([f64; 3], f64)>> {
             .collect();
     }
     Ok(points)
+}
+
+/// The collapsed (Duffy) rule on the unit simplex `{x ≥ 0, Σx ≤ 1}` exact to total degree
+/// `2n - 1`: Gauss-Legendre on `[0, 1]^dim` mapped by `x = ξ`, `y = (1 - ξ) η`,
+/// `z = (1 - ξ)(1 - η) ζ`, the Jacobian `(1 - ξ)^(dim-1) (1 - η)^(dim-2)` in the weights; `ξ`
+/// (and `η` in 3-D) get `n + 1` points to integrate the Jacobian's extra degree exactly
+/// (`clforge_abi::simplex_points`). Weights sum to the simplex's volume `1/dim!`.
+pub fn simplex_rule(dim: usize, n: usize) -> Result<Vec<([f64; 3], f64)>> {
+    let unit = |m: usize| -> Result<Vec<(f64, f64)>> {
+        Ok(gauss_legendre(m)?.into_iter().map(|(x, w)| ((x + 1.0) / 2.0, w / 2.0)).collect())
+    };
+    if !(1..=3).contains(&dim) || n == 0 || n + 1 > MAX_QUADRATURE {
+        return Err(Error::InvalidConfig(format!(
+            "a simplex rule in {dim} dimensions with n = {n}; use 1 to 3 dimensions and n = 1 to {}",
+            MAX_QUADRATURE - 1
+        )));
+    }
+    let (a, c) = (unit(n + 1)?, unit(n)?);
+    let mut out = Vec::new();
+    match dim {
+        1 => out.extend(c.iter().map(|&(x, w)| ([x, 0.0, 0.0], w))),
+        2 => {
+            for &(xi, wa) in &a {
+                for &(eta, wc) in &c {
+                    out.push(([xi, (1.0 - xi) * eta, 0.0], wa * wc * (1.0 - xi)));
+                }
+            }
+        }
+        _ => {
+            for &(xi, wa) in &a {
+                for &(eta, wb) in &a {
+                    for &(zeta, wc) in &c {
+                        out.push((
+                            [xi, (1.0 - xi) * eta, (1.0 - xi) * (1.0 - eta) * zeta],
+                            wa * wb * wc * (1.0 - xi).powi(2) * (1.0 - eta),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The Jacobian `J = ∂x/∂r` at a local point (`J[a][b] = Σ_i ∂N_i/∂r_a · x_i,b`).
@@ -285,7 +336,7 @@ fn thickness<E: Element>(m: &E::Material) -> Result<f64> {
 /// #     fn density(_: &f64) -> f64 { 1.0 }
 /// #     fn thickness(_: &f64) -> f64 { 1.0 }
 /// #     fn spec() -> ElementSpec {
-/// #         ElementSpec { name: "bar", dim: 1, nodes: 2, dofs: 1, order: 1, node_offsets: &[[0, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
+/// #         ElementSpec { name: "bar", dim: 1, cell: clforge_runtime::fem::Cell::Cube, nodes: 2, dofs: 1, order: 1, node_offsets: &[[0, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
 /// #     }
 /// # }
 /// // A two-node conduction bar of length 2 and conductivity 3: K = 3/2 [[1, -1], [-1, 1]].
@@ -421,7 +472,7 @@ pub fn mass_lumped<E: Element, P: AsRef<[f64]>>(coords: &[P], material: &E::Mate
 /// #     fn density(rho: &f64) -> f64 { *rho }
 /// #     fn thickness(_: &f64) -> f64 { 1.0 }
 /// #     fn spec() -> ElementSpec {
-/// #         ElementSpec { name: "bar3", dim: 1, nodes: 3, dofs: 1, order: 2, node_offsets: &[[0, 0, 0], [2, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
+/// #         ElementSpec { name: "bar3", dim: 1, cell: clforge_runtime::fem::Cell::Cube, nodes: 3, dofs: 1, order: 2, node_offsets: &[[0, 0, 0], [2, 0, 0], [1, 0, 0]], strains: 1, source: "", kernels: None }
 /// #     }
 /// # }
 /// // A quadratic bar of length 6 and density 2: Simpson's weights 1/6, 1/6, 2/3 of 12.

@@ -368,7 +368,7 @@ fn orphans_fixed(spec: &ElementSpec, mesh: &Mesh, dofs: usize) -> Vec<bool> {
 /// ```
 /// # use clforge_runtime::fem::{problem::reference_lumping, matrices::Lumping, ElementSpec};
 /// let quad9 = ElementSpec {
-///     name: "quad9", dim: 2, nodes: 9, dofs: 2, order: 2, strains: 3, source: "", kernels: None,
+///     name: "quad9", dim: 2, cell: clforge_runtime::fem::Cell::Cube, nodes: 9, dofs: 2, order: 2, strains: 3, source: "", kernels: None,
 ///     node_offsets: &[[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [1, 0, 0], [2, 1, 0], [1, 2, 0], [0, 1, 0], [1, 1, 0]],
 /// };
 /// let shares = reference_lumping(&quad9).unwrap();
