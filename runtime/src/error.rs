@@ -119,6 +119,16 @@ pub enum Error {
     #[error("checkpoint rejected: {0}")]
     Checkpoint(String),
 
+    /// A mesh or result file (Gmsh `.msh`, VTK) is malformed, truncated, or holds what clforge
+    /// does not read: the file and, where known, the section and line are in `detail`.
+    #[error("{path}: {detail}")]
+    MeshFile {
+        /// The file (or `MSH data` for bytes parsed from memory).
+        path: String,
+        /// What is wrong and where.
+        detail: String,
+    },
+
     /// Work-items appended more entries to a bounded work queue than it holds. The entries that
     /// fit are kept, the others were not stored: the queue's content is incomplete.
     #[error(

@@ -6,6 +6,7 @@ pub mod element;
 pub mod forming;
 pub mod geometry;
 pub mod hybrid;
+pub mod io;
 pub mod kernels;
 pub mod load;
 pub mod matrices;

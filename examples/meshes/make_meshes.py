@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Regenerates the shipped Gmsh meshes (MSH 4.1) with Gmsh's Python API (`pip install gmsh`).
+
+    python3 examples/meshes/make_meshes.py
+
+plate.msh      2.0 x 1.0 rectangle, unstructured 3-node triangles (Delaunay), ASCII; physical
+               groups "left", "right", "bottom", "top" (lines) and "plate" (surface)
+box.msh        1.0 x 1.0 x 1.0 box, unstructured 4-node tetrahedra (Delaunay), ASCII; physical
+               groups "xmin", "xmax", "ymin", "ymax", "zmin", "zmax" (faces) and "box" (volume)
+box_binary.msh the same mesh as box.msh in binary MSH 4.1 (tests read both and compare)
+
+Only elements of physical groups are saved (Gmsh's default), so the boundary lines and faces
+appear once each, in their group. Gmsh's meshers are deterministic for one Gmsh version; the
+files were made with the version printed in their header comment below.
+"""
+import os
+import gmsh
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(name, binary=False):
+    gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+    gmsh.option.setNumber("Mesh.Binary", 1 if binary else 0)
+    gmsh.write(os.path.join(HERE, name))
+
+
+def plate():
+    gmsh.model.add("plate")
+    occ = gmsh.model.occ
+    surface = occ.addRectangle(0.0, 0.0, 0.0, 2.0, 1.0)
+    occ.synchronize()
+    # Name the boundary curves by where their centres lie.
+    names = {}
+    for _, c in gmsh.model.getBoundary([(2, surface)], oriented=False):
+        x, y, _ = occ.getCenterOfMass(1, c)
+        if abs(x) < 1e-9:
+            names[c] = "left"
+        elif abs(x - 2.0) < 1e-9:
+            names[c] = "right"
+        elif abs(y) < 1e-9:
+            names[c] = "bottom"
+        else:
+            names[c] = "top"
+    for c, name in sorted(names.items()):
+        gmsh.model.addPhysicalGroup(1, [c], name=name)
+    gmsh.model.addPhysicalGroup(2, [surface], name="plate")
+    gmsh.option.setNumber("Mesh.Algorithm", 5)  # Delaunay
+    gmsh.option.setNumber("Mesh.MeshSizeMin", 0.03)
+    gmsh.option.setNumber("Mesh.MeshSizeMax", 0.03)
+    gmsh.model.mesh.generate(2)
+    save("plate.msh")
+
+
+def box():
+    gmsh.model.add("box")
+    occ = gmsh.model.occ
+    volume = occ.addBox(0.0, 0.0, 0.0, 1.0, 1.0, 1.0)
+    occ.synchronize()
+    for _, s in gmsh.model.getBoundary([(3, volume)], oriented=False):
+        c = occ.getCenterOfMass(2, s)
+        for axis, label in enumerate("xyz"):
+            if abs(c[axis]) < 1e-9:
+                gmsh.model.addPhysicalGroup(2, [s], name=label + "min")
+            elif abs(c[axis] - 1.0) < 1e-9:
+                gmsh.model.addPhysicalGroup(2, [s], name=label + "max")
+    gmsh.model.addPhysicalGroup(3, [volume], name="box")
+    gmsh.option.setNumber("Mesh.Algorithm3D", 1)  # Delaunay
+    gmsh.option.setNumber("Mesh.MeshSizeMin", 0.12)
+    gmsh.option.setNumber("Mesh.MeshSizeMax", 0.12)
+    gmsh.model.mesh.generate(3)
+    save("box.msh")
+    save("box_binary.msh", binary=True)
+
+
+gmsh.initialize()
+gmsh.option.setNumber("General.Terminal", 0)
+print("gmsh", gmsh.__version__)
+plate()
+box()
+gmsh.finalize()

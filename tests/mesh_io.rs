@@ -1,0 +1,921 @@
+//! Mesh and result files (issue 12, item 4): the shipped Gmsh meshes read with the right
+//! topology and groups, MSH round trips, malformed files refused without a panic, and VTK
+//! grids and series read back with `vtkio` against VTK's own node-order definitions.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use clforge::runtime::fem::io::{
+    parse_msh, read_msh, write_msh, write_vtu, Block, CellKind, Entity, Field, MshMesh, PhysicalGroup, VtkSeries,
+};
+use clforge::runtime::fem::mesh::UnstructuredMesh;
+use clforge::runtime::Error;
+use vtkio::model::{Attribute, CellType, DataSet, Piece, UnstructuredGridPiece};
+
+fn meshes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/meshes")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("clforge-mesh-io-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn norm(a: [f64; 3]) -> f64 {
+    dot(a, a).sqrt()
+}
+
+/// Nodes of the cells of `group`, from the blocks directly (not through `physical_nodes`).
+fn nodes_of(msh: &MshMesh, group: &PhysicalGroup) -> HashSet<u32> {
+    let mut out = HashSet::new();
+    for (kind, cells) in msh.group_cells(group) {
+        let block = msh.cells(kind).unwrap();
+        for e in cells {
+            out.extend(block.cell(e));
+        }
+    }
+    out
+}
+
+#[test]
+fn plate_is_a_valid_unstructured_triangulation() {
+    let msh = read_msh(meshes().join("plate.msh")).unwrap();
+    assert_eq!(msh.dim, 2);
+    let tris = msh.cells(CellKind::Tri3).unwrap();
+    let lines = msh.cells(CellKind::Line2).unwrap();
+    assert!((2000..20_000).contains(&tris.len()), "{} triangles", tris.len());
+
+    // Every triangle counter-clockwise, well shaped, and the areas tile the 2 x 1 plate.
+    let mut area = 0.0;
+    let mut min_angle = f64::INFINITY;
+    for e in 0..tris.len() {
+        let p: Vec<[f64; 3]> = tris.cell(e).iter().map(|&n| msh.coords[n as usize]).collect();
+        let a = cross(sub(p[1], p[0]), sub(p[2], p[0]))[2] / 2.0;
+        assert!(a > 0.0, "triangle {e} has signed area {a}");
+        area += a;
+        for k in 0..3 {
+            let (u, v) = (sub(p[(k + 1) % 3], p[k]), sub(p[(k + 2) % 3], p[k]));
+            min_angle = min_angle.min((dot(u, v) / (norm(u) * norm(v))).acos().to_degrees());
+        }
+    }
+    assert!((area - 2.0).abs() < 1e-12, "area {area}");
+    assert!(min_angle > 20.0, "smallest angle {min_angle}°");
+
+    // Every node is a triangle vertex, and Euler's formula for a disc holds: T = 2V - B - 2
+    // with B boundary edges, which are exactly the line elements of the four side groups.
+    let used: HashSet<u32> = tris.connectivity.iter().copied().collect();
+    assert_eq!(used.len(), msh.coords.len());
+    assert_eq!(tris.len(), 2 * msh.coords.len() - lines.len() - 2);
+    let mut edges: HashMap<(u32, u32), usize> = HashMap::new();
+    for e in 0..tris.len() {
+        let c = tris.cell(e);
+        for k in 0..3 {
+            let (a, b) = (c[k], c[(k + 1) % 3]);
+            *edges.entry((a.min(b), a.max(b))).or_default() += 1;
+        }
+    }
+    let boundary: HashSet<(u32, u32)> = edges.iter().filter(|(_, &n)| n == 1).map(|(&e, _)| e).collect();
+    let line_edges: HashSet<(u32, u32)> = (0..lines.len())
+        .map(|e| {
+            let c = lines.cell(e);
+            (c[0].min(c[1]), c[0].max(c[1]))
+        })
+        .collect();
+    assert_eq!(boundary, line_edges);
+
+    // Unstructured: node valences vary (a structured triangulation has one interior valence).
+    let mut valence = vec![0usize; msh.coords.len()];
+    for &(a, b) in edges.keys() {
+        valence[a as usize] += 1;
+        valence[b as usize] += 1;
+    }
+    let distinct: HashSet<usize> = valence.iter().copied().collect();
+    assert!(distinct.len() >= 4, "valences {distinct:?}");
+
+    // The groups: four named sides on the plane's edges, and the surface.
+    let plate = msh.physical("plate").unwrap();
+    assert_eq!(plate.dim, 2);
+    let total: usize = msh.group_cells(plate).iter().map(|(_, c)| c.len()).sum();
+    assert_eq!(total, tris.len());
+    let sides: [(&str, usize, f64); 4] = [("left", 0, 0.0), ("right", 0, 2.0), ("bottom", 1, 0.0), ("top", 1, 1.0)];
+    let mut on_sides = HashSet::new();
+    for (name, axis, at) in sides {
+        let group = msh.physical(name).unwrap_or_else(|| panic!("group {name}"));
+        assert_eq!(group.dim, 1);
+        let nodes = msh.boundary_nodes(name).unwrap();
+        let cells: usize = msh.group_cells(group).iter().map(|(_, c)| c.len()).sum();
+        assert_eq!(nodes.len(), cells + 1, "{name}: an open chain of {cells} lines");
+        assert_eq!(nodes.iter().copied().collect::<HashSet<_>>(), nodes_of(&msh, group));
+        for &n in &nodes {
+            assert_eq!(msh.coords[n as usize][axis], at, "{name} node {n}");
+        }
+        on_sides.extend(nodes);
+    }
+    let expected: HashSet<u32> = (0..msh.coords.len() as u32)
+        .filter(|&n| {
+            let [x, y, _] = msh.coords[n as usize];
+            x == 0.0 || x == 2.0 || y == 0.0 || y == 1.0
+        })
+        .collect();
+    assert_eq!(on_sides, expected);
+    assert!(msh.boundary_nodes("plate").is_err());
+    let err = msh.boundary_nodes("inlet").unwrap_err().to_string();
+    assert!(err.contains("`inlet`") && err.contains("`left`"), "{err}");
+}
+
+#[test]
+fn box_is_a_valid_tetrahedral_mesh() {
+    let msh = read_msh(meshes().join("box.msh")).unwrap();
+    assert_eq!(msh.dim, 3);
+    let tets = msh.cells(CellKind::Tet4).unwrap();
+    let faces = msh.cells(CellKind::Tri3).unwrap();
+    assert!((1000..20_000).contains(&tets.len()), "{} tetrahedra", tets.len());
+
+    let mut volume = 0.0;
+    for e in 0..tets.len() {
+        let p: Vec<[f64; 3]> = tets.cell(e).iter().map(|&n| msh.coords[n as usize]).collect();
+        let v = dot(sub(p[3], p[0]), cross(sub(p[1], p[0]), sub(p[2], p[0]))) / 6.0;
+        assert!(v > 1e-7, "tetrahedron {e} has signed volume {v}");
+        volume += v;
+    }
+    assert!((volume - 1.0).abs() < 1e-12, "volume {volume}");
+    let used: HashSet<u32> = tets.connectivity.iter().copied().collect();
+    assert_eq!(used.len(), msh.coords.len());
+
+    // Euler characteristic of a ball: V - E + F - T = 1; the faces owned by one tetrahedron
+    // are exactly the triangles of the six face groups.
+    let mut edges = HashSet::new();
+    let mut tri_faces: HashMap<[u32; 3], usize> = HashMap::new();
+    for e in 0..tets.len() {
+        let c = tets.cell(e);
+        for i in 0..4 {
+            for j in i + 1..4 {
+                edges.insert((c[i].min(c[j]), c[i].max(c[j])));
+            }
+            let mut f: Vec<u32> = (0..4).filter(|&k| k != i).map(|k| c[k]).collect();
+            f.sort_unstable();
+            *tri_faces.entry([f[0], f[1], f[2]]).or_default() += 1;
+        }
+    }
+    let chi = msh.coords.len() as i64 - edges.len() as i64 + tri_faces.len() as i64 - tets.len() as i64;
+    assert_eq!(chi, 1);
+    let outer: HashSet<[u32; 3]> = tri_faces.iter().filter(|(_, &n)| n == 1).map(|(&f, _)| f).collect();
+    let listed: HashSet<[u32; 3]> = (0..faces.len())
+        .map(|e| {
+            let mut f = faces.cell(e).to_vec();
+            f.sort_unstable();
+            [f[0], f[1], f[2]]
+        })
+        .collect();
+    assert_eq!(outer, listed);
+
+    for (name, axis, at) in [
+        ("xmin", 0, 0.0),
+        ("xmax", 0, 1.0),
+        ("ymin", 1, 0.0),
+        ("ymax", 1, 1.0),
+        ("zmin", 2, 0.0),
+        ("zmax", 2, 1.0),
+    ] {
+        let nodes = msh.boundary_nodes(name).unwrap();
+        assert!(nodes.len() > 20, "{name}");
+        let on_plane = (0..msh.coords.len()).filter(|&n| msh.coords[n][axis] == at).count();
+        assert_eq!(nodes.len(), on_plane, "{name}");
+        assert!(nodes.iter().all(|&n| msh.coords[n as usize][axis] == at));
+    }
+    assert_eq!(msh.physical("box").unwrap().dim, 3);
+}
+
+#[test]
+fn binary_and_ascii_files_read_alike() {
+    let ascii = read_msh(meshes().join("box.msh")).unwrap();
+    let mut binary = read_msh(meshes().join("box_binary.msh")).unwrap();
+    // Gmsh writes ASCII coordinates with 16 significant digits, one short of exact.
+    assert_eq!(ascii.coords.len(), binary.coords.len());
+    for (a, b) in ascii.coords.iter().zip(&binary.coords) {
+        for k in 0..3 {
+            assert!((a[k] - b[k]).abs() <= 1e-15 * a[k].abs().max(1.0), "{a:?} vs {b:?}");
+        }
+    }
+    binary.coords.clone_from(&ascii.coords);
+    assert!(
+        ascii == binary,
+        "the binary file differs in more than coordinate rounding"
+    );
+}
+
+#[test]
+fn msh_round_trips() {
+    let dir = scratch("round-trip");
+    for name in ["plate.msh", "box.msh"] {
+        let msh = read_msh(meshes().join(name)).unwrap();
+        let path = dir.join(name);
+        write_msh(&path, &msh).unwrap();
+        let again = read_msh(&path).unwrap();
+        assert_eq!(again, msh, "{name}");
+    }
+
+    // Sparse tags out of order, two entities of one kind interleaved, a group without a name.
+    let msh = MshMesh {
+        dim: 2,
+        coords: vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.5, 0.5, 1e-300],
+        ],
+        node_tags: vec![40, 7, 1000, 3, 8],
+        blocks: vec![
+            Block {
+                kind: CellKind::Line2,
+                connectivity: vec![0, 1, 3, 0],
+                entity: vec![1, 4],
+                physical: vec![10, 0],
+            },
+            Block {
+                kind: CellKind::Tri3,
+                connectivity: vec![0, 1, 4, 1, 2, 4, 2, 3, 4, 3, 0, 4],
+                entity: vec![1, 2, 1, 2],
+                physical: vec![20, 21, 20, 21],
+            },
+        ],
+        entities: vec![],
+        groups: vec![
+            PhysicalGroup {
+                dim: 1,
+                tag: 10,
+                name: Some("bottom side".into()),
+            },
+            PhysicalGroup {
+                dim: 2,
+                tag: 20,
+                name: Some("a".into()),
+            },
+            PhysicalGroup {
+                dim: 2,
+                tag: 21,
+                name: None,
+            },
+        ],
+    };
+    let path = dir.join("sparse.msh");
+    write_msh(&path, &msh).unwrap();
+    let back = read_msh(&path).unwrap();
+    assert_eq!(back.coords, msh.coords);
+    assert_eq!(back.node_tags, msh.node_tags);
+    assert_eq!(back.blocks, msh.blocks);
+    assert_eq!(back.groups, msh.groups);
+    assert_eq!(back.physical_nodes("bottom side").unwrap(), vec![0, 1]);
+    let a = back.physical("a").unwrap();
+    assert_eq!(back.group_cells(a), vec![(CellKind::Tri3, vec![0, 2])]);
+    // The entities it made up now exist, each with its group.
+    let made: Vec<&Entity> = back.entities.iter().filter(|e| e.dim == 2).collect();
+    assert_eq!(
+        made.iter().map(|e| (e.tag, e.physical.clone())).collect::<Vec<_>>(),
+        vec![(1, vec![20]), (2, vec![21])]
+    );
+    // Writing what was read changes nothing more.
+    write_msh(&path, &back).unwrap();
+    assert_eq!(read_msh(&path).unwrap(), back);
+}
+
+/// Contiguous node tags listed out of order: `mshio` drops such tags, the reader must not
+/// assume file order.
+#[test]
+fn contiguous_tags_in_any_order_are_kept() {
+    let text = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n2 4 1 4\n2 1 0 2\n3\n1\n1 1 0\n0 0 0\n2 1 0 2\n4\n2\n0 1 0\n1 0 0\n$EndNodes\n$Elements\n1 2 1 2\n2 1 2 2\n1 1 2 3\n2 1 3 4\n$EndElements\n";
+    let msh = parse_msh(text.as_bytes()).unwrap();
+    assert_eq!(msh.node_tags, vec![3, 1, 4, 2]);
+    let tris = msh.cells(CellKind::Tri3).unwrap();
+    let at = |tag: u64| msh.coords[msh.node_tags.iter().position(|&t| t == tag).unwrap()];
+    for (e, tags) in [[1u64, 2, 3], [1, 3, 4]].iter().enumerate() {
+        let p: Vec<[f64; 3]> = tris.cell(e).iter().map(|&n| msh.coords[n as usize]).collect();
+        assert_eq!(p, tags.iter().map(|&t| at(t)).collect::<Vec<_>>());
+    }
+    assert_eq!(at(1), [0.0, 0.0, 0.0]);
+    assert_eq!(at(2), [1.0, 0.0, 0.0]);
+    assert_eq!(at(3), [1.0, 1.0, 0.0]);
+    assert_eq!(at(4), [0.0, 1.0, 0.0]);
+    // No groups, no entities: nothing named, and asking says so.
+    assert!(msh.groups.is_empty());
+    assert!(msh.boundary_nodes("left").unwrap_err().to_string().contains("none"));
+}
+
+/// Three nodes and one element block (`dim entity type count` and its lines).
+fn tiny(block: &str) -> String {
+    format!(
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 3 1 3\n2 1 0 3\n1\n2\n3\n0 0 0\n1 0 0\n0 1 0\n$EndNodes\n$Elements\n1 1 1 1\n{block}$EndElements\n"
+    )
+}
+
+fn mesh_file_error(bytes: &[u8]) -> String {
+    match parse_msh(bytes) {
+        Err(e @ Error::MeshFile { .. }) => e.to_string(),
+        Err(other) => panic!("expected a mesh-file error, got {other:?}"),
+        Ok(_) => panic!(
+            "a malformed file was accepted:\n{}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(400)])
+        ),
+    }
+}
+
+#[test]
+fn malformed_files_are_errors() {
+    let plate = std::fs::read(meshes().join("plate.msh")).unwrap();
+    let text = String::from_utf8(plate.clone()).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty", String::new(), "$MeshFormat"),
+        ("not a mesh", "hello\n".into(), "$MeshFormat"),
+        ("version 2.2", text.replacen("4.1 0 8", "2.2 0 8", 1), "version 2.2"),
+        ("file type", text.replacen("4.1 0 8", "4.1 2 8", 1), "file type"),
+        ("data size", text.replacen("4.1 0 8", "4.1 0 7", 1), "data size"),
+        ("bad coordinate", text.replacen("\n0 0 0\n", "\n0 zero 0\n", 1), "line "),
+        ("unknown to clforge", tiny("2 1 21 1\n1 1 2 3 1 2 3 1 2 3 1\n"), "type 21"),
+        ("unknown to anyone", text.replacen("\n2 1 2 ", "\n2 1 200 ", 1), "type 200"),
+        ("missing node", text.replacen("\n1 1 5 \n", "\n1 1 99999 \n", 1), "node tag 99999"),
+        ("names unterminated", text.replacen("$EndPhysicalNames", "$EndPhysicalName", 1), "PhysicalNames"),
+        ("name count", text.replacen("$PhysicalNames\n5\n", "$PhysicalNames\n6\n", 1), "6 names announced"),
+        ("empty sections", "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 1 1\n$EndNodes\n$Elements\n0 0 1 1\n$EndElements\n".into(), "MSH data"),
+        ("lines only", "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 2 1 2\n1 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n$Elements\n1 1 1 1\n1 1 1 1\n1 1 2\n$EndElements\n".into(), "1-D"),
+    ];
+    assert!(parse_msh(tiny("2 1 2 1\n1 1 2 3\n").as_bytes()).is_ok());
+    for (what, bytes, needle) in &cases {
+        assert_ne!(bytes.as_bytes(), &plate[..], "{what}: the edit did not apply");
+        let msg = mesh_file_error(bytes.as_bytes());
+        assert!(msg.contains(needle), "{what}: {msg}");
+        assert!(msg.len() < 2000, "{what}: a message of {} bytes", msg.len());
+    }
+    // The bad coordinate is reported at its line.
+    let line = 1 + text[..text.find("\n0 0 0\n").unwrap() + 1].matches('\n').count();
+    let msg = mesh_file_error(text.replacen("\n0 0 0\n", "\n0 zero 0\n", 1).as_bytes());
+    assert!(msg.contains(&format!("line {line}")), "{msg}");
+
+    // Truncated anywhere: an error each time, never a panic; a named file is named.
+    let dir = scratch("truncated");
+    for cut in (0..37).map(|k| k * (plate.len() - 20) / 37) {
+        let msg = mesh_file_error(&plate[..cut]);
+        assert!(!msg.is_empty());
+    }
+    let binary = std::fs::read(meshes().join("box_binary.msh")).unwrap();
+    for cut in (0..37).map(|k| k * (binary.len() - 20) / 37) {
+        mesh_file_error(&binary[..cut]);
+    }
+    let path = dir.join("cut.msh");
+    std::fs::write(&path, &plate[..plate.len() / 2]).unwrap();
+    let msg = read_msh(&path).unwrap_err().to_string();
+    assert!(msg.contains("cut.msh"), "{msg}");
+    assert!(matches!(read_msh(dir.join("absent.msh")), Err(Error::Io { .. })));
+}
+
+#[test]
+fn cells_of_one_kind_become_a_mesh_without_orphans() {
+    let msh = read_msh(meshes().join("plate.msh")).unwrap();
+    let tri = msh.to_mesh(CellKind::Tri3).unwrap();
+    assert_eq!(tri.mesh.node_count(), msh.coords.len());
+    assert_eq!(tri.mesh.connectivity, msh.cells(CellKind::Tri3).unwrap().connectivity);
+
+    // The boundary lines alone: only boundary nodes remain, each used, in ascending order.
+    let lines = msh.to_mesh(CellKind::Line2).unwrap();
+    let block = msh.cells(CellKind::Line2).unwrap();
+    let used: HashSet<u32> = lines.mesh.connectivity.iter().copied().collect();
+    assert_eq!(used.len(), lines.mesh.node_count());
+    assert!(lines.mesh.node_count() < msh.coords.len());
+    assert!(lines.msh_nodes.windows(2).all(|w| w[0] < w[1]));
+    for (e, cell) in lines.mesh.connectivity.chunks(2).enumerate() {
+        let original = block.cell(e);
+        for k in 0..2 {
+            assert_eq!(lines.mesh.coords[cell[k] as usize], msh.coords[original[k] as usize]);
+            assert_eq!(lines.node(original[k]), Some(cell[k]));
+        }
+    }
+    assert_eq!(lines.physical, block.physical);
+    let left = lines.map_nodes(&msh.boundary_nodes("left").unwrap());
+    assert!(left.iter().all(|&n| lines.mesh.coords[n as usize][0] == 0.0));
+    let interior = (0..msh.coords.len() as u32).find(|&n| {
+        let [x, y, _] = msh.coords[n as usize];
+        x > 0.0 && x < 2.0 && y > 0.0 && y < 1.0
+    });
+    assert_eq!(lines.node(interior.unwrap()), None);
+
+    // A permutation reorders every element's nodes; a non-permutation is refused.
+    let flipped = msh.to_mesh_with(CellKind::Tri3, &[0, 2, 1]).unwrap();
+    for (a, b) in tri.mesh.connectivity.chunks(3).zip(flipped.mesh.connectivity.chunks(3)) {
+        assert_eq!([a[0], a[2], a[1]], [b[0], b[1], b[2]]);
+    }
+    assert!(matches!(
+        msh.to_mesh_with(CellKind::Tri3, &[0, 1, 1]),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert!(matches!(
+        msh.to_mesh_with(CellKind::Tri3, &[0, 1]),
+        Err(Error::InvalidConfig(_))
+    ));
+    let err = msh.to_mesh(CellKind::Hex8).unwrap_err().to_string();
+    assert!(err.contains("hex8") && err.contains("tri3"), "{err}");
+}
+
+/// The single inline piece of an unstructured grid read by `vtkio`.
+fn read_grid(path: &Path) -> UnstructuredGridPiece {
+    let vtk = vtkio::Vtk::import(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
+        panic!("not an unstructured grid")
+    };
+    assert_eq!(pieces.len(), 1);
+    match pieces.into_iter().next().unwrap() {
+        Piece::Inline(p) => *p,
+        _ => panic!("piece not inline"),
+    }
+}
+
+fn cells_of(piece: &UnstructuredGridPiece) -> (Vec<Vec<u64>>, Vec<CellType>) {
+    let (conn, offsets) = piece.cells.cell_verts.clone().into_xml();
+    let mut cells = Vec::new();
+    let mut start = 0;
+    for &end in &offsets {
+        cells.push(conn[start as usize..end as usize].to_vec());
+        start = end;
+    }
+    (cells, piece.cells.types.clone())
+}
+
+fn array(attributes: &[Attribute], name: &str) -> (usize, Vec<f64>) {
+    for a in attributes {
+        match a {
+            Attribute::DataArray(d) if d.name == name => {
+                return (d.num_comp(), d.data.cast_into::<f64>().unwrap());
+            }
+            Attribute::Field { data_array, .. } => {
+                if let Some(f) = data_array.iter().find(|f| f.name == name) {
+                    return (f.num_comp(), f.data.cast_into::<f64>().unwrap());
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("no array `{name}`")
+}
+
+#[test]
+fn triangle_grid_reads_back() {
+    let msh = read_msh(meshes().join("plate.msh")).unwrap();
+    let plate = msh.to_mesh(CellKind::Tri3).unwrap().mesh;
+    let (n, m) = (plate.node_count(), plate.element_count());
+    let u: Vec<f32> = (0..2 * n).map(|i| (i as f32 * 0.37).sin()).collect();
+    let v: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.11).cos()).collect();
+    let temperature: Vec<f64> = (0..n).map(|i| i as f64 / 7.0).collect();
+    let stress: Vec<f64> = (0..3 * m).map(|i| i as f64 * 1e3 - 5.0).collect();
+    let material: Vec<f32> = (0..m).map(|e| (e % 3) as f32).collect();
+    let fields = [
+        Field::displacement(2, &u).unwrap(),
+        Field::velocity(2, &v).unwrap(),
+        Field::point("temperature", 1, &temperature),
+        Field::stress(2, &stress).unwrap(),
+        Field::cell("material", 1, &material),
+    ];
+    let dir = scratch("tri");
+    for file in ["plate.vtu"] {
+        let path = dir.join(file);
+        write_vtu(&path, &plate, CellKind::Tri3, &fields).unwrap();
+        let grid = read_grid(&path);
+        let points = grid.points.cast_into::<f64>().unwrap();
+        assert_eq!(
+            points,
+            plate.coords.iter().flatten().copied().collect::<Vec<_>>(),
+            "{file}"
+        );
+        let (cells, types) = cells_of(&grid);
+        assert_eq!(cells.len(), m);
+        assert!(types.iter().all(|&t| t == CellType::Triangle));
+        for (e, c) in cells.iter().enumerate() {
+            assert_eq!(c, &plate.element_nodes(e).iter().map(|&i| i as u64).collect::<Vec<_>>());
+        }
+        let (k, d) = array(&grid.data.point, "displacement");
+        assert_eq!(k, 3);
+        for i in 0..n {
+            assert_eq!(
+                d[3 * i..3 * i + 3],
+                [u[2 * i] as f64, u[2 * i + 1] as f64, 0.0],
+                "{file}"
+            );
+        }
+        let (k, d) = array(&grid.data.point, "velocity");
+        assert_eq!(k, 3);
+        for i in 0..n {
+            assert_eq!(d[3 * i..3 * i + 3], [v[2 * i], v[2 * i + 1], 0.0]);
+        }
+        assert_eq!(array(&grid.data.point, "temperature"), (1, temperature.clone()));
+        assert_eq!(array(&grid.data.cell, "stress"), (3, stress.clone()));
+        let (k, d) = array(&grid.data.cell, "material");
+        assert_eq!((k, d), (1, material.iter().map(|&x| x as f64).collect()));
+    }
+}
+
+/// VTK's quadratic and higher cells: each node after the corners, defined as the mean of some
+/// corners, in VTK's own numbering (VTK's parametric coordinates and `GetEdge` lists; the
+/// triquadratic hexahedron's faces are x = 0, x = 1, y = 0, y = 1, z = 0, z = 1).
+fn vtk_definition(kind: CellKind) -> Vec<(usize, Vec<usize>)> {
+    let d: &[(usize, &[usize])] = match kind {
+        CellKind::Tri6 => &[(3, &[0, 1]), (4, &[1, 2]), (5, &[2, 0])],
+        CellKind::Quad9 => &[
+            (4, &[0, 1]),
+            (5, &[1, 2]),
+            (6, &[2, 3]),
+            (7, &[3, 0]),
+            (8, &[0, 1, 2, 3]),
+        ],
+        CellKind::Tet10 => &[
+            (4, &[0, 1]),
+            (5, &[1, 2]),
+            (6, &[0, 2]),
+            (7, &[0, 3]),
+            (8, &[1, 3]),
+            (9, &[2, 3]),
+        ],
+        CellKind::Hex27 => &[
+            (8, &[0, 1]),
+            (9, &[1, 2]),
+            (10, &[2, 3]),
+            (11, &[3, 0]),
+            (12, &[4, 5]),
+            (13, &[5, 6]),
+            (14, &[6, 7]),
+            (15, &[7, 4]),
+            (16, &[0, 4]),
+            (17, &[1, 5]),
+            (18, &[2, 6]),
+            (19, &[3, 7]),
+            (20, &[0, 3, 7, 4]),
+            (21, &[1, 2, 6, 5]),
+            (22, &[0, 1, 5, 4]),
+            (23, &[3, 2, 6, 7]),
+            (24, &[0, 1, 2, 3]),
+            (25, &[4, 5, 6, 7]),
+            (26, &[0, 1, 2, 3, 4, 5, 6, 7]),
+        ],
+        CellKind::Prism18 => &[
+            (6, &[0, 1]),
+            (7, &[1, 2]),
+            (8, &[2, 0]),
+            (9, &[3, 4]),
+            (10, &[4, 5]),
+            (11, &[5, 3]),
+            (12, &[0, 3]),
+            (13, &[1, 4]),
+            (14, &[2, 5]),
+            (15, &[0, 1, 4, 3]),
+            (16, &[1, 2, 5, 4]),
+            (17, &[2, 0, 3, 5]),
+        ],
+        CellKind::Pyramid13 => &[
+            (5, &[0, 1]),
+            (6, &[1, 2]),
+            (7, &[2, 3]),
+            (8, &[3, 0]),
+            (9, &[0, 4]),
+            (10, &[1, 4]),
+            (11, &[2, 4]),
+            (12, &[3, 4]),
+        ],
+        _ => &[],
+    };
+    d.iter().map(|(i, c)| (*i, c.to_vec())).collect()
+}
+
+/// The same for Gmsh's numbering (Gmsh reference manual, "Node ordering"; checked against
+/// `gmsh.model.mesh.getElementProperties`).
+fn gmsh_definition(kind: CellKind) -> Vec<(usize, Vec<usize>)> {
+    let d: &[(usize, &[usize])] = match kind {
+        CellKind::Tri6 => &[(3, &[0, 1]), (4, &[1, 2]), (5, &[2, 0])],
+        CellKind::Quad9 => &[
+            (4, &[0, 1]),
+            (5, &[1, 2]),
+            (6, &[2, 3]),
+            (7, &[3, 0]),
+            (8, &[0, 1, 2, 3]),
+        ],
+        CellKind::Tet10 => &[
+            (4, &[0, 1]),
+            (5, &[1, 2]),
+            (6, &[0, 2]),
+            (7, &[0, 3]),
+            (8, &[2, 3]),
+            (9, &[1, 3]),
+        ],
+        CellKind::Hex27 => &[
+            (8, &[0, 1]),
+            (9, &[0, 3]),
+            (10, &[0, 4]),
+            (11, &[1, 2]),
+            (12, &[1, 5]),
+            (13, &[2, 3]),
+            (14, &[2, 6]),
+            (15, &[3, 7]),
+            (16, &[4, 5]),
+            (17, &[4, 7]),
+            (18, &[5, 6]),
+            (19, &[6, 7]),
+            (20, &[0, 1, 2, 3]),
+            (21, &[0, 1, 5, 4]),
+            (22, &[0, 3, 7, 4]),
+            (23, &[1, 2, 6, 5]),
+            (24, &[2, 3, 7, 6]),
+            (25, &[4, 5, 6, 7]),
+            (26, &[0, 1, 2, 3, 4, 5, 6, 7]),
+        ],
+        CellKind::Prism18 => &[
+            (6, &[0, 1]),
+            (7, &[0, 2]),
+            (8, &[0, 3]),
+            (9, &[1, 2]),
+            (10, &[1, 4]),
+            (11, &[2, 5]),
+            (12, &[3, 4]),
+            (13, &[3, 5]),
+            (14, &[4, 5]),
+            (15, &[0, 1, 4, 3]),
+            (16, &[0, 2, 5, 3]),
+            (17, &[1, 2, 5, 4]),
+        ],
+        CellKind::Pyramid13 => &[
+            (5, &[0, 1]),
+            (6, &[0, 3]),
+            (7, &[0, 4]),
+            (8, &[1, 2]),
+            (9, &[1, 4]),
+            (10, &[2, 3]),
+            (11, &[2, 4]),
+            (12, &[3, 4]),
+        ],
+        _ => &[],
+    };
+    d.iter().map(|(i, c)| (*i, c.to_vec())).collect()
+}
+
+fn mean(points: &[[f64; 3]], of: &[usize]) -> [f64; 3] {
+    let mut m = [0.0; 3];
+    for &i in of {
+        for k in 0..3 {
+            m[k] += points[i][k] / of.len() as f64;
+        }
+    }
+    m
+}
+
+/// One cell of `kind` built in Gmsh's order (from `corners`, truncated to `nodes`), then the
+/// VTK file read back must hold the nodes where VTK's definition puts them.
+fn check_vtk_order(kind: CellKind, full: CellKind, corners: &[[f64; 3]]) {
+    let n = kind.nodes();
+    let mut gmsh: Vec<[f64; 3]> = corners.to_vec();
+    for (i, of) in gmsh_definition(full) {
+        assert_eq!(i, gmsh.len());
+        gmsh.push(mean(corners, &of));
+    }
+    gmsh.truncate(n);
+    let mesh = UnstructuredMesh::new(gmsh.clone(), n, (0..n as u32).collect()).unwrap();
+    let path = scratch(kind.name()).join("cell.vtu");
+    write_vtu(&path, &mesh, kind, &[Field::cell("id", 1, &[7.0f64])]).unwrap();
+    let grid = read_grid(&path);
+    let (cells, types) = cells_of(&grid);
+    assert_eq!(types[0] as u8, kind.vtk_type());
+    let points = grid.points.cast_into::<f64>().unwrap();
+    let at = |j: usize| {
+        let p = cells[0][j] as usize;
+        [points[3 * p], points[3 * p + 1], points[3 * p + 2]]
+    };
+    for j in 0..corners.len() {
+        assert_eq!(at(j), corners[j], "{kind}: corner {j}");
+    }
+    for (j, of) in vtk_definition(full).into_iter().filter(|(j, _)| *j < n) {
+        let want = mean(corners, &of);
+        let got = at(j);
+        assert!(
+            norm(sub(got, want)) < 1e-12,
+            "{kind}: VTK node {j} at {got:?}, VTK puts it at {want:?}"
+        );
+    }
+}
+
+#[test]
+fn vtk_node_orders_of_higher_order_cells() {
+    // Distorted corners: every mean of a different corner set lands somewhere else.
+    let hex = [
+        [0.0, 0.0, 0.0],
+        [1.1, 0.1, 0.0],
+        [1.3, 1.2, 0.1],
+        [-0.1, 0.9, 0.2],
+        [0.1, -0.2, 1.0],
+        [1.0, 0.0, 1.3],
+        [1.2, 1.1, 1.1],
+        [0.2, 1.0, 0.9],
+    ];
+    check_vtk_order(CellKind::Hex20, CellKind::Hex27, &hex);
+    check_vtk_order(CellKind::Hex27, CellKind::Hex27, &hex);
+    let prism = [hex[0], hex[1], hex[3], hex[4], hex[5], hex[7]];
+    check_vtk_order(CellKind::Prism15, CellKind::Prism18, &prism);
+    check_vtk_order(CellKind::Prism18, CellKind::Prism18, &prism);
+    check_vtk_order(
+        CellKind::Pyramid13,
+        CellKind::Pyramid13,
+        &[hex[0], hex[1], hex[2], hex[3], [0.5, 0.4, 1.2]],
+    );
+    check_vtk_order(CellKind::Tet10, CellKind::Tet10, &[hex[0], hex[1], hex[3], hex[4]]);
+    check_vtk_order(CellKind::Quad8, CellKind::Quad9, &hex[..4]);
+    check_vtk_order(CellKind::Quad9, CellKind::Quad9, &hex[..4]);
+    check_vtk_order(CellKind::Tri6, CellKind::Tri6, &hex[..3]);
+}
+
+#[test]
+fn tet10_grid_reads_back() {
+    // The box's tetrahedra made quadratic: one node per edge, in Gmsh's tet10 order.
+    let msh = read_msh(meshes().join("box.msh")).unwrap();
+    let tet4 = msh.to_mesh(CellKind::Tet4).unwrap().mesh;
+    let mut coords = tet4.coords.clone();
+    let mut mid: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut connectivity = Vec::new();
+    for c in tet4.connectivity.chunks(4) {
+        connectivity.extend_from_slice(c);
+        for (a, b) in [(0, 1), (1, 2), (0, 2), (0, 3), (2, 3), (1, 3)] {
+            let key = (c[a].min(c[b]), c[a].max(c[b]));
+            let n = *mid.entry(key).or_insert_with(|| {
+                coords.push(mean(&tet4.coords, &[c[a] as usize, c[b] as usize]));
+                coords.len() as u32 - 1
+            });
+            connectivity.push(n);
+        }
+    }
+    let mesh = UnstructuredMesh::new(coords, 10, connectivity).unwrap();
+    let (n, m) = (mesh.node_count(), mesh.element_count());
+    let u: Vec<f64> = mesh.coords.iter().flat_map(|p| [p[0] * p[1], p[2], -p[0]]).collect();
+    // 3-D stress in clforge's order (xx, yy, zz, yz, xz, xy): xx = 6e + 1, ..., xy = 6e + 6.
+    let stress: Vec<f32> = (0..6 * m).map(|i| (i + 1) as f32).collect();
+    let path = scratch("tet10").join("box.vtu");
+    write_vtu(
+        &path,
+        &mesh,
+        CellKind::Tet10,
+        &[Field::displacement(3, &u).unwrap(), Field::stress(3, &stress).unwrap()],
+    )
+    .unwrap();
+
+    let grid = read_grid(&path);
+    let points = grid.points.cast_into::<f64>().unwrap();
+    assert_eq!(points.len(), 3 * n);
+    let (cells, types) = cells_of(&grid);
+    assert_eq!(cells.len(), m);
+    assert!(types.iter().all(|&t| t == CellType::QuadraticTetra));
+    let p = |i: u64| {
+        [
+            points[3 * i as usize],
+            points[3 * i as usize + 1],
+            points[3 * i as usize + 2],
+        ]
+    };
+    for (e, c) in cells.iter().enumerate() {
+        // Corners as given, positive volume, edge nodes where VTK's tet10 has them.
+        assert_eq!(
+            &c[..4],
+            &mesh.element_nodes(e)[..4].iter().map(|&i| i as u64).collect::<Vec<_>>()[..]
+        );
+        let corners: Vec<[f64; 3]> = c[..4].iter().map(|&i| p(i)).collect();
+        assert!(
+            dot(
+                sub(corners[3], corners[0]),
+                cross(sub(corners[1], corners[0]), sub(corners[2], corners[0]))
+            ) > 0.0
+        );
+        for (j, of) in vtk_definition(CellKind::Tet10) {
+            assert!(norm(sub(p(c[j]), mean(&corners, &of))) < 1e-15, "cell {e} node {j}");
+        }
+    }
+    let (k, d) = array(&grid.data.point, "displacement");
+    assert_eq!((k, d), (3, u));
+    let (k, s) = array(&grid.data.cell, "stress");
+    assert_eq!(k, 6);
+    for e in 0..m {
+        let b = 6.0 * e as f64;
+        assert_eq!(
+            s[6 * e..6 * e + 6],
+            [b + 1.0, b + 2.0, b + 3.0, b + 6.0, b + 4.0, b + 5.0],
+            "cell {e}"
+        );
+    }
+}
+
+#[test]
+fn series_writes_a_collection_of_every_step() {
+    let msh = read_msh(meshes().join("plate.msh")).unwrap();
+    let plate = msh.to_mesh(CellKind::Tri3).unwrap().mesh;
+    let n = plate.node_count();
+    let dir = scratch("series").join("out");
+    let mut series = VtkSeries::new(&dir, "plate").unwrap();
+    let times = [0.0, 2.5e-4, 5e-4, 1e-3];
+    for (s, &t) in times.iter().enumerate() {
+        let u: Vec<f32> = (0..2 * n).map(|i| (s * i) as f32 * 1e-3).collect();
+        let path = series
+            .write(t, &plate, CellKind::Tri3, &[Field::displacement(2, &u).unwrap()])
+            .unwrap();
+        assert_eq!(path, dir.join(format!("plate_{s:04}.vtu")));
+    }
+    assert!(
+        series.write(1e-3, &plate, CellKind::Tri3, &[]).is_err(),
+        "time must advance"
+    );
+    assert!(series.write(f64::NAN, &plate, CellKind::Tri3, &[]).is_err());
+    assert_eq!(series.steps().len(), times.len());
+
+    let pvd = std::fs::read_to_string(series.pvd()).unwrap();
+    assert!(
+        pvd.starts_with("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\""),
+        "{pvd}"
+    );
+    assert!(pvd.trim_end().ends_with("</Collection>\n</VTKFile>"), "{pvd}");
+    let entries: Vec<(f64, String)> = pvd
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<DataSet "))
+        .map(|l| {
+            let attr = |name: &str| {
+                let start = l.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                l[start..start + l[start..].find('"').unwrap()].to_string()
+            };
+            (attr("timestep").parse().unwrap(), attr("file"))
+        })
+        .collect();
+    assert_eq!(entries.len(), times.len());
+    for (s, (t, file)) in entries.iter().enumerate() {
+        assert_eq!(*t, times[s]);
+        assert_eq!(file, &format!("plate_{s:04}.vtu"));
+        let (_, d) = array(&read_grid(&dir.join(file)).data.point, "displacement");
+        assert_eq!(d[3], ((s * 2) as f32 * 1e-3) as f64, "step {s}");
+    }
+    assert!(!dir.join(".plate.pvd.tmp").exists());
+    assert!(VtkSeries::new(&dir, "a/b").is_err());
+    assert!(VtkSeries::new(&dir, "").is_err());
+}
+
+#[test]
+fn vtk_inputs_are_checked() {
+    let mesh = UnstructuredMesh::new(vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 3, vec![0, 1, 2]).unwrap();
+    let dir = scratch("checks");
+    let path = dir.join("t.vtu");
+    let short = Field::point("p", 1, &[1.0f64, 2.0]);
+    assert!(matches!(
+        write_vtu(&path, &mesh, CellKind::Tri3, &[short]),
+        Err(Error::LengthMismatch {
+            expected: 3,
+            found: 2,
+            ..
+        })
+    ));
+    let per_node = Field::cell("c", 1, &[1.0f32, 2.0, 3.0]);
+    assert!(matches!(
+        write_vtu(&path, &mesh, CellKind::Tri3, &[per_node]),
+        Err(Error::LengthMismatch {
+            expected: 1,
+            found: 3,
+            ..
+        })
+    ));
+    let twice = [Field::cell("c", 1, &[1.0f32]), Field::cell("c", 1, &[2.0f32])];
+    assert!(matches!(
+        write_vtu(&path, &mesh, CellKind::Tri3, &twice),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert!(matches!(
+        write_vtu(&path, &mesh, CellKind::Tet4, &[]),
+        Err(Error::LengthMismatch {
+            expected: 4,
+            found: 3,
+            ..
+        })
+    ));
+    assert!(matches!(
+        write_vtu(dir.join("t.txt"), &mesh, CellKind::Tri3, &[]),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert!(Field::displacement(2, &[1.0f64, 2.0, 3.0]).is_err());
+    assert!(Field::displacement(4, &[1.0f64; 8]).is_err());
+    assert!(Field::stress(3, &[1.0f64; 3]).is_err());
+    assert!(Field::stress(1, &[1.0f64; 3]).is_err());
+    assert!(!path.exists(), "nothing is written for a refused call");
+    write_vtu(&path, &mesh, CellKind::Tri3, &[]).unwrap();
+    assert!(path.exists());
+}
