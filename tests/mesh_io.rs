@@ -691,7 +691,7 @@ fn check_vtk_order(kind: CellKind, full: CellKind, corners: &[[f64; 3]]) {
     }
     gmsh.truncate(n);
     let mesh = UnstructuredMesh::new(gmsh.clone(), n, (0..n as u32).collect()).unwrap();
-    let path = scratch(kind.name()).join("cell.vtu");
+    let path = scratch(&format!("order-{kind}")).join("cell.vtu");
     write_vtu(&path, &mesh, kind, &[Field::cell("id", 1, &[7.0f64])]).unwrap();
     let grid = read_grid(&path);
     let (cells, types) = cells_of(&grid);
@@ -701,8 +701,8 @@ fn check_vtk_order(kind: CellKind, full: CellKind, corners: &[[f64; 3]]) {
         let p = cells[0][j] as usize;
         [points[3 * p], points[3 * p + 1], points[3 * p + 2]]
     };
-    for j in 0..corners.len() {
-        assert_eq!(at(j), corners[j], "{kind}: corner {j}");
+    for (j, corner) in corners.iter().enumerate() {
+        assert_eq!(at(j), *corner, "{kind}: corner {j}");
     }
     for (j, of) in vtk_definition(full).into_iter().filter(|(j, _)| *j < n) {
         let want = mean(corners, &of);

@@ -966,3 +966,26 @@ fn bbox(coords: &[[f64; 3]]) -> [f64; 6] {
     }
     b
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Empty `$Nodes` and `$Elements` sections: `mshio` computes `count - 1` on them, which
+    /// panics in a debug build; the reader must answer with an error in every build.
+    #[test]
+    fn empty_sections_are_an_error() {
+        let text =
+            "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 1 1\n$EndNodes\n$Elements\n0 0 1 1\n$EndElements\n";
+        let err = parse_msh(text.as_bytes()).unwrap_err();
+        assert!(matches!(err, Error::MeshFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn sections_are_found_at_line_starts() {
+        let bytes = b"x$Nodes\n$NodesX\n$Nodes\r\nrest";
+        assert_eq!(section(bytes, b"$Nodes"), Some(24));
+        assert_eq!(enclosing_section(b"$A\n1\n$B\n2\n3", 10).as_deref(), Some("$B"));
+        assert_eq!(enclosing_section(b"$A\n1\n$EndA\n2", 12).as_deref(), Some("$A"));
+    }
+}
