@@ -88,7 +88,7 @@ impl Kind for Element {
         parse::element::from_syn(item, args)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
-        lower::element::lower(model)
+        lower::element::lower(model).map(lower::per_element::with_kernels)
     }
     fn render(program: &Program) -> Result<String, render::Failure> {
         render::element::render(program)

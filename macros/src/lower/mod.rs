@@ -7,6 +7,7 @@ pub mod access;
 pub mod body;
 pub mod element;
 pub mod lattice;
+pub mod per_element;
 pub mod stencil;
 pub mod sweep;
 pub mod typing;

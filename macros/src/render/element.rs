@@ -219,7 +219,9 @@ mod tests {
     }
 
     fn render_element((origin, body): (Origin, ElementBody)) -> Result<String, Failure> {
-        render(&crate::lower::element::program(origin, body))
+        render(&crate::lower::per_element::with_kernels(
+            crate::lower::element::program(origin, body),
+        ))
     }
 
     #[test]

@@ -45,6 +45,17 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
         first: i32,
         count: i32,
     ) -> Result<Event>;
+    /// As `unstructured` with `k` holding one `K_e` per element, in colour order.
+    fn unstructured_pe(
+        &self,
+        at: At<'_>,
+        k: &Buffer<f32>,
+        elem_nodes: &Buffer<i32>,
+        u: &Buffer<f32>,
+        f: &mut Buffer<f32>,
+        first: i32,
+        count: i32,
+    ) -> Result<Event>;
     fn computed(
         &self,
         at: At<'_>,
@@ -112,6 +123,17 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
         nz: i32,
     ) -> Result<Event>;
     fn stress_unstructured(
+        &self,
+        at: At<'_>,
+        g: &Buffer<f32>,
+        emat: &Buffer<u8>,
+        elem_nodes: &Buffer<i32>,
+        u: &Buffer<f32>,
+        stress: &mut Buffer<f32>,
+        ne: i32,
+    ) -> Result<Event>;
+    /// As `stress_unstructured` with `g` holding one `G_e` per element, in element order.
+    fn stress_unstructured_pe(
         &self,
         at: At<'_>,
         g: &Buffer<f32>,

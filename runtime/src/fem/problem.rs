@@ -14,12 +14,19 @@ pub struct Model {
     pub spec: ElementSpec,
     /// The mesh.
     pub mesh: Mesh,
-    /// `K_e` of each material, `nd × nd` row-major (`nd = nodes · dofs`).
+    /// `K_e` of each material, `nd × nd` row-major (`nd = nodes · dofs`); of each element, in
+    /// element order, where [`Model::per_element`] is set.
     pub stiffness: Vec<Vec<f32>>,
-    /// `G_e` of each material, `strains × nd` row-major; empty if stresses are not needed.
+    /// `G_e` of each material (each element), `strains × nd` row-major; empty if stresses are
+    /// not needed.
     pub stress: Vec<Vec<f32>>,
-    /// Material and crack state per element.
+    /// Material and crack state per element. With per-element matrices the material indices
+    /// are not read (each element's matrices already hold its material); crack flags are.
     pub elements: ElementMap,
+    /// `stiffness` and `stress` hold one matrix per element ([`Model::per_element`]) rather
+    /// than one per material: meshes whose elements differ in shape (distorted quads, every
+    /// simplex mesh). Such models step on the device only with `Schedule::Unstructured`.
+    pub per_element: bool,
     /// Lumped mass per DOF.
     pub mass: Vec<f32>,
     /// Fixed DOFs (zero velocity: their inverse mass is 0).
@@ -84,6 +91,7 @@ impl Model {
             stress: vec![],
             mass: mass.into_iter().map(|m| m as f32).collect(),
             fixed,
+            per_element: false,
         })
     }
 
@@ -135,8 +143,9 @@ impl Model {
                 // An inverted element differs from element 0 too: say which it is.
                 check_orientation::<E>(&mesh.element_coords(spec.node_offsets, e), e)?;
                 return Err(Error::InvalidConfig(format!(
-                    "element {e} of the mesh differs in shape from element 0 (by {off:.3e}); the device \
-                     kernels share one K_e per material, so `Model::of` needs congruent, equally oriented elements"
+                    "element {e} of the mesh differs in shape from element 0 (by {off:.3e}); `Model::of` \
+                     shares one K_e per material, so it needs congruent, equally oriented elements: build a model \
+                     with one K_e per element with `Model::per_element`"
                 )));
             }
         }
@@ -162,7 +171,93 @@ impl Model {
             stress: vec![to_f32(&g)],
             mass: mass.into_iter().map(|m| m as f32).collect(),
             fixed,
+            per_element: false,
         })
+    }
+
+    /// The model of element type `E` on `mesh` with **one `K_e`, `G_e` per element**: each
+    /// computed from the element's own node coordinates and its own material
+    /// (`materials[e]`, one per element), and the lumped masses from each element's own
+    /// geometry ([`matrices::lumped_mass`]: row sums, or HRZ where a row sum is not positive).
+    /// For meshes whose elements are not congruent: distorted or unstructured quads and hexes,
+    /// and every simplex mesh. The device reads `K_e` by element index from global memory
+    /// (`nd²` floats per element and step) with `Schedule::Unstructured`; a congruent mesh in one
+    /// material is faster with [`Model::of`], whose single `K_e` stays in constant memory.
+    ///
+    /// As [`Model::of`], the DOFs of nodes in no element are fixed, and an inverted or
+    /// degenerate element is [`Error::InvertedElement`] naming it. `materials.len()` must be
+    /// the element count ([`Error::LengthMismatch`]).
+    ///
+    /// ```
+    /// # use clforge_runtime::fem::{problem::Model, mesh::{Mesh, UnstructuredMesh}};
+    /// # fn demo<E: clforge_runtime::fem::Element>(mesh: UnstructuredMesh, steel: E::Material) -> clforge_runtime::Result<()>
+    /// # where E::Material: Clone {
+    /// let materials = vec![steel; mesh.element_count()];
+    /// let model = Model::per_element::<E>(Mesh::Unstructured(mesh), &materials)?;
+    /// assert!(model.per_element && model.stiffness.len() == materials.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn per_element<E: Element>(mesh: Mesh, materials: &[E::Material]) -> Result<Model> {
+        let spec = E::spec();
+        geometry::check_mesh(&spec, &mesh)?;
+        let ne = mesh.element_count();
+        let conn = mesh.connectivity(spec.node_offsets);
+        if ne == 0 || conn.len() != ne * spec.nodes {
+            return Err(Error::InvalidConfig(format!(
+                "a mesh of {ne} elements with {} node indices cannot hold `{}` elements of {} nodes",
+                conn.len(),
+                spec.name,
+                spec.nodes
+            )));
+        }
+        if materials.len() != ne {
+            return Err(Error::LengthMismatch {
+                what: format!(
+                    "materials for `Model::per_element` (one per element of the mesh; repeat one material \
+                     with `vec![material; {ne}]`)"
+                ),
+                expected: ne,
+                found: materials.len(),
+            });
+        }
+        let to_f32 = |m: &Matrix| m.data().iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let mut mass = dof_vec(&spec, &mesh)?;
+        let mut stiffness = Vec::with_capacity(ne);
+        let mut stress = Vec::with_capacity(ne);
+        for (e, material) in materials.iter().enumerate() {
+            let own = mesh.element_coords(spec.node_offsets, e);
+            check_orientation::<E>(&own, e)?;
+            let coords: Vec<&[f64]> = own.iter().map(|p| &p[..spec.dim]).collect();
+            stiffness.push(to_f32(&matrices::stiffness::<E, _>(&coords, material)?));
+            stress.push(to_f32(&matrices::stress_matrix::<E, _>(&coords, material)?));
+            let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
+            for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
+                for d in 0..spec.dofs {
+                    mass[n as usize * spec.dofs + d] += lumped[a];
+                }
+            }
+        }
+        let fixed = orphans_fixed(&spec, &mesh, mass.len());
+        Ok(Model {
+            spec,
+            elements: ElementMap::uniform(ne)?,
+            mesh,
+            stiffness,
+            stress,
+            mass: mass.into_iter().map(|m| m as f32).collect(),
+            fixed,
+            per_element: true,
+        })
+    }
+
+    /// Which of `stiffness` (and `stress`) element `e` uses: `e` itself with per-element
+    /// matrices, else its material.
+    pub fn matrix_index(&self, e: usize) -> usize {
+        if self.per_element {
+            e
+        } else {
+            self.elements.material[e] as usize
+        }
     }
 
     /// `nodes · dofs`.
@@ -213,9 +308,22 @@ impl Model {
         check("fixed flags (one per DOF)", n, self.fixed.len())?;
         check("element materials", ne, self.elements.material.len())?;
         check("element crack flags", ne, self.elements.dead.len())?;
-        if self.stiffness.is_empty() || self.stiffness.len() > 254 {
+        if self.per_element {
+            check(
+                "K_e matrices (one per element: `per_element` is set)",
+                ne,
+                self.stiffness.len(),
+            )?;
+            if !self.stress.is_empty() {
+                check(
+                    "G_e matrices (one per element: `per_element` is set)",
+                    ne,
+                    self.stress.len(),
+                )?;
+            }
+        } else if self.stiffness.is_empty() || self.stiffness.len() > 254 {
             return Err(Error::InvalidConfig(format!(
-                "{} materials given; 1 to 254 allowed",
+                "{} materials given; 1 to 254 allowed (or one K_e per element with `per_element` set)",
                 self.stiffness.len()
             )));
         }
@@ -225,7 +333,9 @@ impl Model {
         for g in &self.stress {
             check("entries of G_e", self.spec.strains * nd, g.len())?;
         }
-        if let Some(&m) = self
+        if self.per_element {
+            // Material indices are not read.
+        } else if let Some(&m) = self
             .elements
             .material
             .iter()
@@ -318,7 +428,7 @@ impl Model {
             if self.elements.dead[e] {
                 continue;
             }
-            let k = &self.stiffness[self.elements.material[e] as usize];
+            let k = &self.stiffness[self.matrix_index(e)];
             let ue: Vec<f64> = (0..nd)
                 .map(|i| f64::from(u[conn[e * self.spec.nodes + i / d] as usize * d + i % d]))
                 .collect();

@@ -152,7 +152,7 @@ impl HostStepper {
                 if self.model.elements.dead[e] {
                     continue;
                 }
-                let k = &self.k[self.model.elements.material[e] as usize];
+                let k = &self.k[self.model.matrix_index(e)];
                 let ue = self.element_u(e, ndp);
                 for r in 0..nd {
                     let node = self.conn[e * nodes + r / d] as usize;
@@ -183,7 +183,7 @@ impl HostStepper {
             if self.model.elements.dead[e] {
                 continue;
             }
-            let g = &self.g[self.model.elements.material[e] as usize];
+            let g = &self.g[self.model.matrix_index(e)];
             let ue = self.element_u(e, ndp);
             for r in 0..s {
                 out[e * s + r] = row_product(g, ndp, r, &ue);

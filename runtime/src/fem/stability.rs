@@ -76,15 +76,27 @@ pub fn stability_bound(model: &Model, alpha: f64) -> Result<StabilityBound> {
         )));
     }
     let nd = model.nd();
-    let symmetric: Vec<Vec<f64>> = model
-        .stiffness
-        .iter()
-        .enumerate()
-        .map(|(m, k)| symmetric_part(k, nd, m))
-        .collect::<Result<_>>()?;
+    let what = if model.per_element { "element" } else { "material" };
+    // Per element, each group is one element: its symmetric part is made when it is used.
+    let symmetric: Vec<Vec<f64>> = if model.per_element {
+        Vec::new()
+    } else {
+        model
+            .stiffness
+            .iter()
+            .enumerate()
+            .map(|(m, k)| symmetric_part(k, nd, what, m))
+            .collect::<Result<_>>()?
+    };
     let mut best = (0.0f64, 0usize);
     for group in mass_share_groups(model) {
-        let k = &symmetric[group.material as usize];
+        let own;
+        let k = if model.per_element {
+            own = symmetric_part(&model.stiffness[group.material], nd, what, group.material)?;
+            &own
+        } else {
+            &symmetric[group.material]
+        };
         let s: Vec<f64> = group.inv_mass.iter().map(|&w| w.sqrt()).collect();
         let a: Vec<f64> = (0..nd * nd).map(|ij| s[ij / nd] * k[ij] * s[ij % nd]).collect();
         let lambda = largest_eigenvalue(&a, nd);
@@ -147,7 +159,7 @@ pub fn check_resolution(dx_max: f64, c_min: f64, omega: f64) -> Result<()> {
 
 /// `(K + Kᵀ) / 2` in f64, or an error naming material `m` if `K` is not symmetric up to the
 /// rounding of its `f32` entries.
-fn symmetric_part(k: &[f32], nd: usize, m: usize) -> Result<Vec<f64>> {
+fn symmetric_part(k: &[f32], nd: usize, what: &str, m: usize) -> Result<Vec<f64>> {
     let scale = k.iter().fold(0.0f64, |a, &v| a.max(f64::from(v).abs()));
     let mut out = vec![0.0; nd * nd];
     for i in 0..nd {
@@ -155,7 +167,7 @@ fn symmetric_part(k: &[f32], nd: usize, m: usize) -> Result<Vec<f64>> {
             let (a, b) = (f64::from(k[i * nd + j]), f64::from(k[j * nd + i]));
             if !(a.is_finite() && (a - b).abs() <= 1e-5 * scale) {
                 return Err(Error::InvalidConfig(format!(
-                    "K_e of material {m} is not symmetric and finite: K[{i}][{j}] = {a:e}, K[{j}][{i}] = {b:e}; \
+                    "K_e of {what} {m} is not symmetric and finite: K[{i}][{j}] = {a:e}, K[{j}][{i}] = {b:e}; \
                      an element stiffness is symmetric, and the stability bound needs it"
                 )));
             }
@@ -165,9 +177,11 @@ fn symmetric_part(k: &[f32], nd: usize, m: usize) -> Result<Vec<f64>> {
     Ok(out)
 }
 
-/// Elements of one material whose DOFs get the same inverse mass shares.
+/// Elements of one material (one element, with per-element matrices) whose DOFs get the same
+/// inverse mass shares.
 struct Group {
-    material: u8,
+    /// The index of the group's `K_e` in `Model::stiffness` ([`Model::matrix_index`]).
+    material: usize,
     /// `c_i / m_i` per element DOF (0 on fixed DOFs): the elementwise largest over the group.
     inv_mass: Vec<f64>,
     element: usize,
@@ -197,7 +211,7 @@ fn mass_share_groups(model: &Model) -> Vec<Group> {
     let mut key = Vec::with_capacity(1 + nodes * dofs);
     let mut shares = vec![0.0f64; nodes * dofs];
     for e in (0..model.mesh.element_count()).filter(|&e| live(e)) {
-        let material = model.elements.material[e];
+        let material = model.matrix_index(e);
         for (a, &n) in conn[e * nodes..(e + 1) * nodes].iter().enumerate() {
             for d in 0..dofs {
                 let i = n as usize * dofs + d;
@@ -209,7 +223,8 @@ fn mass_share_groups(model: &Model) -> Vec<Group> {
             }
         }
         key.clear();
-        key.push(if merged { 0 } else { 1 } + 2 * u32::from(material));
+        key.push(u32::from(!merged));
+        key.push(material as u32);
         if !merged {
             key.extend(shares.iter().map(|&w| (w as f32).to_bits()));
         }
@@ -229,7 +244,8 @@ fn mass_share_groups(model: &Model) -> Vec<Group> {
                 });
             }
         }
-        if !merged && groups.len() > MAX_GROUPS {
+        // Per-element matrices: one group per element, nothing to merge.
+        if !merged && !model.per_element && groups.len() > MAX_GROUPS {
             // One group per material from here on, holding everything seen so far.
             merged = true;
             index.clear();
@@ -245,7 +261,7 @@ fn mass_share_groups(model: &Model) -> Vec<Group> {
                 }
             }
             for (i, g) in per_material.iter().enumerate() {
-                index.insert(vec![2 * u32::from(g.material)], i);
+                index.insert(vec![0, g.material as u32], i);
             }
             groups = per_material;
         }

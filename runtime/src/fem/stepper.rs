@@ -87,6 +87,8 @@ pub struct Stepper {
     bound: StabilityBound,
     n_dofs: usize,
     n_elements: usize,
+    /// `k` holds one `K_e` per element (colour order) rather than the shared one.
+    per_element: bool,
     k: Buffer<f32>,
     k_all: Buffer<f32>,
     g: Option<Buffer<f32>>,
@@ -129,7 +131,16 @@ impl Stepper {
         let ndp = nd.div_ceil(8) * 8;
         let uniform = model.elements.is_uniform();
         let needs_uniform = !matches!(schedule, Schedule::BlockedMaterial(_));
-        if needs_uniform && !uniform {
+        if model.per_element && schedule != Schedule::Unstructured {
+            return Err(Error::InvalidConfig(format!(
+                "a model with one K_e per element (`Model::per_element`) steps with `Schedule::Unstructured`, \
+                 which reads K_e by element index; schedule `{}` shares one K_e per material (build the mesh \
+                 with `UnstructuredMesh::from_structured` for a structured grid of distorted elements)",
+                schedule.suffix()
+            )));
+        }
+        // Per-element matrices hold their material, and a dead element gets a zero K_e.
+        if needs_uniform && !uniform && !model.per_element {
             return Err(Error::InvalidConfig(format!(
                 "schedule `{}` keeps one K_e in constant memory for all elements; a model with several materials \
                  or cracked elements needs `Schedule::BlockedMaterial`",
@@ -148,9 +159,18 @@ impl Stepper {
             Mesh::Unstructured(_) => [int_index("elements", ne)?, 1, 1],
         };
         int_index("elements", ne)?;
+        if model.per_element {
+            // The kernels index `K_e` and `G_e` of element `e` at `e · ND · NV` `real8`s.
+            let nv = ndp / 8;
+            int_index("K_e rows (elements × ND × NV)", ne.saturating_mul(nd * nv))?;
+            int_index(
+                "G_e rows (elements × STRAINS × NV)",
+                ne.saturating_mul(spec.strains * nv),
+            )?;
+        }
         let conn = model.mesh.connectivity(spec.node_offsets);
         // Unstructured: elements stored colour by colour.
-        let (sorted, colour_sizes) = match (&model.mesh, schedule) {
+        let (order, sorted, colour_sizes) = match (&model.mesh, schedule) {
             (Mesh::Unstructured(m), Schedule::Unstructured) => {
                 let (colours, count) = m.greedy_colours()?;
                 let mut order: Vec<usize> = (0..ne).collect();
@@ -162,9 +182,9 @@ impl Stepper {
                     .iter()
                     .flat_map(|&e| conn[e * spec.nodes..(e + 1) * spec.nodes].iter().map(|&n| n as i32))
                     .collect();
-                (sorted, sizes)
+                (order, sorted, sizes)
             }
-            _ => (vec![0], vec![]),
+            _ => (vec![], vec![0], vec![]),
         };
         let passes = plan(schedule, &model.mesh, &colour_sizes)?;
         check_launches(device.info(), &spec, schedule, &passes)?;
@@ -186,7 +206,34 @@ impl Stepper {
             }
         }
 
-        let k_all: Vec<f32> = model.stiffness.iter().flat_map(|k| padded(k, nd, nd, ndp)).collect();
+        // Per element: K_e in the colour order of the elements, zero for a dead element.
+        let k_all: Vec<f32> = if model.per_element {
+            let zero = vec![0.0; nd * nd];
+            order
+                .iter()
+                .flat_map(|&e| {
+                    let k = if model.elements.dead[e] {
+                        &zero
+                    } else {
+                        &model.stiffness[e]
+                    };
+                    padded(k, nd, nd, ndp)
+                })
+                .collect()
+        } else {
+            model.stiffness.iter().flat_map(|k| padded(k, nd, nd, ndp)).collect()
+        };
+        let (k, k_all) = if model.per_element {
+            (
+                Buffer::from_slice(device, &k_all)?,
+                Buffer::from_slice(device, &[0.0f32])?,
+            )
+        } else {
+            (
+                Buffer::from_slice(device, &k_all[..nd * ndp])?,
+                Buffer::from_slice(device, &k_all)?,
+            )
+        };
         let g_all: Vec<f32> = model
             .stress
             .iter()
@@ -217,8 +264,9 @@ impl Stepper {
             bound,
             n_dofs: n,
             n_elements: ne,
-            k: Buffer::from_slice(device, &k_all[..nd * ndp])?,
-            k_all: Buffer::from_slice(device, &k_all)?,
+            per_element: model.per_element,
+            k,
+            k_all,
             g: if g_all.is_empty() {
                 None
             } else {
@@ -352,6 +400,15 @@ impl Stepper {
                     Schedule::Coloured => {
                         kernels.coloured(a, &self.k, &self.elem_nodes, u, f, nx, ny, nz, sx, sy, sz)?
                     }
+                    Schedule::Unstructured if self.per_element => kernels.unstructured_pe(
+                        a,
+                        &self.k,
+                        &self.elem_nodes_sorted,
+                        u,
+                        f,
+                        p.range.0 as i32,
+                        p.range.1 as i32,
+                    )?,
                     Schedule::Unstructured => kernels.unstructured(
                         a,
                         &self.k,
@@ -422,15 +479,12 @@ impl Stepper {
                 global: &[self.n_elements],
                 local: None,
             };
-            kernels.stress_unstructured(
-                at,
-                g,
-                &self.emat,
-                &self.elem_nodes,
-                &self.u,
-                &mut out,
-                self.n_elements as i32,
-            )?;
+            let (g, emat, nodes, u, ne) = (g, &self.emat, &self.elem_nodes, &self.u, self.n_elements as i32);
+            if self.per_element {
+                kernels.stress_unstructured_pe(at, g, emat, nodes, u, &mut out, ne)?;
+            } else {
+                kernels.stress_unstructured(at, g, emat, nodes, u, &mut out, ne)?;
+            }
         } else {
             let global = self.mesh_dims.map(|v| v as usize);
             let at = At {

@@ -1,0 +1,427 @@
+//! One `K_e`, `G_e` per element (issue 12, item 2): `Model::per_element` on distorted and
+//! simplex meshes steps on the device (`Schedule::Unstructured` reading `K_e` by element
+//! index) as on the host, per step within 1e-5 relative in f32; per-element masses sum to
+//! ρ·V; inverted elements and misuse are typed errors.
+
+mod common;
+mod elements;
+mod simplices;
+
+use clforge::runtime::fem::mesh::{ElementMap, Mesh, UnstructuredMesh};
+use clforge::runtime::fem::problem::Model;
+use clforge::runtime::fem::schedule::Schedule;
+use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::fem::Element;
+use clforge::runtime::Error;
+use common::{device, rng};
+use elements::quad4::{Plate, Quad4};
+use rand::Rng;
+use simplices::{Solid, Tet10, Tet4, Tri3, Tri6};
+use std::collections::HashMap;
+
+fn rel_error(a: &[f32], b: &[f32]) -> f64 {
+    let scale = b.iter().fold(1e-30f64, |m, v| m.max(f64::from(v.abs())));
+    let diff = a.iter().zip(b).fold(0f64, |m, (x, y)| m.max(f64::from((x - y).abs())));
+    diff / scale
+}
+
+/// A unit square of `n × n` quad4 elements, interior nodes moved by up to `jitter` of a cell.
+fn jittered_quads(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
+    let mut r = rng(seed);
+    let side = n + 1;
+    let coords = (0..side * side)
+        .map(|id| {
+            let (i, j) = (id % side, id / side);
+            let inner = i > 0 && i < n && j > 0 && j < n;
+            let mut move_by = || if inner { r.random_range(-jitter..=jitter) } else { 0.0 };
+            [
+                (i as f64 + move_by()) / n as f64,
+                (j as f64 + move_by()) / n as f64,
+                0.0,
+            ]
+        })
+        .collect();
+    let mut conn = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            let a = (i + side * j) as u32;
+            conn.extend([a, a + 1, a + 1 + side as u32, a + side as u32]);
+        }
+    }
+    UnstructuredMesh::new(coords, 4, conn).unwrap()
+}
+
+fn signed_volume(v: &[[f64; 3]], dim: usize) -> f64 {
+    let d = |i: usize, a: usize| v[i][a] - v[0][a];
+    if dim == 2 {
+        (d(1, 0) * d(2, 1) - d(1, 1) * d(2, 0)) / 2.0
+    } else {
+        (d(1, 0) * (d(2, 1) * d(3, 2) - d(2, 2) * d(3, 1)) - d(1, 1) * (d(2, 0) * d(3, 2) - d(2, 2) * d(3, 0))
+            + d(1, 2) * (d(2, 0) * d(3, 1) - d(2, 1) * d(3, 0)))
+            / 6.0
+    }
+}
+
+/// The unit square (cube) cut into `n^dim` cells of 2 triangles (6 tetrahedra), interior
+/// vertices jittered, mid-edge nodes added for quadratic simplices (after tests/simplex.rs).
+fn simplex_mesh<E: Element>(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
+    let mut r = rng(seed);
+    let dim = E::DIM;
+    let side = n + 1;
+    let count = side.pow(dim as u32);
+    let index = |i: [usize; 3]| i[0] + side * (i[1] + side * i[2]);
+    let mut nodes: Vec<[f64; 3]> = (0..count)
+        .map(|id| {
+            let i = [
+                id % side,
+                (id / side) % side,
+                if dim == 3 { id / (side * side) } else { 0 },
+            ];
+            let edge = (0..dim).any(|a| i[a] == 0 || i[a] == n);
+            std::array::from_fn(|a| {
+                if a >= dim {
+                    0.0
+                } else {
+                    (i[a] as f64 + if edge { 0.0 } else { r.random_range(-jitter..=jitter) }) / n as f64
+                }
+            })
+        })
+        .collect();
+    let perms: &[[usize; 3]] = if dim == 2 {
+        &[[0, 1, 2], [1, 0, 2]]
+    } else {
+        &[[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    };
+    let mut edges: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut conn = Vec::new();
+    for c in 0..n.pow(dim as u32) {
+        let o = [c % n, (c / n) % n, if dim == 3 { c / (n * n) } else { 0 }];
+        for p in perms {
+            let mut at = o;
+            let mut s = vec![index(at)];
+            for &axis in &p[..dim] {
+                at[axis] += 1;
+                s.push(index(at));
+            }
+            let v: Vec<[f64; 3]> = s.iter().map(|&k| nodes[k]).collect();
+            if signed_volume(&v, dim) < 0.0 {
+                s.swap(1, 2);
+            }
+            for l in &E::local_nodes()[dim + 1..] {
+                let bary: Vec<f64> = std::iter::once(1.0 - l[..dim].iter().sum::<f64>())
+                    .chain(l[..dim].iter().copied())
+                    .collect();
+                let ends: Vec<usize> = (0..=dim)
+                    .filter(|&k| (bary[k] - 0.5).abs() < 1e-12)
+                    .map(|k| s[k])
+                    .collect();
+                let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
+                let id = *edges.entry(key).or_insert_with(|| {
+                    let (a, b) = (nodes[key.0], nodes[key.1]);
+                    nodes.push(std::array::from_fn(|k| (a[k] + b[k]) / 2.0));
+                    nodes.len() - 1
+                });
+                s.push(id);
+            }
+            conn.extend(s.iter().map(|&k| k as u32));
+        }
+    }
+    UnstructuredMesh::new(nodes, E::NODES, conn).unwrap()
+}
+
+fn solid(r: &mut impl Rng) -> Solid {
+    Solid {
+        e: r.random_range(0.5..2.0),
+        nu: r.random_range(0.1..0.4),
+        rho: r.random_range(0.5..3.0),
+        h: r.random_range(0.5..2.0),
+    }
+}
+
+fn config(model: &Model) -> StepperConfig {
+    let alpha = 0.05;
+    StepperConfig {
+        schedule: Schedule::Unstructured,
+        dt: 0.9 * stability_bound(model, alpha).unwrap().dt_max,
+        alpha,
+        c_max: 0.0,
+    }
+}
+
+/// Steps host and device `steps` times from a random state under a pulse load, comparing
+/// displacements and velocities after every step and the stresses at the end.
+fn parity(model: &Model, steps: usize, seed: u64) {
+    let n = model.dof_count();
+    let mut r = rng(seed);
+    let u: Vec<f32> = (0..n).map(|_| r.random_range(-1e-2..1e-2)).collect();
+    let v: Vec<f32> = (0..n).map(|_| r.random_range(-1e-2..1e-2)).collect();
+    let load = Load::point(
+        model.mesh.node_count() / 2,
+        model.spec.dofs,
+        1,
+        0.5,
+        TimeFunction::WindowedSine {
+            frequency: 0.5 / (steps as f64 * config(model).dt),
+            cycles: 1.0,
+        },
+    );
+    let what = format!(
+        "{} per element on {} elements",
+        model.spec.name,
+        model.mesh.element_count()
+    );
+    let mut host = HostStepper::new(model, &config(model)).unwrap();
+    host.set_state(&u, &v).unwrap();
+    host.add_load(load.clone()).unwrap();
+    let mut dev = Stepper::new(&device(), model, &config(model)).unwrap_or_else(|e| panic!("{what}: {e}"));
+    dev.set_state(&u, &v).unwrap();
+    dev.add_load(&load).unwrap();
+    let mut moved = 0.0f64;
+    for step in 0..steps {
+        host.step(1);
+        dev.step(1).unwrap();
+        let (du, dv) = (dev.displacement().unwrap(), dev.velocity().unwrap());
+        let (eu, ev) = (rel_error(&du, &host.u), rel_error(&dv, &host.v));
+        assert!(
+            eu <= 1e-5 && ev <= 1e-5,
+            "{what}, step {step}: relative error u {eu:e}, v {ev:e}"
+        );
+        moved = moved.max(rel_error(&du, &u));
+    }
+    assert!(
+        moved > 1e-3,
+        "{what}: the state hardly changed ({moved:e}): the test would not see wrong forces"
+    );
+    let (ds, hs) = (dev.stress().unwrap(), host.stress().unwrap());
+    assert!(hs.iter().any(|&s| s != 0.0), "{what}: no stress");
+    let e = rel_error(&ds, &hs);
+    assert!(e <= 1e-5, "{what}: stress relative error {e:e}");
+}
+
+fn plate(r: &mut impl Rng) -> Plate {
+    Plate {
+        e: r.random_range(0.5..2.0),
+        nu: r.random_range(0.1..0.4),
+        rho: r.random_range(0.5..3.0),
+        thickness: r.random_range(0.5..2.0),
+    }
+}
+
+#[test]
+fn distorted_quad4_in_many_materials_matches_host_per_step() {
+    let mut r = rng(1);
+    let mesh = jittered_quads(6, 0.3, 2);
+    let materials: Vec<Plate> = (0..mesh.element_count()).map(|_| plate(&mut r)).collect();
+    let model = Model::per_element::<Quad4>(Mesh::Unstructured(mesh.clone()), &materials).unwrap();
+    assert!(model.per_element && model.stiffness.len() == 36 && model.stress.len() == 36);
+    // The matrices differ from element to element: the device must read each one.
+    assert!(model.stiffness.windows(2).all(|w| w[0] != w[1]));
+    parity(&model, 40, 3);
+    // `Model::of` shares one K_e and says where to go instead.
+    let err = Model::of::<Quad4>(Mesh::Unstructured(mesh), &materials[0]).unwrap_err();
+    assert!(err.to_string().contains("Model::per_element"), "{err}");
+}
+
+#[test]
+fn cracked_elements_carry_no_force_per_element() {
+    let mut r = rng(4);
+    let mesh = jittered_quads(5, 0.25, 5);
+    let materials: Vec<Plate> = (0..mesh.element_count()).map(|_| plate(&mut r)).collect();
+    let mut model = Model::per_element::<Quad4>(Mesh::Unstructured(mesh), &materials).unwrap();
+    let mut elements = ElementMap::uniform(25).unwrap();
+    for e in [3, 12, 13] {
+        elements.dead[e] = true;
+    }
+    model.elements = elements;
+    parity(&model, 30, 6);
+}
+
+#[test]
+fn tri3_matches_host_per_step() {
+    let mut r = rng(7);
+    let mesh = simplex_mesh::<Tri3>(5, 0.3, 8);
+    let materials: Vec<Solid> = (0..mesh.element_count()).map(|_| solid(&mut r)).collect();
+    parity(
+        &Model::per_element::<Tri3>(Mesh::Unstructured(mesh), &materials).unwrap(),
+        40,
+        9,
+    );
+}
+
+#[test]
+fn tri6_matches_host_per_step() {
+    let mut r = rng(10);
+    let mesh = simplex_mesh::<Tri6>(3, 0.2, 11);
+    let materials: Vec<Solid> = (0..mesh.element_count()).map(|_| solid(&mut r)).collect();
+    parity(
+        &Model::per_element::<Tri6>(Mesh::Unstructured(mesh), &materials).unwrap(),
+        30,
+        12,
+    );
+}
+
+#[test]
+fn tet4_matches_host_per_step() {
+    let mut r = rng(13);
+    let mesh = simplex_mesh::<Tet4>(3, 0.2, 14);
+    let materials: Vec<Solid> = (0..mesh.element_count()).map(|_| solid(&mut r)).collect();
+    parity(
+        &Model::per_element::<Tet4>(Mesh::Unstructured(mesh), &materials).unwrap(),
+        30,
+        15,
+    );
+}
+
+#[test]
+fn tet10_matches_host_per_step() {
+    let mut r = rng(16);
+    let mesh = simplex_mesh::<Tet10>(2, 0.15, 17);
+    let materials: Vec<Solid> = (0..mesh.element_count()).map(|_| solid(&mut r)).collect();
+    parity(
+        &Model::per_element::<Tet10>(Mesh::Unstructured(mesh), &materials).unwrap(),
+        24,
+        18,
+    );
+}
+
+/// On a congruent mesh in one material, per-element matrices step as the shared one.
+#[test]
+fn per_element_equals_shared_on_congruent_elements() {
+    let mesh = jittered_quads(4, 0.0, 0);
+    let m = plate(&mut rng(19));
+    let shared = Model::of::<Quad4>(Mesh::Unstructured(mesh.clone()), &m).unwrap();
+    let own = Model::per_element::<Quad4>(Mesh::Unstructured(mesh), &vec![m; 16]).unwrap();
+    assert!(rel_error(&own.mass, &shared.mass) < 1e-6);
+    let cfg = config(&shared);
+    let run = |model: &Model| {
+        let mut s = Stepper::new(&device(), model, &cfg).unwrap();
+        let n = model.dof_count();
+        let u: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 * 1e-3).collect();
+        s.set_state(&u, &vec![0.0; n]).unwrap();
+        s.step(20).unwrap();
+        s.displacement().unwrap()
+    };
+    let e = rel_error(&run(&own), &run(&shared));
+    assert!(e <= 1e-5, "per element vs shared: {e:e}");
+}
+
+#[test]
+fn per_element_masses_sum_to_density_times_volume() {
+    let mut r = rng(20);
+    let check = |name: &str, model: &Model, want: f64| {
+        let d = model.spec.dofs;
+        for k in 0..d {
+            let total: f64 = model.mass.iter().skip(k).step_by(d).map(|&m| f64::from(m)).sum();
+            assert!(
+                (total - want).abs() <= 1e-5 * want,
+                "{name}: DOF {k} mass {total} vs ρV {want}"
+            );
+        }
+        assert!(model.mass.iter().all(|&m| m > 0.0), "{name}: a mass is not positive");
+    };
+    // Different densities per element: Σ ρ_e V_e, V_e from the element's own corners.
+    let mesh = jittered_quads(5, 0.3, 21);
+    let materials: Vec<Plate> = (0..25).map(|_| plate(&mut r)).collect();
+    let want: f64 = (0..25)
+        .map(|e| {
+            let c = Mesh::Unstructured(mesh.clone()).element_coords(&Quad4::spec().node_offsets[..], e);
+            let area = 0.5
+                * (0..4)
+                    .map(|a| c[a][0] * c[(a + 1) % 4][1] - c[(a + 1) % 4][0] * c[a][1])
+                    .sum::<f64>();
+            materials[e].rho * materials[e].thickness * area
+        })
+        .sum();
+    check(
+        "quad4",
+        &Model::per_element::<Quad4>(Mesh::Unstructured(mesh), &materials).unwrap(),
+        want,
+    );
+    // One material on the unit square and cube: ρ·h·1 and ρ·1.
+    let s = solid(&mut r);
+    for (name, model, want) in [
+        (
+            "tri3",
+            Model::per_element::<Tri3>(Mesh::Unstructured(simplex_mesh::<Tri3>(4, 0.3, 22)), &vec![s; 32]),
+            s.rho * s.h,
+        ),
+        (
+            "tri6",
+            Model::per_element::<Tri6>(Mesh::Unstructured(simplex_mesh::<Tri6>(3, 0.2, 23)), &vec![s; 18]),
+            s.rho * s.h,
+        ),
+        (
+            "tet4",
+            Model::per_element::<Tet4>(Mesh::Unstructured(simplex_mesh::<Tet4>(2, 0.2, 24)), &vec![s; 48]),
+            s.rho,
+        ),
+        (
+            "tet10",
+            Model::per_element::<Tet10>(Mesh::Unstructured(simplex_mesh::<Tet10>(2, 0.1, 25)), &vec![s; 48]),
+            s.rho,
+        ),
+    ] {
+        check(name, &model.unwrap(), want);
+    }
+}
+
+#[test]
+fn an_inverted_element_is_refused_by_name() {
+    let mesh = simplex_mesh::<Tri3>(3, 0.2, 26);
+    let (coords, mut conn) = (mesh.coords.clone(), mesh.connectivity.clone());
+    conn.swap(3 * 7 + 1, 3 * 7 + 2);
+    let bad = UnstructuredMesh::new(coords, 3, conn).unwrap();
+    let s = solid(&mut rng(27));
+    match Model::per_element::<Tri3>(Mesh::Unstructured(bad), &vec![s; 18]) {
+        Err(Error::InvertedElement {
+            index, element, det, ..
+        }) => {
+            assert_eq!((index, element), (7, "tri3"));
+            assert!(det < 0.0, "{det}");
+        }
+        other => panic!("expected InvertedElement for element 7, got {other:?}"),
+    }
+}
+
+#[test]
+fn misuse_is_an_error_that_says_what_to_do() {
+    let mesh = jittered_quads(3, 0.2, 28);
+    let m = plate(&mut rng(29));
+    // One material per element, not one in all.
+    let err = Model::per_element::<Quad4>(Mesh::Unstructured(mesh.clone()), &[m]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LengthMismatch {
+                expected: 9,
+                found: 1,
+                ..
+            }
+        ) && err.to_string().contains("vec![material; 9]"),
+        "{err}"
+    );
+    let model = Model::per_element::<Quad4>(Mesh::Unstructured(mesh), &[m; 9]).unwrap();
+    // Per-element matrices step only with the unstructured schedule.
+    let mut cfg = config(&model);
+    cfg.schedule = Schedule::Coloured;
+    let err = Stepper::new(&device(), &model, &cfg).unwrap_err();
+    assert!(err.to_string().contains("Schedule::Unstructured"), "{err}");
+    // A matrix missing: the count must be the element count.
+    let mut short = model.clone();
+    short.stiffness.pop();
+    let err = short.validate().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::LengthMismatch {
+                expected: 9,
+                found: 8,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut short = model.clone();
+    short.stress.truncate(3);
+    assert!(short.validate().is_err() && HostStepper::new(&short, &config(&model)).is_err());
+}
