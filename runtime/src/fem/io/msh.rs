@@ -225,18 +225,26 @@ impl MshMesh {
                 .join(", ");
             Error::InvalidConfig(format!("the mesh has no `{kind}` cells; it has {held}"))
         })?;
-        let mut index = vec![u32::MAX; self.coords.len()];
+        if block.connectivity.len() != block.len() * npe || block.physical.len() != block.len() {
+            return Err(Error::LengthMismatch {
+                what: format!(
+                    "node indices of the `{kind}` block ({npe} per cell, {} cells)",
+                    block.len()
+                ),
+                expected: block.len() * npe,
+                found: block.connectivity.len(),
+            });
+        }
+        let mut used = vec![false; self.coords.len()];
         for &n in &block.connectivity {
-            if let Some(slot) = index.get_mut(n as usize) {
-                *slot = 0;
+            if let Some(u) = used.get_mut(n as usize) {
+                *u = true;
             }
         }
-        let mut msh_nodes = Vec::new();
-        for (n, slot) in index.iter_mut().enumerate() {
-            if *slot == 0 {
-                *slot = msh_nodes.len() as u32;
-                msh_nodes.push(n as u32);
-            }
+        let msh_nodes: Vec<u32> = (0..used.len() as u32).filter(|&n| used[n as usize]).collect();
+        let mut index = vec![u32::MAX; self.coords.len()];
+        for (new, &old) in msh_nodes.iter().enumerate() {
+            index[old as usize] = new as u32;
         }
         let coords = msh_nodes.iter().map(|&n| self.coords[n as usize]).collect();
         let mut connectivity = Vec::with_capacity(block.connectivity.len());
