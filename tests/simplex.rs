@@ -415,3 +415,27 @@ fn a_simplex_on_a_box_grid_or_inverted_is_refused() {
     let cw = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]];
     assert!(matrices::stiffness::<Tri3, _>(&cw, &m).is_err());
 }
+
+/// One declaration at two quadrature orders (`WithQuadrature`): equal where both rules are
+/// exact (an affine tri6), different where the integrand is rational (a curved one); the device
+/// kernels follow the rule of the type they are built for.
+#[test]
+fn an_element_at_another_quadrature_shares_its_declaration() {
+    use clforge::runtime::fem::WithQuadrature;
+    type Tri6Q5 = WithQuadrature<Tri6, 5>;
+    type Tet4Q3 = WithQuadrature<Tet4, 3>;
+    assert_eq!((Tri6Q5::QUADRATURE, Tri6Q5::NODES, Tri6Q5::CELL), (5, 6, Cell::Simplex));
+    let mut rng = common::rng(41);
+    let m = solid(&mut rng);
+    let v = random_simplex(&mut rng, 2);
+    for (curve, equal) in [(0.0, true), (0.08, false)] {
+        let nodes = nodes_on::<Tri6>(&v, curve, &mut rng);
+        let x: Vec<&[f64]> = nodes.iter().map(|p| &p[..2]).collect();
+        let a = matrices::stiffness::<Tri6, _>(&x, &m).unwrap();
+        let b = matrices::stiffness::<Tri6Q5, _>(&x, &m).unwrap();
+        let diff = a.data().iter().zip(b.data()).fold(0.0f64, |d, (p, q)| d.max((p - q).abs()));
+        assert_eq!(diff <= 1e-12 * a.max_abs(), equal, "curve {curve}: difference {diff:e}");
+    }
+    device_equals_host::<Tet4Q3>(42, 0.0);
+    assert_eq!(matrices::quadrature_points::<Tet4Q3>().unwrap().len(), Cell::Simplex.points(3, 3));
+}

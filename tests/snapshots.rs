@@ -4,6 +4,7 @@
 mod elements;
 mod kernels;
 mod modal;
+mod simplices;
 
 #[test]
 fn generated_opencl_is_pinned() {
@@ -50,6 +51,22 @@ fn generated_forming_opencl_is_pinned() {
         ("forming_hex_p1", modal::HexP1::forming_source()),
         ("forming_hex_p3", modal::HexP3::forming_source()),
         ("forming_hex8", elements::hex8::Hex8::forming_source()),
+    ];
+    for (name, text) in cases {
+        insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+}
+
+/// A simplex element's kernels (tests/simplices/mod.rs, `tet4`, `cell = simplex`): the explicit
+/// step's OpenCL and the element-matrix kernels with the collapsed rule's 18 points.
+#[test]
+fn generated_simplex_opencl_is_pinned() {
+    use clforge::runtime::fem::Element;
+    let cases = [
+        ("element_tet4", simplices::Tet4::SOURCE),
+        ("forming_tet4", simplices::Tet4::forming_source()),
     ];
     for (name, text) in cases {
         insta::with_settings!({ omit_expression => true, prepend_module_to_snapshot => false }, {

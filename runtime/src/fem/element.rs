@@ -173,3 +173,74 @@ pub trait Element {
     /// What the runtime's schedules need: sizes, structured-grid node offsets, OpenCL source.
     fn spec() -> ElementSpec;
 }
+
+/// Element `E` integrated with `N` points per direction instead of its declared quadrature
+/// (on a simplex: the collapsed rule of `N`, exact to degree `2N − 1`): the same nodes, shape
+/// functions, material and generated kernels, so comparing two quadrature orders of one element
+/// needs no second declaration and no hand-written `Element` impl.
+///
+/// ```ignore
+/// type Quad4Reduced = clforge::runtime::fem::WithQuadrature<Quad4, 1>;
+/// let k1 = clforge::runtime::fem::matrices::stiffness::<Quad4Reduced, _>(&coords, &steel)?;
+/// ```
+///
+/// `N` must be 1 to [`clforge_abi::MAX_QUADRATURE`] (one less on a simplex), and on a simplex
+/// at least `E`'s own quadrature, which the macro checked integrates the mass matrix exactly:
+/// anything else fails to compile where `QUADRATURE` is used (at monomorphisation: `cargo
+/// build` reports it, `cargo check` does not).
+pub struct WithQuadrature<E, const N: usize>(core::marker::PhantomData<fn() -> E>);
+
+impl<E: Element, const N: usize> Element for WithQuadrature<E, N> {
+    type Material = E::Material;
+    const NAME: &'static str = E::NAME;
+    const DIM: usize = E::DIM;
+    const NODES: usize = E::NODES;
+    const GEOMETRY_NODES: usize = E::GEOMETRY_NODES;
+    const DOFS: usize = E::DOFS;
+    const OPERATOR: Operator = E::OPERATOR;
+    const QUADRATURE: usize = {
+        assert!(
+            N >= 1 && N <= clforge_abi::MAX_QUADRATURE,
+            "WithQuadrature: N must be 1 to MAX_QUADRATURE points per direction"
+        );
+        if matches!(E::CELL, Cell::Simplex) {
+            assert!(
+                N >= E::QUADRATURE && N < clforge_abi::MAX_QUADRATURE,
+                "WithQuadrature: a simplex element's rule may not drop below the quadrature its declaration integrates exactly"
+            );
+        }
+        N
+    };
+    const CELL: Cell = E::CELL;
+
+    fn local_nodes() -> &'static [[f64; 3]] {
+        E::local_nodes()
+    }
+    fn shape(local: [f64; 3]) -> Vec<f64> {
+        E::shape(local)
+    }
+    fn dshape(local: [f64; 3]) -> super::Matrix {
+        E::dshape(local)
+    }
+    fn geometry_dshape(local: [f64; 3]) -> super::Matrix {
+        E::geometry_dshape(local)
+    }
+    fn basis() -> Basis {
+        E::basis()
+    }
+    fn forming_source() -> &'static str {
+        E::forming_source()
+    }
+    fn material(m: &Self::Material) -> super::Matrix {
+        E::material(m)
+    }
+    fn density(m: &Self::Material) -> f64 {
+        E::density(m)
+    }
+    fn thickness(m: &Self::Material) -> f64 {
+        E::thickness(m)
+    }
+    fn spec() -> ElementSpec {
+        E::spec()
+    }
+}

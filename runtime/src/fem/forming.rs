@@ -318,6 +318,7 @@ impl<E: Element> Forming<E> {
             Algorithm::PerPoint { elements } => format!("-D AEPG={elements} -D QP={}", points_per_group(points::<E>())),
             Algorithm::Tiled(t) => format!("-D TS={} -D WT={} -D EPG={} -D QC={}", t.ts, t.wt, t.epg, t.qc),
         };
+        let options = format!("-D NQ={} {options}", points::<E>());
         self.dev.program(E::NAME, E::forming_source(), &options)
     }
 

@@ -20,6 +20,6 @@ pub mod sparse;
 pub mod stability;
 pub mod stepper;
 
-pub use element::{Basis, Cell, Element, ElementSpec, Operator};
+pub use element::{Basis, Cell, Element, ElementSpec, Operator, WithQuadrature};
 pub use kernels::{At, ElementKernels};
 pub use matrix::Matrix;
