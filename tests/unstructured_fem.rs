@@ -324,7 +324,7 @@ fn per_element_masses_sum_to_density_times_volume() {
     let materials: Vec<Plate> = (0..25).map(|_| plate(&mut r)).collect();
     let want: f64 = (0..25)
         .map(|e| {
-            let c = Mesh::Unstructured(mesh.clone()).element_coords(&Quad4::spec().node_offsets[..], e);
+            let c = Mesh::Unstructured(mesh.clone()).element_coords(Quad4::spec().node_offsets, e);
             let area = 0.5
                 * (0..4)
                     .map(|a| c[a][0] * c[(a + 1) % 4][1] - c[(a + 1) % 4][0] * c[a][1])

@@ -50,6 +50,8 @@ pub struct ElementLines {
     rows_k: Vec<String>,
     /// As `rows_k` from `Kl` (the block's material in local memory).
     rows_kl: Vec<String>,
+    /// As `rows_k` from `Ke` at `kb` (the element's own `K_e`, one per element).
+    rows_ke: Vec<String>,
     /// Reads `f`, `n<a>`, `ku_<i>`: `f[n<a> * DOFS + k] -= ku_<i>`.
     scatter: Vec<String>,
     /// Reads `G`, `gb`, `U<c>`, `e`; writes `stress[e * STRAINS + s]`.
@@ -170,11 +172,12 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             }
         })
         .collect();
-    let rows = |mat: &str| -> Vec<S> {
+    let rows_at = |mat: &str, base: Option<&str>| -> Vec<S> {
         (0..nd)
-            .map(|r| decl("real", format!("ku_{r}"), row_product(mat, None, r, nv)))
+            .map(|r| decl("real", format!("ku_{r}"), row_product(mat, base, r, nv)))
             .collect()
     };
+    let rows = |mat: &str| rows_at(mat, None);
     let scatter: Vec<S> = dofs_of((0..n).collect())
         .map(|(a, k)| assign(at("f", node(a), "DOFS", k), "-", var(format!("ku_{}", a * d + k))))
         .collect();
@@ -351,6 +354,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         pack_u: c::lines(&pack_u),
         rows_k: c::lines(&rows("K")),
         rows_kl: c::lines(&rows("Kl")),
+        rows_ke: c::lines(&rows_at("Ke", Some("kb"))),
         scatter: c::lines(&scatter),
         stress: c::lines(&stress),
         blk: BlockedLines {
