@@ -41,6 +41,10 @@
 //!   field would otherwise hide the waves); the defect is drawn grey with a white outline.
 //!   Frames from an earlier run are removed first. Steps/s are measured on the wall clock,
 //!   excluding the PNG writing (the `Stepper` does not expose its kernels' profiling events).
+//! - **VTK.** `--vtk <dir>` also writes each frame as `<dir>/elastic_wave_NNNN.vtu` (NNNN: the
+//!   frame's index; quad4 cells; displacement and velocity per node, stress (σx, σy, τxy) and von Mises per
+//!   element, dead elements 0) and `<dir>/elastic_wave.pvd`, the time series ParaView opens
+//!   (`fem::io`, docs/MESH-FILES.md). Excluded from the steps/s like the PNGs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -48,6 +52,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
+use clforge::runtime::fem::io::{CellKind, Field, VtkSeries};
 use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
 use clforge::runtime::fem::stepper::{
@@ -193,6 +198,9 @@ struct Args {
     /// Directory of the PNG frames.
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Also write every frame as VTK (`.vtu` per frame, `elastic_wave.pvd` time series) here.
+    #[arg(long)]
+    vtk: Option<PathBuf>,
 }
 
 const STEEL: Plate = Plate {
@@ -229,6 +237,9 @@ fn main() -> Result<()> {
              add `--no-defect` to run the intact plate",
             name.unwrap_or_default()
         );
+    }
+    if args.vtk.is_some() && args.frames == 0 {
+        bail!("--vtk writes the frame steps: give --frames a positive step count");
     }
     if args.frames > 0 && args.frames > args.steps {
         println!(
@@ -333,6 +344,14 @@ fn main() -> Result<()> {
     };
     let build = Instant::now();
     let mut stepper = Stepper::new(&device, &model, &config)?;
+    // The grid as cells for VTK: the structured numbering of nodes and elements, unchanged.
+    let mut vtk = match &args.vtk {
+        Some(dir) => Some((
+            VtkSeries::new(dir, "elastic_wave")?,
+            UnstructuredMesh::from_structured(&sm, spec.node_offsets)?,
+        )),
+        None => None,
+    };
     let top: Vec<usize> = (0..=nx).map(|ix| sm.node_index([ix, ny, 0])).collect();
     let load = match args.load {
         LoadArg::Point => Load::point(top[nx / 2], 2, 1, -FORCE, time),
@@ -387,6 +406,20 @@ fn main() -> Result<()> {
             let path = args.out.join(format!("elastic_wave_{done:04}.png"));
             let (max, scale) = plot(&path, &vm, nx, ny, defect)?;
             written += 1;
+            if let Some((series, cells)) = vtk.as_mut() {
+                let (u, v) = (stepper.displacement()?, stepper.velocity()?);
+                series.write(
+                    done as f64 * dt,
+                    cells,
+                    CellKind::Quad4,
+                    &[
+                        Field::displacement(2, &u)?,
+                        Field::velocity(2, &v)?,
+                        Field::stress(2, &stress)?,
+                        Field::cell("von_mises", 1, &vm),
+                    ],
+                )?;
+            }
             println!(
                 "step {done:5}  t = {:7.3} ns  max σ_vM = {:.3e} Pa  colour scale {:.3e} Pa  -> {}",
                 done as f64 * dt * 1e9,
@@ -398,6 +431,9 @@ fn main() -> Result<()> {
             stepper.displacement()?; // waits for the queued steps
             step_time += t0.elapsed();
         }
+    }
+    if let Some((series, _)) = &vtk {
+        println!("VTK: {} steps -> {}", series.steps().len(), series.pvd().display());
     }
     let secs = step_time.as_secs_f64().max(1e-9);
     println!(
