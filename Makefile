@@ -15,6 +15,7 @@ test: deps lint
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 	$(CARGO) run --example custom_template
+	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
 
