@@ -462,11 +462,11 @@ fn the_split_routes_groups_by_relative_rate_and_is_optimal() {
     let rates = Rates {
         per_second: vec![vec![1.0e6, 1.0e5], vec![5.0e4, 2.0e3]],
     };
-    let plan = hybrid::split(&workers, &sizes, &rates).unwrap();
+    let plan = hybrid::split_with(&workers, &sizes, &rates, 0.0, 0.0).unwrap();
     assert_eq!(plan.count(1, Worker::Host), 0, "{plan:?}");
     assert!((20_000..30_000).contains(&plan.count(0, Worker::Host)), "{plan:?}");
-    for g in 0..2 {
-        assert_eq!(plan.count(g, Worker::Host) + plan.count(g, Worker::Device(0)), sizes[g]);
+    for (g, &m) in sizes.iter().enumerate() {
+        assert_eq!(plan.count(g, Worker::Host) + plan.count(g, Worker::Device(0)), m);
     }
     // No split on a grid of fractions does better than the program's.
     let mut best = f64::INFINITY;

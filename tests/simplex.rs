@@ -37,7 +37,10 @@ fn collapsed_rules_are_exact_to_degree_2n_minus_1_and_no_further() {
             let rule = simplex_rule(dim, n).unwrap();
             assert_eq!(rule.len(), Cell::Simplex.points(dim, n));
             let volume: f64 = rule.iter().map(|r| r.1).sum();
-            assert!((volume - 1.0 / factorial(dim as u32)).abs() < 1e-14, "dim {dim} n {n}: {volume}");
+            assert!(
+                (volume - 1.0 / factorial(dim as u32)).abs() < 1e-14,
+                "dim {dim} n {n}: {volume}"
+            );
             for (p, w) in &rule {
                 assert!(*w > 0.0 && p.iter().all(|&x| x >= 0.0) && p.iter().sum::<f64>() <= 1.0 + 1e-15);
             }
@@ -56,14 +59,20 @@ fn collapsed_rules_are_exact_to_degree_2n_minus_1_and_no_further() {
                     for c in 0..=if dim == 3 { deg - a - b } else { 0 } {
                         let e = [a, b, c];
                         let (got, want) = (integral(e), exact(e));
-                        assert!((got - want).abs() <= 1e-13 * want, "dim {dim} n {n} x^{e:?}: {got} vs {want}");
+                        assert!(
+                            (got - want).abs() <= 1e-13 * want,
+                            "dim {dim} n {n} x^{e:?}: {got} vs {want}"
+                        );
                     }
                 }
             }
             // y^(2n) is one degree too many for the n points along the last collapsed axis.
             let mut e = [0, 0, 0];
             e[dim - 1] = 2 * n as u32;
-            assert!((integral(e) - exact(e)).abs() > 1e-10 * exact(e), "dim {dim} n {n}: y^2n came out exact");
+            assert!(
+                (integral(e) - exact(e)).abs() > 1e-10 * exact(e),
+                "dim {dim} n {n}: y^2n came out exact"
+            );
         }
     }
     assert!(simplex_rule(4, 2).is_err() && simplex_rule(2, 0).is_err() && simplex_rule(3, 12).is_err());
@@ -75,8 +84,8 @@ fn random_simplex(rng: &mut impl Rng, dim: usize) -> Vec<[f64; 3]> {
         let v: Vec<[f64; 3]> = (0..=dim)
             .map(|i| {
                 let mut p = [0.0; 3];
-                for a in 0..dim {
-                    p[a] = if i == a + 1 { 1.0 } else { 0.0 } + rng.random_range(-0.3..0.3);
+                for (a, x) in p.iter_mut().enumerate().take(dim) {
+                    *x = if i == a + 1 { 1.0 } else { 0.0 } + rng.random_range(-0.3..0.3);
                 }
                 p
             })
@@ -123,16 +132,17 @@ fn nodes_on<E: Element>(v: &[[f64; 3]], curve: f64, rng: &mut impl Rng) -> Vec<[
 
 /// The rigid motions of `dim` dimensions at the given nodes, as DOF vectors.
 fn rigid_modes(nodes: &[[f64; 3]], dim: usize) -> Vec<Vec<f64>> {
-    let motions: Vec<Box<dyn Fn([f64; 3]) -> [f64; 3]>> = if dim == 2 {
-        vec![Box::new(|_| [1.0, 0.0, 0.0]), Box::new(|_| [0.0, 1.0, 0.0]), Box::new(|x| [-x[1], x[0], 0.0])]
+    type Motion = fn([f64; 3]) -> [f64; 3];
+    let motions: Vec<Motion> = if dim == 2 {
+        vec![|_| [1.0, 0.0, 0.0], |_| [0.0, 1.0, 0.0], |x| [-x[1], x[0], 0.0]]
     } else {
         vec![
-            Box::new(|_| [1.0, 0.0, 0.0]),
-            Box::new(|_| [0.0, 1.0, 0.0]),
-            Box::new(|_| [0.0, 0.0, 1.0]),
-            Box::new(|x| [0.0, -x[2], x[1]]),
-            Box::new(|x| [x[2], 0.0, -x[0]]),
-            Box::new(|x| [-x[1], x[0], 0.0]),
+            |_| [1.0, 0.0, 0.0],
+            |_| [0.0, 1.0, 0.0],
+            |_| [0.0, 0.0, 1.0],
+            |x| [0.0, -x[2], x[1]],
+            |x| [x[2], 0.0, -x[0]],
+            |x| [-x[1], x[0], 0.0],
         ]
     };
     motions
@@ -170,7 +180,11 @@ fn check_element<E: Element<Material = Solid>>(seed: u64, curve: f64, row_sum: b
         let scale = k.max_abs();
         for i in 0..n {
             for j in 0..i {
-                assert!((k[(i, j)] - k[(j, i)]).abs() <= 1e-13 * scale, "{}: K not symmetric", E::NAME);
+                assert!(
+                    (k[(i, j)] - k[(j, i)]).abs() <= 1e-13 * scale,
+                    "{}: K not symmetric",
+                    E::NAME
+                );
             }
         }
         let modes = rigid_modes(&nodes, E::DIM);
@@ -186,21 +200,48 @@ fn check_element<E: Element<Material = Solid>>(seed: u64, curve: f64, row_sum: b
                 }
             }
         }
-        assert!(positive_definite(&lifted), "{}: more zero modes than the rigid ones", E::NAME);
+        assert!(
+            positive_definite(&lifted),
+            "{}: more zero modes than the rigid ones",
+            E::NAME
+        );
         // Masses: consistent and lumped sum to ρ·volume (× thickness in 2-D); lumped positive.
-        let area = if curve == 0.0 { Some(signed_volume(&v, E::DIM)) } else { None };
+        let area = if curve == 0.0 {
+            Some(signed_volume(&v, E::DIM))
+        } else {
+            None
+        };
         let t = if E::DIM == 2 { m.h } else { 1.0 };
         let mc = matrices::mass_consistent::<E, _>(&x, &m).unwrap();
         let total_c: f64 = mc.data().iter().sum::<f64>() / E::DIM as f64;
         let lumped = matrices::lumped_mass::<E, _>(&x, &m).unwrap();
         let total_l: f64 = lumped.masses.iter().sum();
-        assert!(lumped.masses.iter().all(|&x| x > 0.0), "{}: {:?}", E::NAME, lumped.masses);
-        assert!((total_c - total_l).abs() <= 1e-12 * total_c, "{}: {total_c} vs {total_l}", E::NAME);
+        assert!(
+            lumped.masses.iter().all(|&x| x > 0.0),
+            "{}: {:?}",
+            E::NAME,
+            lumped.masses
+        );
+        assert!(
+            (total_c - total_l).abs() <= 1e-12 * total_c,
+            "{}: {total_c} vs {total_l}",
+            E::NAME
+        );
         if let Some(vol) = area {
             let want = m.rho * vol * t;
-            assert!((total_l - want).abs() <= 1e-12 * want, "{}: mass {total_l}, ρ·V = {want}", E::NAME);
+            assert!(
+                (total_l - want).abs() <= 1e-12 * want,
+                "{}: mass {total_l}, ρ·V = {want}",
+                E::NAME
+            );
         }
-        assert_eq!(lumped.scheme == Lumping::RowSum, row_sum, "{}: {:?}", E::NAME, lumped.scheme);
+        assert_eq!(
+            lumped.scheme == Lumping::RowSum,
+            row_sum,
+            "{}: {:?}",
+            E::NAME,
+            lumped.scheme
+        );
     }
 }
 
@@ -228,11 +269,20 @@ fn patch_mesh<E: Element>(n: usize, jitter: f64, rng: &mut impl Rng) -> (Vec<[f6
     let mut nodes = Vec::with_capacity(count);
     let mut boundary = Vec::with_capacity(count);
     for id in 0..count {
-        let i = [id % side, (id / side) % side, if dim == 3 { id / (side * side) } else { 0 }];
+        let i = [
+            id % side,
+            (id / side) % side,
+            if dim == 3 { id / (side * side) } else { 0 },
+        ];
         let edge = (0..dim).any(|a| i[a] == 0 || i[a] == n);
         let mut x = [0.0; 3];
         for a in 0..dim {
-            x[a] = i[a] as f64 / n as f64 + if edge { 0.0 } else { rng.random_range(-jitter..=jitter) / n as f64 };
+            x[a] = i[a] as f64 / n as f64
+                + if edge {
+                    0.0
+                } else {
+                    rng.random_range(-jitter..=jitter) / n as f64
+                };
         }
         nodes.push(x);
         boundary.push(edge);
@@ -267,14 +317,23 @@ fn patch_mesh<E: Element>(n: usize, jitter: f64, rng: &mut impl Rng) -> (Vec<[f6
     for s in &simplices {
         let mut el = s.clone();
         for l in &E::local_nodes()[dim + 1..] {
-            let bary: Vec<f64> = std::iter::once(1.0 - l[..dim].iter().sum::<f64>()).chain(l[..dim].iter().copied()).collect();
-            let ends: Vec<usize> = (0..=dim).filter(|&k| (bary[k] - 0.5).abs() < 1e-12).map(|k| s[k]).collect();
+            let bary: Vec<f64> = std::iter::once(1.0 - l[..dim].iter().sum::<f64>())
+                .chain(l[..dim].iter().copied())
+                .collect();
+            let ends: Vec<usize> = (0..=dim)
+                .filter(|&k| (bary[k] - 0.5).abs() < 1e-12)
+                .map(|k| s[k])
+                .collect();
             assert_eq!(ends.len(), 2, "{}: node {l:?} is not a mid-edge node", E::NAME);
             let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
             let id = *edges.entry(key).or_insert_with(|| {
                 let (a, b) = (nodes[key.0], nodes[key.1]);
                 nodes.push(std::array::from_fn(|k| (a[k] + b[k]) / 2.0));
-                boundary.push(boundary[key.0] && boundary[key.1] && (0..dim).any(|k| a[k] == b[k] && (a[k] == 0.0 || a[k] == 1.0)));
+                boundary.push(
+                    boundary[key.0]
+                        && boundary[key.1]
+                        && (0..dim).any(|k| a[k] == b[k] && (a[k] == 0.0 || a[k] == 1.0)),
+                );
                 nodes.len() - 1
             });
             el.push(id);
@@ -317,7 +376,12 @@ fn patch_test<E: Element<Material = Solid>>(seed: u64) {
     for (node, &b) in boundary.iter().enumerate() {
         if !b {
             for i in 0..dim {
-                assert!(f[node * dim + i].abs() <= 1e-11 * scale, "{}: interior node {node} has force {}", E::NAME, f[node * dim + i]);
+                assert!(
+                    f[node * dim + i].abs() <= 1e-11 * scale,
+                    "{}: interior node {node} has force {}",
+                    E::NAME,
+                    f[node * dim + i]
+                );
             }
         }
     }
@@ -330,9 +394,20 @@ fn patch_test<E: Element<Material = Solid>>(seed: u64) {
     };
     let d = E::material(&m);
     let t = if dim == 2 { m.h } else { 1.0 };
-    let want = 0.5 * t * d.mul_vec(&voigt).unwrap().iter().zip(&voigt).map(|(a, b)| a * b).sum::<f64>();
+    let want = 0.5
+        * t
+        * d.mul_vec(&voigt)
+            .unwrap()
+            .iter()
+            .zip(&voigt)
+            .map(|(a, b)| a * b)
+            .sum::<f64>();
     let got = 0.5 * u.iter().zip(&f).map(|(a, b)| a * b).sum::<f64>();
-    assert!((got - want).abs() <= 1e-11 * want, "{}: energy {got}, exact {want}", E::NAME);
+    assert!(
+        (got - want).abs() <= 1e-11 * want,
+        "{}: energy {got}, exact {want}",
+        E::NAME
+    );
 }
 
 #[test]
@@ -351,7 +426,11 @@ fn device_equals_host<E: Element<Material = Solid>>(seed: u64, curve: f64) {
     let mut mats = Vec::new();
     for _ in 0..m {
         let v = random_simplex(&mut rng, E::DIM);
-        coords.extend(nodes_on::<E>(&v, curve, &mut rng).iter().flat_map(|x| x[..E::DIM].to_vec()));
+        coords.extend(
+            nodes_on::<E>(&v, curve, &mut rng)
+                .iter()
+                .flat_map(|x| x[..E::DIM].to_vec()),
+        );
         mats.push(solid(&mut rng));
     }
     let reference = forming::form_host::<E>(&coords, &mats, 1).unwrap();
@@ -364,7 +443,11 @@ fn device_equals_host<E: Element<Material = Solid>>(seed: u64, curve: f64) {
         let packed = forming::unpack(&reference[e * np..(e + 1) * np], E::NODES * E::DOFS);
         for i in 0..k.rows() {
             for j in 0..k.cols() {
-                assert!((k[(i, j)] - packed[(i, j)]).abs() <= 1e-12 * k.max_abs(), "{}: host forming", E::NAME);
+                assert!(
+                    (k[(i, j)] - packed[(i, j)]).abs() <= 1e-12 * k.max_abs(),
+                    "{}: host forming",
+                    E::NAME
+                );
             }
         }
     }
@@ -381,7 +464,12 @@ fn device_equals_host<E: Element<Material = Solid>>(seed: u64, curve: f64) {
             let block = &reference[e * np..(e + 1) * np];
             let s = block.iter().fold(0.0f64, |x, v| x.max(v.abs()));
             for (i, (g, h)) in got[e * np..(e + 1) * np].iter().zip(block).enumerate() {
-                assert!((g - h).abs() <= 1e-12 * s, "{} {}: element {e} entry {i}: {g} vs {h}", E::NAME, a.label());
+                assert!(
+                    (g - h).abs() <= 1e-12 * s,
+                    "{} {}: element {e} entry {i}: {g} vs {h}",
+                    E::NAME,
+                    a.label()
+                );
             }
         }
     }
@@ -433,9 +521,16 @@ fn an_element_at_another_quadrature_shares_its_declaration() {
         let x: Vec<&[f64]> = nodes.iter().map(|p| &p[..2]).collect();
         let a = matrices::stiffness::<Tri6, _>(&x, &m).unwrap();
         let b = matrices::stiffness::<Tri6Q5, _>(&x, &m).unwrap();
-        let diff = a.data().iter().zip(b.data()).fold(0.0f64, |d, (p, q)| d.max((p - q).abs()));
+        let diff = a
+            .data()
+            .iter()
+            .zip(b.data())
+            .fold(0.0f64, |d, (p, q)| d.max((p - q).abs()));
         assert_eq!(diff <= 1e-12 * a.max_abs(), equal, "curve {curve}: difference {diff:e}");
     }
     device_equals_host::<Tet4Q3>(42, 0.0);
-    assert_eq!(matrices::quadrature_points::<Tet4Q3>().unwrap().len(), Cell::Simplex.points(3, 3));
+    assert_eq!(
+        matrices::quadrature_points::<Tet4Q3>().unwrap().len(),
+        Cell::Simplex.points(3, 3)
+    );
 }

@@ -21,7 +21,7 @@ use anyhow::{bail, Result};
 use clforge::prelude::*;
 use clforge::runtime::abi::modal::{b_nonzeros, Tiling};
 use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
-use clforge::runtime::fem::hybrid::{Assignment, Hybrid, Worker};
+use clforge::runtime::fem::hybrid::{self, Assignment, Hybrid, Worker};
 use clforge::runtime::fem::Element;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::Serialize;
@@ -109,8 +109,11 @@ pub struct HybridRow {
     /// Measured elements per second: device, host (all threads), one row per group.
     pub device_rate: Vec<f64>,
     pub host_rate: Vec<f64>,
-    /// Elements given to the host, per group.
+    /// Elements given to the host, per group (after the minimum-gain rule of `split`).
     pub host_share: Vec<usize>,
+    /// The program's split without that rule: the host's share and the predicted time.
+    pub unguarded_host_share: Vec<usize>,
+    pub unguarded_predicted_s: f64,
     pub predicted_s: f64,
     /// Wall clock of the split run and of the device alone (uploads and waits included;
     /// median of 3), seconds.
@@ -129,7 +132,7 @@ pub struct MixedRow {
 }
 
 fn median3(mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
-    let mut v = vec![f()?, f()?, f()?];
+    let mut v = [f()?, f()?, f()?];
     v.sort_by(f64::total_cmp);
     Ok(v[1])
 }
@@ -139,6 +142,8 @@ fn median3(mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
 fn hybrid_row(work: &Hybrid<'_>, sizes: &[usize]) -> Result<HybridRow> {
     let rates = work.measure()?;
     let plan = work.split(&rates)?;
+    // The split the linear program finds before the minimum-gain rule, for the record.
+    let unguarded = hybrid::split_with(&work.workers(), sizes, &rates, 0.0, 0.0)?;
     let hybrid_s = median3(|| Ok(work.run(&plan)?.total_s))?;
     let alone = Assignment {
         ranges: sizes.iter().map(|&m| vec![(Worker::Device(0), 0..m)]).collect(),
@@ -149,6 +154,8 @@ fn hybrid_row(work: &Hybrid<'_>, sizes: &[usize]) -> Result<HybridRow> {
     let host_only_s = sizes.iter().zip(&host_rate).map(|(&m, r)| m as f64 / r).sum();
     Ok(HybridRow {
         host_share: (0..sizes.len()).map(|g| plan.count(g, Worker::Host)).collect(),
+        unguarded_host_share: (0..sizes.len()).map(|g| unguarded.count(g, Worker::Host)).collect(),
+        unguarded_predicted_s: unguarded.makespan_s(),
         predicted_s: plan.makespan_s(),
         device_rate,
         host_rate,
@@ -418,10 +425,12 @@ impl Report {
 
 fn hybrid_line(h: &HybridRow) -> String {
     format!(
-        "  device + host: rates {:?} / {:?} elements/s, host takes {:?}; predicted {:.4} s, run {:.4} s; device alone {:.4} s, host alone {:.4} s (from rates)\n",
+        "  device + host: rates {:?} / {:?} elements/s, host takes {:?} (program alone: {:?}, predicted {:.4} s); predicted {:.4} s, run {:.4} s; device alone {:.4} s, host alone {:.4} s (from rates)\n",
         h.device_rate.iter().map(|r| r.round()).collect::<Vec<_>>(),
         h.host_rate.iter().map(|r| r.round()).collect::<Vec<_>>(),
         h.host_share,
+        h.unguarded_host_share,
+        h.unguarded_predicted_s,
         h.predicted_s,
         h.hybrid_s,
         h.device_only_s,

@@ -16,7 +16,11 @@ pub struct Solid {
 
 pub fn plane_stress(m: &Solid) -> [[f64; 3]; 3] {
     let c = m.e / (1.0 - m.nu * m.nu);
-    [[c, c * m.nu, 0.0], [c * m.nu, c, 0.0], [0.0, 0.0, c * (1.0 - m.nu) / 2.0]]
+    [
+        [c, c * m.nu, 0.0],
+        [c * m.nu, c, 0.0],
+        [0.0, 0.0, c * (1.0 - m.nu) / 2.0],
+    ]
 }
 
 pub fn hooke(m: &Solid) -> [[f64; 6]; 6] {

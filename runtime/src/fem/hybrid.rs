@@ -340,6 +340,13 @@ impl<'a> Hybrid<'a> {
         split(&workers, &sizes, rates)
     }
 
+    /// [`Hybrid::split`] with the minimum gain given (see [`split_with`]).
+    pub fn split_with(&self, rates: &Rates, min_gain: f64, min_saving_s: f64) -> Result<Assignment> {
+        let workers = self.workers();
+        let sizes: Vec<usize> = self.groups.iter().map(|g| g.len()).collect();
+        split_with(&workers, &sizes, rates, min_gain, min_saving_s)
+    }
+
     /// Forms every group as `plan` says: each device on its own thread, the host's share on
     /// the calling thread with the host's threads.
     pub fn run(&self, plan: &Assignment) -> Result<Formed> {
@@ -448,8 +455,63 @@ fn check_plan(plan: &Assignment, workers: &[Worker], sizes: &[usize]) -> Result<
     Ok(())
 }
 
-/// The makespan-minimising split of groups of `sizes` elements over `workers` at `rates`.
+/// The split gives every element to the single fastest worker unless sharing is predicted to
+/// save at least this fraction of that worker's time ([`split_with`]) ...
+pub const MIN_GAIN: f64 = 0.1;
+/// ... and at least this many seconds: the cost of starting the other workers' threads and
+/// launches, measured on the H100 machine at 1.4–10 ms (docs/ELEMENT-MATRICES.md).
+pub const MIN_SAVING_S: f64 = 0.005;
+
+/// [`split_with`] at [`MIN_GAIN`] and [`MIN_SAVING_S`].
 pub fn split(workers: &[Worker], sizes: &[usize], rates: &Rates) -> Result<Assignment> {
+    split_with(workers, sizes, rates, MIN_GAIN, MIN_SAVING_S)
+}
+
+/// The makespan-minimising split of groups of `sizes` elements over `workers` at `rates`,
+/// unless it saves less than `min_gain` (a fraction) or `min_saving_s` (seconds) of the time of
+/// the best single worker doing everything: then that worker does everything. Running several workers costs what the
+/// rates do not show (threads, a device thread's waits, smaller launches): on an H100 with 16
+/// host cores the program gives the host 0.5–2 % of the elements for a predicted gain of 3 %,
+/// and the measured run was slower than the device alone (docs/ELEMENT-MATRICES.md).
+pub fn split_with(
+    workers: &[Worker],
+    sizes: &[usize],
+    rates: &Rates,
+    min_gain: f64,
+    min_saving_s: f64,
+) -> Result<Assignment> {
+    if !(min_gain.is_finite() && (0.0..1.0).contains(&min_gain) && min_saving_s.is_finite() && min_saving_s >= 0.0) {
+        return Err(Error::InvalidConfig(format!(
+            "minimum gain {min_gain} must be a fraction in [0, 1) and minimum saving {min_saving_s} s finite and non-negative"
+        )));
+    }
+    let shared = split_exact(workers, sizes, rates)?;
+    // The best single worker: the one that can form every group fastest.
+    let alone = (0..workers.len())
+        .filter(|&w| (0..sizes.len()).all(|g| sizes[g] == 0 || rates.per_second[w][g] > 0.0))
+        .map(|w| {
+            let t: f64 = (0..sizes.len())
+                .filter(|&g| sizes[g] > 0)
+                .map(|g| sizes[g] as f64 / rates.per_second[w][g])
+                .sum();
+            (w, t)
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match alone {
+        Some((w, t)) if shared.makespan_s() > t - (min_gain * t).max(min_saving_s) => {
+            let mut predicted_s = vec![0.0; workers.len()];
+            predicted_s[w] = t;
+            Ok(Assignment {
+                ranges: sizes.iter().map(|&m| vec![(workers[w], 0..m)]).collect(),
+                predicted_s,
+            })
+        }
+        _ => Ok(shared),
+    }
+}
+
+/// The makespan-minimising split, no minimum gain.
+fn split_exact(workers: &[Worker], sizes: &[usize], rates: &Rates) -> Result<Assignment> {
     let (nw, ng) = (workers.len(), sizes.len());
     if rates.per_second.len() != nw || rates.per_second.iter().any(|r| r.len() != ng) {
         return Err(Error::InvalidConfig(format!(
