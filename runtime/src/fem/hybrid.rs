@@ -457,7 +457,7 @@ fn check_plan(plan: &Assignment, workers: &[Worker], sizes: &[usize]) -> Result<
 
 /// The split gives every element to the single fastest worker unless sharing is predicted to
 /// save at least this fraction of that worker's time ([`split_with`]) ...
-pub const MIN_GAIN: f64 = 0.1;
+pub const MIN_GAIN: f64 = 0.2;
 /// ... and at least this many seconds: the cost of starting the other workers' threads and
 /// launches, measured on the H100 machine at 1.4–10 ms (docs/ELEMENT-MATRICES.md).
 pub const MIN_SAVING_S: f64 = 0.005;
