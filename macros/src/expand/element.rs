@@ -39,7 +39,14 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
     let ty = type_ident(m)?;
     let coords = &e.coords;
     let (dim, nodes, dofs, quadrature) = (e.dim, e.nodes, e.dofs, e.quadrature);
-    let cell = format_ident!("{}", if e.cell == clforge_abi::Cell::Simplex { "Simplex" } else { "Cube" });
+    let cell = format_ident!(
+        "{}",
+        if e.cell == clforge_abi::Cell::Simplex {
+            "Simplex"
+        } else {
+            "Cube"
+        }
+    );
     let order = body.order;
     let strains = body.strains;
     let operator = format_ident!("{}", e.operator.variant());

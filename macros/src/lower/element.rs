@@ -397,7 +397,11 @@ fn check_box(e: &Element) -> syn::Result<()> {
 fn check_simplex(e: &Element) -> syn::Result<()> {
     for v in 0..=e.dim {
         let c: Vec<f64> = (0..e.dim).map(|a| if v == a + 1 { 1.0 } else { 0.0 }).collect();
-        if !e.local_nodes.iter().any(|n| (0..e.dim).all(|a| (n[a] - c[a]).abs() <= TOL)) {
+        if !e
+            .local_nodes
+            .iter()
+            .any(|n| (0..e.dim).all(|a| (n[a] - c[a]).abs() <= TOL))
+        {
             let at: Vec<String> = c.iter().map(|v| format!("{v:?}")).collect();
             return Err(syn::Error::new_spanned(
                 &e.nodes_tokens,
@@ -405,7 +409,13 @@ fn check_simplex(e: &Element) -> syn::Result<()> {
                     "`NODES` has no node at the vertex ({}) of the unit simplex: a `cell = simplex` element lives on \
                      the {} with vertices at 0 and the unit vectors, and each vertex must be a node",
                     at.join(", "),
-                    if e.dim == 2 { "triangle" } else if e.dim == 3 { "tetrahedron" } else { "segment [0, 1]" }
+                    if e.dim == 2 {
+                        "triangle"
+                    } else if e.dim == 3 {
+                        "tetrahedron"
+                    } else {
+                        "segment [0, 1]"
+                    }
                 ),
             ));
         }

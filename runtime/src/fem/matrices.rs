@@ -97,7 +97,10 @@ fn cube_rule(dim: usize, n: usize) -> Result<Vec<([f64; 3], f64)>> {
 /// (`clforge_abi::simplex_points`). Weights sum to the simplex's volume `1/dim!`.
 pub fn simplex_rule(dim: usize, n: usize) -> Result<Vec<([f64; 3], f64)>> {
     let unit = |m: usize| -> Result<Vec<(f64, f64)>> {
-        Ok(gauss_legendre(m)?.into_iter().map(|(x, w)| ((x + 1.0) / 2.0, w / 2.0)).collect())
+        Ok(gauss_legendre(m)?
+            .into_iter()
+            .map(|(x, w)| ((x + 1.0) / 2.0, w / 2.0))
+            .collect())
     };
     if !(1..=3).contains(&dim) || n == 0 || n + 1 > MAX_QUADRATURE {
         return Err(Error::InvalidConfig(format!(
