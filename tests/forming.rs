@@ -56,23 +56,6 @@ fn rigid_modes<E: Element>(coords: &[f64]) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// Cholesky succeeds: the matrix is positive definite.
-fn positive_definite(a: &Matrix) -> bool {
-    let n = a.rows();
-    let mut l = vec![0.0; n * n];
-    for j in 0..n {
-        let d = a[(j, j)] - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
-        if d.is_nan() || d <= 1e-10 * a.max_abs() {
-            return false;
-        }
-        l[j * n + j] = d.sqrt();
-        for i in j + 1..n {
-            l[i * n + j] = (a[(i, j)] - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>()) / l[j * n + j];
-        }
-    }
-    true
-}
-
 /// K symmetric, K r = 0 for the six rigid motions, and K + Σ r rᵀ positive definite: so K is
 /// positive semi-definite with exactly those six zero-energy modes.
 fn check_rigid_null_space<E: Element>(k: &Matrix, coords: &[f64]) -> Result<(), String> {
@@ -101,7 +84,7 @@ fn check_rigid_null_space<E: Element>(k: &Matrix, coords: &[f64]) -> Result<(), 
             }
         }
     }
-    if positive_definite(&lifted) {
+    if common::positive_definite(&lifted) {
         Ok(())
     } else {
         Err("more than six zero-energy modes (or an indefinite K)".into())

@@ -17,7 +17,6 @@ use common::{device, rng};
 use elements::quad4::{Plate, Quad4};
 use rand::Rng;
 use simplices::{Solid, Tet10, Tet4, Tri3, Tri6};
-use std::collections::HashMap;
 
 fn rel_error(a: &[f32], b: &[f32]) -> f64 {
     let scale = b.iter().fold(1e-30f64, |m, v| m.max(f64::from(v.abs())));
@@ -51,81 +50,11 @@ fn jittered_quads(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
     UnstructuredMesh::new(coords, 4, conn).unwrap()
 }
 
-fn signed_volume(v: &[[f64; 3]], dim: usize) -> f64 {
-    let d = |i: usize, a: usize| v[i][a] - v[0][a];
-    if dim == 2 {
-        (d(1, 0) * d(2, 1) - d(1, 1) * d(2, 0)) / 2.0
-    } else {
-        (d(1, 0) * (d(2, 1) * d(3, 2) - d(2, 2) * d(3, 1)) - d(1, 1) * (d(2, 0) * d(3, 2) - d(2, 2) * d(3, 0))
-            + d(1, 2) * (d(2, 0) * d(3, 1) - d(2, 1) * d(3, 0)))
-            / 6.0
-    }
-}
-
 /// The unit square (cube) cut into `n^dim` cells of 2 triangles (6 tetrahedra), interior
-/// vertices jittered, mid-edge nodes added for quadratic simplices (after tests/simplex.rs).
+/// vertices jittered, mid-edge nodes added for quadratic simplices (`simplices::patch_mesh`).
 fn simplex_mesh<E: Element>(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
-    let mut r = rng(seed);
-    let dim = E::DIM;
-    let side = n + 1;
-    let count = side.pow(dim as u32);
-    let index = |i: [usize; 3]| i[0] + side * (i[1] + side * i[2]);
-    let mut nodes: Vec<[f64; 3]> = (0..count)
-        .map(|id| {
-            let i = [
-                id % side,
-                (id / side) % side,
-                if dim == 3 { id / (side * side) } else { 0 },
-            ];
-            let edge = (0..dim).any(|a| i[a] == 0 || i[a] == n);
-            std::array::from_fn(|a| {
-                if a >= dim {
-                    0.0
-                } else {
-                    (i[a] as f64 + if edge { 0.0 } else { r.random_range(-jitter..=jitter) }) / n as f64
-                }
-            })
-        })
-        .collect();
-    let perms: &[[usize; 3]] = if dim == 2 {
-        &[[0, 1, 2], [1, 0, 2]]
-    } else {
-        &[[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
-    };
-    let mut edges: HashMap<(usize, usize), usize> = HashMap::new();
-    let mut conn = Vec::new();
-    for c in 0..n.pow(dim as u32) {
-        let o = [c % n, (c / n) % n, if dim == 3 { c / (n * n) } else { 0 }];
-        for p in perms {
-            let mut at = o;
-            let mut s = vec![index(at)];
-            for &axis in &p[..dim] {
-                at[axis] += 1;
-                s.push(index(at));
-            }
-            let v: Vec<[f64; 3]> = s.iter().map(|&k| nodes[k]).collect();
-            if signed_volume(&v, dim) < 0.0 {
-                s.swap(1, 2);
-            }
-            for l in &E::local_nodes()[dim + 1..] {
-                let bary: Vec<f64> = std::iter::once(1.0 - l[..dim].iter().sum::<f64>())
-                    .chain(l[..dim].iter().copied())
-                    .collect();
-                let ends: Vec<usize> = (0..=dim)
-                    .filter(|&k| (bary[k] - 0.5).abs() < 1e-12)
-                    .map(|k| s[k])
-                    .collect();
-                let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
-                let id = *edges.entry(key).or_insert_with(|| {
-                    let (a, b) = (nodes[key.0], nodes[key.1]);
-                    nodes.push(std::array::from_fn(|k| (a[k] + b[k]) / 2.0));
-                    nodes.len() - 1
-                });
-                s.push(id);
-            }
-            conn.extend(s.iter().map(|&k| k as u32));
-        }
-    }
+    let (nodes, elements, _) = simplices::patch_mesh::<E>(n, jitter, &mut rng(seed));
+    let conn = elements.iter().flatten().map(|&k| k as u32).collect();
     UnstructuredMesh::new(nodes, E::NODES, conn).unwrap()
 }
 

@@ -97,3 +97,21 @@ pub fn shapes(rank: usize) -> Vec<Shape> {
             .to_vec(),
     }
 }
+
+/// Cholesky succeeds: the symmetric matrix is positive definite (pivots above 1e-10 of its
+/// largest entry).
+pub fn positive_definite(a: &clforge::runtime::fem::Matrix) -> bool {
+    let n = a.rows();
+    let mut l = vec![0.0; n * n];
+    for j in 0..n {
+        let d = a[(j, j)] - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
+        if d.is_nan() || d <= 1e-10 * a.max_abs() {
+            return false;
+        }
+        l[j * n + j] = d.sqrt();
+        for i in j + 1..n {
+            l[i * n + j] = (a[(i, j)] - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>()) / l[j * n + j];
+        }
+    }
+    true
+}

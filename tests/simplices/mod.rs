@@ -4,6 +4,9 @@
 #![allow(dead_code)]
 
 use clforge::prelude::*;
+use clforge::runtime::fem::Element;
+use rand::Rng;
+use std::collections::HashMap;
 
 /// An isotropic solid: Young's modulus, Poisson's ratio, density, thickness (2-D).
 #[derive(Clone, Copy, Debug)]
@@ -154,4 +157,106 @@ pub mod tet10 {
     pub fn density(m: &Solid) -> f64 {
         m.rho
     }
+}
+
+/// Signed length/area/volume of a simplex from its vertices (positive when counter-clockwise).
+pub fn signed_volume(v: &[[f64; 3]], dim: usize) -> f64 {
+    let d = |i: usize, a: usize| v[i][a] - v[0][a];
+    if dim == 2 {
+        (d(1, 0) * d(2, 1) - d(1, 1) * d(2, 0)) / 2.0
+    } else {
+        (d(1, 0) * (d(2, 1) * d(3, 2) - d(2, 2) * d(3, 1)) - d(1, 1) * (d(2, 0) * d(3, 2) - d(2, 2) * d(3, 0))
+            + d(1, 2) * (d(2, 0) * d(3, 1) - d(2, 1) * d(3, 0)))
+            / 6.0
+    }
+}
+
+/// A distorted unstructured simplex mesh of the unit square (cube): `n` cells per side, each
+/// split into triangles (Kuhn tetrahedra), interior vertices moved by up to `jitter`, then the
+/// element's further nodes on edge midpoints (shared by neighbours). Returns the nodes, the
+/// elements' node lists and whether each node lies on the boundary.
+pub fn patch_mesh<E: Element>(
+    n: usize,
+    jitter: f64,
+    rng: &mut impl Rng,
+) -> (Vec<[f64; 3]>, Vec<Vec<usize>>, Vec<bool>) {
+    let dim = E::DIM;
+    let side = n + 1;
+    let count = side.pow(dim as u32);
+    let index = |i: [usize; 3]| i[0] + side * (i[1] + side * i[2]);
+    let mut nodes = Vec::with_capacity(count);
+    let mut boundary = Vec::with_capacity(count);
+    for id in 0..count {
+        let i = [
+            id % side,
+            (id / side) % side,
+            if dim == 3 { id / (side * side) } else { 0 },
+        ];
+        let edge = (0..dim).any(|a| i[a] == 0 || i[a] == n);
+        let mut x = [0.0; 3];
+        for a in 0..dim {
+            x[a] = i[a] as f64 / n as f64
+                + if edge {
+                    0.0
+                } else {
+                    rng.random_range(-jitter..=jitter) / n as f64
+                };
+        }
+        nodes.push(x);
+        boundary.push(edge);
+    }
+    let mut simplices: Vec<Vec<usize>> = Vec::new();
+    let cells = n.pow(dim as u32);
+    for c in 0..cells {
+        let o = [c % n, (c / n) % n, if dim == 3 { c / (n * n) } else { 0 }];
+        let perms: &[[usize; 3]] = if dim == 2 {
+            &[[0, 1, 2], [1, 0, 2]]
+        } else {
+            &[[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+        };
+        for p in perms {
+            let mut at = o;
+            let mut s = vec![index(at)];
+            for &axis in &p[..dim] {
+                at[axis] += 1;
+                s.push(index(at));
+            }
+            let v: Vec<[f64; 3]> = s.iter().map(|&k| nodes[k]).collect();
+            if signed_volume(&v, dim) < 0.0 {
+                s.swap(1, 2);
+            }
+            simplices.push(s);
+        }
+    }
+    // Further nodes: each local node past the vertices is the midpoint of the edge between
+    // the two vertices where its barycentric coordinates are 1/2.
+    let mut edges: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut elements = Vec::new();
+    for s in &simplices {
+        let mut el = s.clone();
+        for l in &E::local_nodes()[dim + 1..] {
+            let bary: Vec<f64> = std::iter::once(1.0 - l[..dim].iter().sum::<f64>())
+                .chain(l[..dim].iter().copied())
+                .collect();
+            let ends: Vec<usize> = (0..=dim)
+                .filter(|&k| (bary[k] - 0.5).abs() < 1e-12)
+                .map(|k| s[k])
+                .collect();
+            assert_eq!(ends.len(), 2, "{}: node {l:?} is not a mid-edge node", E::NAME);
+            let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
+            let id = *edges.entry(key).or_insert_with(|| {
+                let (a, b) = (nodes[key.0], nodes[key.1]);
+                nodes.push(std::array::from_fn(|k| (a[k] + b[k]) / 2.0));
+                boundary.push(
+                    boundary[key.0]
+                        && boundary[key.1]
+                        && (0..dim).any(|k| a[k] == b[k] && (a[k] == 0.0 || a[k] == 1.0)),
+                );
+                nodes.len() - 1
+            });
+            el.push(id);
+        }
+        elements.push(el);
+    }
+    (nodes, elements, boundary)
 }
