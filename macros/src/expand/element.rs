@@ -260,7 +260,6 @@ fn expand_modal(
         return quote!();
     };
     let (dim, nf, dofs, quadrature, order) = (e.dim, e.nodes, e.dofs, e.quadrature, modal.order);
-    let cell = format_ident!("Cube");
     let n1 = order + 1;
     let nv = 1usize << dim;
     let x = vec![syn::Ident::new("x", m.span())];
@@ -413,7 +412,6 @@ fn expand_modal(
             const DOFS: usize = #dofs;
             const OPERATOR: #fem::Operator = #fem::Operator::#operator;
             const QUADRATURE: usize = #quadrature;
-            const CELL: #fem::Cell = #fem::Cell::#cell;
 
             fn local_nodes() -> &'static [[f64; 3]] {
                 &[#(#local_nodes),*]
@@ -448,7 +446,7 @@ fn expand_modal(
                 #fem::ElementSpec {
                     name: #name,
                     dim: #dim,
-                    cell: #fem::Cell::#cell,
+                    cell: #fem::Cell::Cube,
                     nodes: #nf,
                     dofs: #dofs,
                     order: #order,

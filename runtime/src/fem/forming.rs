@@ -535,8 +535,3 @@ fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &m
     }
     Ok(())
 }
-
-/// The rule of `E` is available (its size within the host's range).
-pub fn check_rule<E: Element>() -> Result<()> {
-    super::matrices::quadrature_points::<E>().map(|_| ())
-}
