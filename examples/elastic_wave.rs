@@ -211,7 +211,7 @@ const STEEL: Plate = Plate {
 };
 
 /// Total peak force of the excitation, N (the response is linear: only the pictures' scale).
-const FORCE: f32 = 1.0;
+const FORCE: f64 = 1.0;
 
 fn main() -> Result<()> {
     let args = Args::parse();
@@ -276,7 +276,7 @@ fn main() -> Result<()> {
     }
     for (n, &m) in mass.iter().enumerate() {
         for d in 0..2 {
-            model.mass[2 * n + d] = m as f32;
+            model.mass[2 * n + d] = m;
             model.fixed[2 * n + d] = m == 0.0;
         }
     }

@@ -167,7 +167,7 @@ fn main() -> Result<()> {
     };
     let load = Load {
         dofs: left.iter().map(|&n| 2 * n as u32).collect(),
-        weights: weights.iter().map(|&w| w as f32).collect(),
+        weights: weights.clone(),
         time: pulse,
     };
 
@@ -263,7 +263,7 @@ fn main() -> Result<()> {
     // The pulse's centre: the centroid of the kinetic energy.
     let (mut energy, mut moment) = (0.0, 0.0);
     for n in 0..nn {
-        let m = f64::from(model.mass[2 * n]);
+        let m = model.mass[2 * n];
         let e = m * (f64::from(v[2 * n]).powi(2) + f64::from(v[2 * n + 1]).powi(2));
         energy += e;
         moment += e * coords[n][0];

@@ -9,7 +9,8 @@ use clforge::runtime::fem::element::{Element, ElementSpec};
 use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
 use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
-use common::{device, rng};
+use clforge::runtime::fem::Real;
+use common::{device, rng, slice_rel_error};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -28,7 +29,7 @@ fn quad9() -> ElementSpec {
 
 /// Plane-stress `K_e` (8×8) and centre-point `G_e` (3×8) of an `a × b` bilinear rectangle of unit
 /// thickness, nodes counter-clockwise from the lower left; 2×2 Gauss is exact here.
-fn quad4_plane_stress(a: f64, b: f64, young: f64, nu: f64) -> (Vec<f32>, Vec<f32>) {
+fn quad4_plane_stress(a: f64, b: f64, young: f64, nu: f64) -> (Vec<f64>, Vec<f64>) {
     let c = young / (1.0 - nu * nu);
     let d = [[c, c * nu, 0.0], [c * nu, c, 0.0], [0.0, 0.0, c * (1.0 - nu) / 2.0]];
     let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
@@ -62,23 +63,17 @@ fn quad4_plane_stress(a: f64, b: f64, young: f64, nu: f64) -> (Vec<f32>, Vec<f32
         }
     }
     let b0 = bmat(0.0, 0.0);
-    let gm: Vec<f32> = (0..3)
-        .flat_map(|p| (0..8).map(move |j| (0..3).map(|q| d[p][q] * b0[q][j]).sum::<f64>() as f32))
+    let gm: Vec<f64> = (0..3)
+        .flat_map(|p| (0..8).map(move |j| (0..3).map(|q| d[p][q] * b0[q][j]).sum::<f64>()))
         .collect();
-    (k.into_iter().map(|v| v as f32).collect(), gm)
+    (k, gm)
 }
 
 /// A random symmetric matrix (element stiffnesses are symmetric; the stability bound needs it).
-fn random_matrix(n: usize, seed: u64) -> Vec<f32> {
+fn random_matrix(n: usize, seed: u64) -> Vec<f64> {
     let mut r = rng(seed);
-    let a: Vec<f32> = (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let a: Vec<f64> = (0..n * n).map(|_| r.random_range(-1.0..1.0)).collect();
     (0..n * n).map(|ij| 0.5 * (a[ij] + a[(ij % n) * n + ij / n])).collect()
-}
-
-fn rel_error(a: &[f32], b: &[f32]) -> f64 {
-    let scale = b.iter().fold(1e-30f64, |m, v| m.max(f64::from(v.abs())));
-    let diff = a.iter().zip(b).fold(0f64, |m, (x, y)| m.max(f64::from((x - y).abs())));
-    diff / scale
 }
 
 fn config(schedule: Schedule) -> StepperConfig {
@@ -91,12 +86,19 @@ fn config(schedule: Schedule) -> StepperConfig {
 }
 
 /// Runs `steps` steps of every schedule from the same random state with a pulse load and
-/// damping, against the host reference; returns the device displacements per schedule.
+/// damping, against the host reference, in `f32` (relative error ≤ 1e-5) and in `f64`
+/// (≤ 1e-12); returns the `f32` device displacements per schedule.
 fn parity(model: &Model, schedules: &[Schedule], steps: usize, seed: u64) -> Vec<Vec<f32>> {
+    parity_in::<f64>(model, schedules, steps, seed, 1e-12);
+    parity_in::<f32>(model, schedules, steps, seed, 1e-5)
+}
+
+/// [`parity`] in precision `R` with relative tolerance `tol`.
+fn parity_in<R: Real>(model: &Model, schedules: &[Schedule], steps: usize, seed: u64, tol: f64) -> Vec<Vec<R>> {
     let n = model.dof_count();
     let mut r = rng(seed);
-    let u: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
-    let v: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let u: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+    let v: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
     let load = Load::point(
         n / model.spec.dofs / 2,
         model.spec.dofs,
@@ -107,24 +109,31 @@ fn parity(model: &Model, schedules: &[Schedule], steps: usize, seed: u64) -> Vec
             cycles: 1.5,
         },
     );
-    let mut host = HostStepper::new(model, &config(schedules[0])).unwrap();
+    let mut host = HostStepper::<R>::with_precision(model, &config(schedules[0])).unwrap();
     host.set_state(&u, &v).unwrap();
     host.add_load(load.clone()).unwrap();
     host.step(steps);
     let host_stress = (!model.stress.is_empty()).then(|| host.stress().unwrap());
     let mut out = vec![];
     for &s in schedules {
-        let what = format!("{} {:?} on {} elements", model.spec.name, s, model.mesh.element_count());
-        let mut dev = Stepper::new(&device(), model, &config(s)).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let what = format!(
+            "{} {:?} on {} elements in {}",
+            model.spec.name,
+            s,
+            model.mesh.element_count(),
+            R::NAME
+        );
+        let mut dev =
+            Stepper::<R>::with_precision(&device(), model, &config(s)).unwrap_or_else(|e| panic!("{what}: {e}"));
         dev.set_state(&u, &v).unwrap();
         dev.add_load(&load).unwrap();
         dev.step(steps).unwrap_or_else(|e| panic!("{what}: {e}"));
         let (du, dv) = (dev.displacement().unwrap(), dev.velocity().unwrap());
-        let (eu, ev) = (rel_error(&du, &host.u), rel_error(&dv, &host.v));
-        assert!(eu <= 1e-5 && ev <= 1e-5, "{what}: relative error u {eu:e}, v {ev:e}");
+        let (eu, ev) = (slice_rel_error(&du, &host.u), slice_rel_error(&dv, &host.v));
+        assert!(eu <= tol && ev <= tol, "{what}: relative error u {eu:e}, v {ev:e}");
         if let Some(hs) = &host_stress {
-            let e = rel_error(&dev.stress().unwrap(), hs);
-            assert!(e <= 1e-5, "{what}: stress relative error {e:e}");
+            let e = slice_rel_error(&dev.stress().unwrap(), hs);
+            assert!(e <= tol, "{what}: stress relative error {e:e}");
         }
         out.push(du);
     }
@@ -152,7 +161,10 @@ fn quad4_schedules_match_host() {
         model.stress = vec![g.clone()];
         let results = parity(&model, &Schedule::structured(blocking), 20, 7);
         for r in &results[1..] {
-            assert!(rel_error(r, &results[0]) <= 1e-5, "schedules disagree on {elements:?}");
+            assert!(
+                slice_rel_error(r, &results[0]) <= 1e-5,
+                "schedules disagree on {elements:?}"
+            );
         }
     }
 }
@@ -178,7 +190,7 @@ fn quad4_unstructured_matches_structured() {
     let unstructured = parity(&model, &[Schedule::Unstructured], 20, 11);
     let model = Model::new(quad4(), Mesh::Structured(sm), k, 1.0).unwrap();
     let structured = parity(&model, &[Schedule::Coloured, Schedule::Computed], 20, 11);
-    assert!(rel_error(&unstructured[0], &structured[0]) <= 1e-5);
+    assert!(slice_rel_error(&unstructured[0], &structured[0]) <= 1e-5);
 }
 
 #[test]
@@ -198,7 +210,7 @@ fn hex8_schedules_match_host() {
         9,
     );
     for r in &results[1..] {
-        assert!(rel_error(r, &results[0]) <= 1e-5);
+        assert!(slice_rel_error(r, &results[0]) <= 1e-5);
     }
 }
 

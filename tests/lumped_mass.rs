@@ -324,7 +324,7 @@ fn quad8_on_a_structured_grid_validates_and_runs() {
         assert_eq!(fixed, orphan, "DOF {i}: fixed exactly where the node is in no element");
         assert!(orphan || m > 0.0, "DOF {i} is free with mass {m}");
     }
-    let total: f64 = model.mass.iter().map(|&m| f64::from(m)).sum();
+    let total: f64 = model.mass.iter().sum();
     let exact = 2.0 * SLAB.rho * SLAB.t * 4.0 * 3.0 * 0.8;
     assert!((total - exact).abs() < 1e-5 * exact, "{total} vs {exact}");
 

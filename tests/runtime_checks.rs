@@ -346,7 +346,7 @@ mod fem {
         UnstructuredMesh::from_structured(&sm, spec.node_offsets).unwrap()
     }
 
-    fn zeros_k(spec: &ElementSpec) -> Vec<f32> {
+    fn zeros_k(spec: &ElementSpec) -> Vec<f64> {
         vec![0.0; spec.nd() * spec.nd()]
     }
 
@@ -609,7 +609,7 @@ mod stability {
             host.step(1);
             let (mut kx, mut mx, mut norm) = (0.0, 0.0, 0.0);
             for ((&x, &v), &m) in x.iter().zip(&host.v).zip(&model.mass) {
-                let (xi, vi, m) = (f64::from(x), f64::from(v), f64::from(m));
+                let (xi, vi, m) = (f64::from(x), f64::from(v), m);
                 kx -= xi * vi * m;
                 mx += xi * xi * m;
                 norm += vi * vi;
@@ -626,7 +626,7 @@ mod stability {
         let zeros = vec![0.0f32; u.len()];
         let strain = model.energy(u, &zeros).unwrap();
         let kinetic: f64 = (0..u.len())
-            .map(|i| 0.5 * f64::from(model.mass[i]) * f64::from(v_before[i]) * f64::from(v_after[i]))
+            .map(|i| 0.5 * model.mass[i] * f64::from(v_before[i]) * f64::from(v_after[i]))
             .sum();
         strain + kinetic
     }

@@ -271,7 +271,7 @@ pub enum Error {
         /// Its node.
         node: usize,
         /// The mass found there.
-        mass: f32,
+        mass: f64,
         /// Why, and what to do (`node 40 belongs to no element; ...`).
         reason: String,
     },

@@ -44,13 +44,21 @@ pub fn up<T: Scalar>(g: &HostGrid<T>) -> DeviceGrid<T> {
 
 /// Largest |a - b| relative to the largest |b| (1 when all are tiny).
 pub fn rel_error<T: Scalar + Into<f64>>(a: &HostGrid<T>, b: &HostGrid<T>) -> f64 {
-    let scale = b.data().iter().map(|v| (*v).into().abs()).fold(1e-30, f64::max);
+    slice_rel_error(a.data(), b.data())
+}
+
+/// [`rel_error`] of two slices (a NaN anywhere makes it NaN, which fails every `<=`).
+pub fn slice_rel_error<T: Copy + Into<f64>>(a: &[T], b: &[T]) -> f64 {
+    assert_eq!(a.len(), b.len(), "compared slices differ in length");
+    let scale = b.iter().map(|v| (*v).into().abs()).fold(1e-30, f64::max);
     let diff = a
-        .data()
         .iter()
-        .zip(b.data())
+        .zip(b)
         .map(|(x, y)| ((*x).into() - (*y).into()).abs())
-        .fold(0.0, f64::max);
+        .fold(
+            0.0,
+            |m: f64, d| if d.is_nan() || m.is_nan() { f64::NAN } else { m.max(d) },
+        );
     diff / scale
 }
 

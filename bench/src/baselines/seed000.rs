@@ -92,8 +92,8 @@ impl SeedCase {
     ) -> Result<SeedCase> {
         let nd = model.nd();
         ensure!(nd == 8, "seed 000's kernels are for 4-node, 2-DOF elements");
-        let minv: Vec<f32> = model.mass.iter().map(|&m| 1.0 / m).collect();
-        let damp: Vec<f32> = model.mass.iter().map(|&m| -(alpha as f32) * m).collect();
+        let minv: Vec<f32> = model.mass.iter().map(|&m| 1.0 / m as f32).collect();
+        let damp: Vec<f32> = model.mass.iter().map(|&m| -(alpha as f32) * m as f32).collect();
         let f: Vec<f32> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
         let conn = model.mesh.connectivity(model.spec.node_offsets);
         let blocks = (elements[0] / 16) * (elements[1] / 32);
@@ -107,7 +107,7 @@ impl SeedCase {
             masses: Buffer::from_slice(dev, &minv)?,
             dampness: Buffer::from_slice(dev, &damp)?,
             elem_nodes: Buffer::from_slice(dev, &conn)?,
-            rows_k: Buffer::from_slice(dev, &model.stiffness[0])?,
+            rows_k: Buffer::from_slice(dev, &model.stiffness[0].iter().map(|&v| v as f32).collect::<Vec<f32>>())?,
             rows_g: Buffer::from_slice(dev, &[0.0f32; 24])?,
             control: Buffer::from_slice(dev, &vec![0u32; 4 * blocks.max(1)])?,
             masks: Buffer::from_slice(dev, &[0u32; 16])?,

@@ -180,7 +180,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         const _: usize = #m::NODES.len();
         #tracked
 
-        impl #fem::ElementKernels for #ty {
+        impl<__ClforgeReal: #fem::Real> #fem::ElementKernels<__ClforgeReal> for #ty {
             #(#trait_methods)*
         }
 

@@ -8,10 +8,24 @@ use crate::model::Scalar;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+/// The type parameter that a `real` buffer or value takes: the launchers are generic over the
+/// precision the program was built in (`runtime::fem::Real`: `f32` or `f64`).
+fn real_ty() -> TokenStream {
+    quote!(__ClforgeReal)
+}
+
+/// Whether a kernel has a `real` parameter (its launcher is generic over [`real_ty`]).
+fn uses_real(k: &Kernel) -> bool {
+    k.params.iter().any(|p| match &p.ty {
+        Ty::Global { elem, .. } | Ty::Constant { elem, .. } | Ty::Value(elem) => *elem == Elem::Real,
+        _ => false,
+    })
+}
+
 /// The Rust element type of a `real`/scalar buffer or value.
 fn rust_elem(e: Elem) -> TokenStream {
     match e {
-        Elem::Real => quote!(f32),
+        Elem::Real => real_ty(),
         Elem::Int4 => quote!(i32),
         Elem::Scalar(s) => {
             let id = format_ident!("{}", s.rust());
@@ -49,7 +63,11 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
         }
         Ty::Value(elem) => {
             let (t, ctor) = match elem {
-                Elem::Real | Elem::Scalar(Scalar::F32) => (quote!(f32), quote!(f32)),
+                Elem::Real => {
+                    let r = real_ty();
+                    return (quote!(#name: #r), quote!(#rt::fem::Real::arg(#name)));
+                }
+                Elem::Scalar(Scalar::F32) => (quote!(f32), quote!(f32)),
                 Elem::Scalar(Scalar::F64) => (quote!(f64), quote!(f64)),
                 Elem::Scalar(Scalar::U32) => (quote!(u32), quote!(u32)),
                 _ => (quote!(i32), quote!(i32)),
@@ -62,11 +80,15 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
 }
 
 /// `fn <method>(&self, at: At<'_>, <params>) -> Result<Event>` with the body that launches.
+/// `real` parameters take the type [`real_ty`]: a parameter of the method where `receiver` is
+/// not set (an inherent launcher), else of the trait impl around it.
 pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream) -> TokenStream {
     let rt = rt();
     let (decls, args): (Vec<_>, Vec<_>) = k.params.iter().map(param).unzip();
     let kname = &k.name;
     let recv = if receiver { quote!(&self,) } else { quote!() };
+    let real = real_ty();
+    let generics = (!receiver && uses_real(k)).then(|| quote!(<#real: #rt::fem::Real>));
     // Resolves at the macro's site: a kernel parameter named `at` cannot meet it.
     let at = syn::Ident::new("at", proc_macro2::Span::mixed_site());
     let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
@@ -77,7 +99,7 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
         #sep
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
-        #vis fn #method(#recv #at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
+        #vis fn #method #generics (#recv #at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
             #at.program.launch(#kname, #at.global, #at.local, &[#(#args),*])
         }
     }

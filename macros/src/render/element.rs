@@ -32,9 +32,6 @@ pub struct ElementView {
     pub nd: usize,
     pub nv: usize,
     pub ndp: usize,
-    /// The floating-point type and its 8-lane vector.
-    pub real: &'static str,
-    pub real8: &'static str,
     /// `sum_v8` of the seed (appendix 10.2), the 8-lane pairwise sum.
     pub sum_v8: &'static str,
     pub tunables: Vec<DefineView>,
@@ -76,8 +73,6 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
         nd: b.nd(),
         nv: b.chunks,
         ndp: b.chunks * b.lanes,
-        real: "float",
-        real8: "float8",
         sum_v8: "(((v).s0 + (v).s1) + ((v).s2 + (v).s3)) + (((v).s4 + (v).s5) + ((v).s6 + (v).s7))",
         tunables: tunables_view(&p.tunables),
         contracts: defines_view(&p.contracts),

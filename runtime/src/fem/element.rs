@@ -27,7 +27,7 @@ pub struct ElementSpec {
     pub source: &'static str,
     /// The kernels' typed launch functions (generated with the source); `None` for an element
     /// without device kernels (a hand-written `Element` used for host matrices only).
-    pub kernels: Option<&'static dyn super::kernels::ElementKernels>,
+    pub kernels: Option<&'static dyn super::kernels::DeviceKernels>,
 }
 
 impl ElementSpec {
@@ -37,9 +37,10 @@ impl ElementSpec {
         self.nodes.saturating_mul(self.dofs)
     }
 
-    /// A host matrix with `nd` columns (`K_e`, `G_e`) in the kernels' layout: `f32`, each row
-    /// padded with zeros to whole `real8` chunks, so a kernel reads row `i` as `K[i * NV + c]`.
-    pub fn device_rows(&self, m: &super::Matrix) -> crate::error::Result<Vec<f32>> {
+    /// A host matrix with `nd` columns (`K_e`, `G_e`) in the kernels' layout: rounded to `R`
+    /// (`f32` for a program built as is, `f64` for one built with `-D CLFORGE_REAL_DOUBLE`), each
+    /// row padded with zeros to whole `real8` chunks, so a kernel reads row `i` as `K[i * NV + c]`.
+    pub fn device_rows<R: super::Real>(&self, m: &super::Matrix) -> crate::error::Result<Vec<R>> {
         super::geometry::check_spec(self)?;
         let nd = self.nd();
         if m.cols() != nd {
@@ -49,7 +50,7 @@ impl ElementSpec {
                 found: m.cols(),
             });
         }
-        let f: Vec<f32> = m.data().iter().map(|&v| v as f32).collect();
+        let f: Vec<R> = m.data().iter().map(|&v| R::of(v)).collect();
         Ok(super::reference::padded(
             &f,
             m.rows(),

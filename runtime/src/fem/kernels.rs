@@ -1,10 +1,12 @@
 //! The element kernels' typed launch functions, as the runtime's schedules call them. The
 //! macro implements this trait for every element type from the kernels' IR signatures (one
 //! method per kernel, arguments in ABI order), so a changed kernel ABI fails to compile here
-//! instead of launching with misplaced arguments. `real` buffers are `f32`.
+//! instead of launching with misplaced arguments. `real` buffers and values are `R`: the kernels
+//! are built for `f32` or `f64` ([`Real`]), and the macro implements the trait for both.
 
 use crate::buffer::Buffer;
 use crate::error::Result;
+use crate::fem::real::Real;
 use crate::program::{Event, Program};
 
 /// Where a launch goes: the built program and the work sizes.
@@ -18,16 +20,16 @@ pub struct At<'a> {
     pub local: Option<&'a [usize]>,
 }
 
-/// Launch functions of the element family's kernels (`templates/element/`).
+/// Launch functions of the element family's kernels (`templates/element/`), in precision `R`.
 #[allow(clippy::too_many_arguments, missing_docs)]
-pub trait ElementKernels: Sync + std::fmt::Debug {
+pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
     fn coloured(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
+        k: &Buffer<R>,
         elem_nodes: &Buffer<i32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -38,10 +40,10 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn unstructured(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
+        k: &Buffer<R>,
         elem_nodes: &Buffer<i32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         first: i32,
         count: i32,
     ) -> Result<Event>;
@@ -49,19 +51,19 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn unstructured_pe(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
+        k: &Buffer<R>,
         elem_nodes: &Buffer<i32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         first: i32,
         count: i32,
     ) -> Result<Event>;
     fn computed(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        k: &Buffer<R>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -72,9 +74,9 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn blocked(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        k: &Buffer<R>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -87,9 +89,9 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
         at: At<'_>,
         control: &Buffer<i32>,
         masks: &Buffer<u32>,
-        kg: &Buffer<f32>,
-        u: &Buffer<f32>,
-        f: &mut Buffer<f32>,
+        kg: &Buffer<R>,
+        u: &Buffer<R>,
+        f: &mut Buffer<R>,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -100,13 +102,13 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn gather(
         &self,
         at: At<'_>,
-        k: &Buffer<f32>,
-        minv: &Buffer<f32>,
-        damp: &Buffer<f32>,
-        u_in: &Buffer<f32>,
-        u_out: &mut Buffer<f32>,
-        v: &mut Buffer<f32>,
-        dt: f32,
+        k: &Buffer<R>,
+        minv: &Buffer<R>,
+        damp: &Buffer<R>,
+        u_in: &Buffer<R>,
+        u_out: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        dt: R,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -114,10 +116,10 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn stress(
         &self,
         at: At<'_>,
-        g: &Buffer<f32>,
+        g: &Buffer<R>,
         emat: &Buffer<u8>,
-        u: &Buffer<f32>,
-        stress: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        stress: &mut Buffer<R>,
         nx: i32,
         ny: i32,
         nz: i32,
@@ -125,54 +127,52 @@ pub trait ElementKernels: Sync + std::fmt::Debug {
     fn stress_unstructured(
         &self,
         at: At<'_>,
-        g: &Buffer<f32>,
+        g: &Buffer<R>,
         emat: &Buffer<u8>,
         elem_nodes: &Buffer<i32>,
-        u: &Buffer<f32>,
-        stress: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        stress: &mut Buffer<R>,
         ne: i32,
     ) -> Result<Event>;
     /// As `stress_unstructured` with `g` holding one `G_e` per element, in element order.
     fn stress_unstructured_pe(
         &self,
         at: At<'_>,
-        g: &Buffer<f32>,
+        g: &Buffer<R>,
         emat: &Buffer<u8>,
         elem_nodes: &Buffer<i32>,
-        u: &Buffer<f32>,
-        stress: &mut Buffer<f32>,
+        u: &Buffer<R>,
+        stress: &mut Buffer<R>,
         ne: i32,
     ) -> Result<Event>;
     fn integrate(
         &self,
         at: At<'_>,
-        minv: &Buffer<f32>,
-        damp: &Buffer<f32>,
-        u: &mut Buffer<f32>,
-        v: &mut Buffer<f32>,
-        f: &mut Buffer<f32>,
-        dt: f32,
+        minv: &Buffer<R>,
+        damp: &Buffer<R>,
+        u: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        f: &mut Buffer<R>,
+        dt: R,
         n: i32,
     ) -> Result<Event>;
-    fn load(
-        &self,
-        at: At<'_>,
-        idx: &Buffer<i32>,
-        w: &Buffer<f32>,
-        s: f32,
-        f: &mut Buffer<f32>,
-        n: i32,
-    ) -> Result<Event>;
+    fn load(&self, at: At<'_>, idx: &Buffer<i32>, w: &Buffer<R>, s: R, f: &mut Buffer<R>, n: i32) -> Result<Event>;
     fn kick(
         &self,
         at: At<'_>,
         idx: &Buffer<i32>,
-        w: &Buffer<f32>,
-        s: f32,
-        minv: &Buffer<f32>,
-        u: &mut Buffer<f32>,
-        v: &mut Buffer<f32>,
-        dt: f32,
+        w: &Buffer<R>,
+        s: R,
+        minv: &Buffer<R>,
+        u: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        dt: R,
         n: i32,
     ) -> Result<Event>;
 }
+
+/// An element's kernels in both precisions: what [`ElementSpec::kernels`](crate::fem::ElementSpec)
+/// holds. [`Real::kernels`] picks one.
+pub trait DeviceKernels: ElementKernels<f32> + ElementKernels<f64> {}
+
+impl<T: ElementKernels<f32> + ElementKernels<f64>> DeviceKernels for T {}

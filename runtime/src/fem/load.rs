@@ -39,14 +39,14 @@ pub struct Load {
     /// Global DOF indices (`node · dofs + component`), each at most once.
     pub dofs: Vec<u32>,
     /// Force per DOF at time-function value 1.
-    pub weights: Vec<f32>,
+    pub weights: Vec<f64>,
     /// The time dependence.
     pub time: TimeFunction,
 }
 
 impl Load {
     /// A point force `amplitude` on `component` of `node`, element of `dofs` DOFs per node.
-    pub fn point(node: usize, dofs: usize, component: usize, amplitude: f32, time: TimeFunction) -> Load {
+    pub fn point(node: usize, dofs: usize, component: usize, amplitude: f64, time: TimeFunction) -> Load {
         Load {
             dofs: vec![dof_index(node, dofs, component)],
             weights: vec![amplitude],
@@ -56,8 +56,8 @@ impl Load {
 
     /// A force `total` spread along a straight edge of equally spaced `nodes` (end nodes take
     /// half a share: the consistent load of linear edges).
-    pub fn edge(nodes: &[usize], dofs: usize, component: usize, total: f32, time: TimeFunction) -> Load {
-        let segments = nodes.len().saturating_sub(1).max(1) as f32;
+    pub fn edge(nodes: &[usize], dofs: usize, component: usize, total: f64, time: TimeFunction) -> Load {
+        let segments = nodes.len().saturating_sub(1).max(1) as f64;
         let weights = (0..nodes.len())
             .map(|i| if nodes.len() > 1 && (i == 0 || i + 1 == nodes.len()) { 0.5 } else { 1.0 } * total / segments)
             .collect();

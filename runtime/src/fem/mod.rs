@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod mesh;
 pub mod modal_mesh;
 pub mod problem;
+mod real;
 pub mod reference;
 pub mod schedule;
 pub mod sparse;
@@ -21,5 +22,6 @@ pub mod stability;
 pub mod stepper;
 
 pub use element::{Basis, Cell, Element, ElementSpec, Operator, WithQuadrature};
-pub use kernels::{At, ElementKernels};
+pub use kernels::{At, DeviceKernels, ElementKernels};
 pub use matrix::Matrix;
+pub use real::Real;

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::fem::element::{Element, ElementSpec};
 use crate::fem::mesh::{ElementMap, Mesh};
 use crate::fem::schedule::Schedule;
-use crate::fem::{geometry, matrices, Matrix};
+use crate::fem::{geometry, matrices, Real};
 
 /// Everything about a model that does not depend on where it runs.
 #[derive(Clone, Debug)]
@@ -16,10 +16,10 @@ pub struct Model {
     pub mesh: Mesh,
     /// `K_e` of each material, `nd × nd` row-major (`nd = nodes · dofs`); of each element, in
     /// element order, where [`Model::per_element`] is set.
-    pub stiffness: Vec<Vec<f32>>,
+    pub stiffness: Vec<Vec<f64>>,
     /// `G_e` of each material (each element), `strains × nd` row-major; empty if stresses are
     /// not needed.
-    pub stress: Vec<Vec<f32>>,
+    pub stress: Vec<Vec<f64>>,
     /// Material and crack state per element. With per-element matrices the material indices
     /// are not read (each element's matrices already hold its material); crack flags are.
     pub elements: ElementMap,
@@ -28,7 +28,7 @@ pub struct Model {
     /// simplex mesh). Such models step on the device only with `Schedule::Unstructured`.
     pub per_element: bool,
     /// Lumped mass per DOF.
-    pub mass: Vec<f32>,
+    pub mass: Vec<f64>,
     /// Fixed DOFs (zero velocity: their inverse mass is 0).
     pub fixed: Vec<bool>,
 }
@@ -49,7 +49,7 @@ impl Model {
     /// the element's order, an unstructured one of its nodes per element) and none of its
     /// elements may be inverted ([`geometry::check_orientation`]). The DOFs of nodes that
     /// belong to no element are fixed (see [`Model::of`]).
-    pub fn new(spec: ElementSpec, mesh: Mesh, k: Vec<f32>, element_mass: f64) -> Result<Model> {
+    pub fn new(spec: ElementSpec, mesh: Mesh, k: Vec<f64>, element_mass: f64) -> Result<Model> {
         geometry::check_orientation(&spec, &mesh)?;
         if !(element_mass.is_finite() && element_mass > 0.0) {
             return Err(Error::LumpedMass {
@@ -89,7 +89,7 @@ impl Model {
             mesh,
             stiffness: vec![k],
             stress: vec![],
-            mass: mass.into_iter().map(|m| m as f32).collect(),
+            mass,
             fixed,
             per_element: false,
         })
@@ -150,7 +150,6 @@ impl Model {
             }
         }
         let coords: Vec<&[f64]> = first.iter().map(|p| &p[..spec.dim]).collect();
-        let to_f32 = |m: &Matrix| m.data().iter().map(|&v| v as f32).collect::<Vec<f32>>();
         let k = matrices::stiffness::<E, _>(&coords, material)?;
         let g = matrices::stress_matrix::<E, _>(&coords, material)?;
         let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
@@ -167,9 +166,9 @@ impl Model {
             spec,
             elements: ElementMap::uniform(ne)?,
             mesh,
-            stiffness: vec![to_f32(&k)],
-            stress: vec![to_f32(&g)],
-            mass: mass.into_iter().map(|m| m as f32).collect(),
+            stiffness: vec![k.data().to_vec()],
+            stress: vec![g.data().to_vec()],
+            mass,
             fixed,
             per_element: false,
         })
@@ -220,7 +219,6 @@ impl Model {
                 found: materials.len(),
             });
         }
-        let to_f32 = |m: &Matrix| m.data().iter().map(|&v| v as f32).collect::<Vec<f32>>();
         let mut mass = dof_vec(&spec, &mesh)?;
         let mut stiffness = Vec::with_capacity(ne);
         let mut stress = Vec::with_capacity(ne);
@@ -228,8 +226,8 @@ impl Model {
             let own = mesh.element_coords(spec.node_offsets, e);
             check_orientation::<E>(&own, e)?;
             let coords: Vec<&[f64]> = own.iter().map(|p| &p[..spec.dim]).collect();
-            stiffness.push(to_f32(&matrices::stiffness::<E, _>(&coords, material)?));
-            stress.push(to_f32(&matrices::stress_matrix::<E, _>(&coords, material)?));
+            stiffness.push(matrices::stiffness::<E, _>(&coords, material)?.data().to_vec());
+            stress.push(matrices::stress_matrix::<E, _>(&coords, material)?.data().to_vec());
             let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
             for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
                 for d in 0..spec.dofs {
@@ -244,7 +242,7 @@ impl Model {
             mesh,
             stiffness,
             stress,
-            mass: mass.into_iter().map(|m| m as f32).collect(),
+            mass,
             fixed,
             per_element: true,
         })
@@ -346,7 +344,7 @@ impl Model {
                 self.stiffness.len()
             )));
         }
-        let positive = |m: f32| m.is_finite() && m > 0.0;
+        let positive = |m: f64| m.is_finite() && m > 0.0;
         if let Some(i) = (0..n).find(|&i| !self.fixed[i] && !positive(self.mass[i])) {
             return Err(self.massless(i));
         }
@@ -385,26 +383,29 @@ impl Model {
         }
     }
 
-    /// Inverse mass and damping coefficient (`-α·m`) per DOF; both 0 on fixed DOFs.
-    pub(crate) fn integration(&self, alpha: f32) -> (Vec<f32>, Vec<f32>) {
+    /// Inverse mass and damping coefficient (`-α·m`) per DOF, computed in `R` from the mass
+    /// and `α` rounded to `R` (as the kernels would); both 0 on fixed DOFs.
+    pub(crate) fn integration<R: Real>(&self, alpha: f64) -> (Vec<R>, Vec<R>) {
+        let (zero, one, alpha) = (R::of(0.0), R::of(1.0), R::of(alpha));
+        let of = |(&m, &fixed): (&f64, &bool)| if fixed { None } else { Some(R::of(m)) };
         let minv = self
             .mass
             .iter()
             .zip(&self.fixed)
-            .map(|(&m, &f)| if f { 0.0 } else { 1.0 / m })
+            .map(|x| of(x).map_or(zero, |m| one / m))
             .collect();
         let damp = self
             .mass
             .iter()
             .zip(&self.fixed)
-            .map(|(&m, &f)| if f { 0.0 } else { -alpha * m })
+            .map(|x| of(x).map_or(zero, |m| -alpha * m))
             .collect();
         (minv, damp)
     }
 
     /// `½ vᵀ M v + ½ uᵀ K u` (in f64; dead elements store no energy); `u` and `v` hold one
     /// value per DOF, and the model must be valid ([`Model::validate`]).
-    pub fn energy(&self, u: &[f32], v: &[f32]) -> Result<f64> {
+    pub fn energy<R: Real>(&self, u: &[R], v: &[R]) -> Result<f64> {
         self.check_sizes()?;
         let n = self.dof_count();
         for (what, x) in [("displacements", u), ("velocities", v)] {
@@ -419,7 +420,7 @@ impl Model {
         let kinetic: f64 = v
             .iter()
             .zip(&self.mass)
-            .map(|(&v, &m)| 0.5 * f64::from(m) * f64::from(v).powi(2))
+            .map(|(&v, &m)| 0.5 * m * v.widen().powi(2))
             .sum();
         let conn = self.mesh.connectivity(self.spec.node_offsets);
         let (nd, d) = (self.nd(), self.spec.dofs);
@@ -430,10 +431,10 @@ impl Model {
             }
             let k = &self.stiffness[self.matrix_index(e)];
             let ue: Vec<f64> = (0..nd)
-                .map(|i| f64::from(u[conn[e * self.spec.nodes + i / d] as usize * d + i % d]))
+                .map(|i| u[conn[e * self.spec.nodes + i / d] as usize * d + i % d].widen())
                 .collect();
             for r in 0..nd {
-                let ku: f64 = (0..nd).map(|c| f64::from(k[r * nd + c]) * ue[c]).sum();
+                let ku: f64 = (0..nd).map(|c| k[r * nd + c] * ue[c]).sum();
                 strain += 0.5 * ue[r] * ku;
             }
         }

@@ -4,65 +4,81 @@
 use crate::error::{Error, Result};
 use crate::fem::load::{check_load, Load};
 use crate::fem::problem::{Model, StepperConfig};
+use crate::fem::real::Real;
 use crate::fem::stability::{check_time_step, StabilityBound};
 
 /// 8-lane pairwise sum of the seed's `sum_v8`.
-fn sum_v8(p: &[f32; 8]) -> f32 {
+fn sum_v8<R: Real>(p: &[R; 8]) -> R {
     ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
 }
 
 /// Row `r` of `M·U` the way the kernels compute it: `float8` chunks summed by `sum_v8`, then
 /// the chunks added left to right. `m` has rows of `ndp` (padded) entries.
-fn row_product(m: &[f32], ndp: usize, r: usize, ue: &[f32]) -> f32 {
-    let mut acc = 0.0f32;
+fn row_product<R: Real>(m: &[R], ndp: usize, r: usize, ue: &[R]) -> R {
+    let mut acc = R::default();
     for c in 0..ndp / 8 {
-        let p: [f32; 8] = std::array::from_fn(|l| m[r * ndp + c * 8 + l] * ue[c * 8 + l]);
+        let p: [R; 8] = std::array::from_fn(|l| m[r * ndp + c * 8 + l] * ue[c * 8 + l]);
         acc = if c == 0 { sum_v8(&p) } else { acc + sum_v8(&p) };
     }
     acc
 }
 
 /// Rows of `rows × nd` padded to `ndp` entries.
-pub(crate) fn padded(m: &[f32], rows: usize, nd: usize, ndp: usize) -> Vec<f32> {
-    let mut out = vec![0.0; rows * ndp];
+pub(crate) fn padded<T: Copy + Default>(m: &[T], rows: usize, nd: usize, ndp: usize) -> Vec<T> {
+    let mut out = vec![T::default(); rows * ndp];
     for r in 0..rows {
         out[r * ndp..r * ndp + nd].copy_from_slice(&m[r * nd..(r + 1) * nd]);
     }
     out
 }
 
-/// The reference: the same step on the host, element by element in element order.
+/// The reference: the same step on the host, element by element in element order, in
+/// precision `R` (`f32` by default, or `f64`): the model's matrices, masses and loads rounded to
+/// `R` as the device steppers round them, and every operation in `R`.
 #[derive(Clone, Debug)]
-pub struct HostStepper {
+pub struct HostStepper<R: Real = f32> {
     model: Model,
-    dt: f32,
+    dt: R,
     conn: Vec<u32>,
-    k: Vec<Vec<f32>>,
-    g: Vec<Vec<f32>>,
-    minv: Vec<f32>,
-    damp: Vec<f32>,
+    k: Vec<Vec<R>>,
+    g: Vec<Vec<R>>,
+    minv: Vec<R>,
+    damp: Vec<R>,
     /// Displacements per DOF.
-    pub u: Vec<f32>,
+    pub u: Vec<R>,
     /// Velocities per DOF (at half steps).
-    pub v: Vec<f32>,
-    f: Vec<f32>,
-    loads: Vec<Load>,
+    pub v: Vec<R>,
+    f: Vec<R>,
+    loads: Vec<(Load, Vec<R>)>,
     steps: u64,
     bound: Option<StabilityBound>,
 }
 
 impl HostStepper {
-    /// A host stepper at rest, after the checks of [`Stepper::new`](crate::fem::stepper::Stepper::new):
-    /// a valid model and a time step within the stability bound.
+    /// An `f32` host stepper at rest, after the checks of
+    /// [`Stepper::new`](crate::fem::stepper::Stepper::new): a valid model and a time step within
+    /// the stability bound. [`HostStepper::with_precision`] steps in `f64`.
     pub fn new(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
+        HostStepper::with_precision(model, config)
+    }
+
+    /// An `f32` host stepper at rest that skips the time-step check (the model is still
+    /// validated): for experiments that probe the stability bound, such as showing that a run
+    /// just above it grows without bound. [`HostStepper::stability_bound`] is `None`.
+    pub fn new_unchecked(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
+        HostStepper::with_precision_unchecked(model, config)
+    }
+}
+
+impl<R: Real> HostStepper<R> {
+    /// As [`HostStepper::new`] in precision `R` (`HostStepper::<f64>::with_precision`).
+    pub fn with_precision(model: &Model, config: &StepperConfig) -> Result<HostStepper<R>> {
         let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
         Self::build(model, config, Some(bound))
     }
 
-    /// A host stepper at rest that skips the time-step check (the model is still validated):
-    /// for experiments that probe the stability bound, such as showing that a run just above
-    /// it grows without bound. [`HostStepper::stability_bound`] is `None`.
-    pub fn new_unchecked(model: &Model, config: &StepperConfig) -> Result<HostStepper> {
+    /// As [`HostStepper::new_unchecked`] in precision `R`.
+    pub fn with_precision_unchecked(model: &Model, config: &StepperConfig) -> Result<HostStepper<R>> {
         model.validate()?;
         Self::build(model, config, None)
     }
@@ -73,26 +89,31 @@ impl HostStepper {
         self.bound.as_ref()
     }
 
-    fn build(model: &Model, config: &StepperConfig, bound: Option<StabilityBound>) -> Result<HostStepper> {
+    fn build(model: &Model, config: &StepperConfig, bound: Option<StabilityBound>) -> Result<HostStepper<R>> {
         let nd = model.nd();
         let ndp = nd.div_ceil(8) * 8;
-        let (minv, damp) = model.integration(config.alpha as f32);
+        let (minv, damp) = model.integration(config.alpha);
+        let rounded = |m: &Vec<f64>| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
         let n = model.dof_count();
         Ok(HostStepper {
             conn: model.mesh.connectivity(model.spec.node_offsets),
-            k: model.stiffness.iter().map(|k| padded(k, nd, nd, ndp)).collect(),
+            k: model
+                .stiffness
+                .iter()
+                .map(|k| padded(&rounded(k), nd, nd, ndp))
+                .collect(),
             g: model
                 .stress
                 .iter()
-                .map(|g| padded(g, model.spec.strains, nd, ndp))
+                .map(|g| padded(&rounded(g), model.spec.strains, nd, ndp))
                 .collect(),
             model: model.clone(),
-            dt: config.dt as f32,
+            dt: R::of(config.dt),
             minv,
             damp,
-            u: vec![0.0; n],
-            v: vec![0.0; n],
-            f: vec![0.0; n],
+            u: vec![R::default(); n],
+            v: vec![R::default(); n],
+            f: vec![R::default(); n],
             loads: vec![],
             steps: 0,
             bound,
@@ -100,7 +121,7 @@ impl HostStepper {
     }
 
     /// Sets displacements and velocities (and the damping force `F = C·v`).
-    pub fn set_state(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+    pub fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
         let n = self.model.dof_count();
         for (what, x) in [("displacements", u), ("velocities", v)] {
             if x.len() != n {
@@ -120,13 +141,14 @@ impl HostStepper {
     /// Adds an external force.
     pub fn add_load(&mut self, load: Load) -> Result<()> {
         check_load(&load, self.model.dof_count())?;
-        self.loads.push(load);
+        let weights = load.weights.iter().map(|&w| R::of(w)).collect();
+        self.loads.push((load, weights));
         Ok(())
     }
 
-    fn element_u(&self, e: usize, ndp: usize) -> Vec<f32> {
+    fn element_u(&self, e: usize, ndp: usize) -> Vec<R> {
         let (n, d) = (self.model.spec.nodes, self.model.spec.dofs);
-        let mut ue = vec![0.0; ndp];
+        let mut ue = vec![R::default(); ndp];
         for (a, &node) in self.conn[e * n..(e + 1) * n].iter().enumerate() {
             for k in 0..d {
                 ue[a * d + k] = self.u[node as usize * d + k];
@@ -141,10 +163,10 @@ impl HostStepper {
         let nd = nodes * d;
         let ndp = nd.div_ceil(8) * 8;
         for _ in 0..n {
-            let t = self.steps as f64 * f64::from(self.dt);
-            for load in &self.loads {
-                let s = load.time.value(t) as f32;
-                for (&i, &w) in load.dofs.iter().zip(&load.weights) {
+            let t = self.steps as f64 * self.dt.widen();
+            for (load, weights) in &self.loads {
+                let s = R::of(load.time.value(t));
+                for (&i, &w) in load.dofs.iter().zip(weights) {
                     self.f[i as usize] += w * s;
                 }
             }
@@ -170,7 +192,7 @@ impl HostStepper {
     }
 
     /// `σ = G_e·U_e` per element (`strains` values each; 0 for dead elements).
-    pub fn stress(&self) -> Result<Vec<f32>> {
+    pub fn stress(&self) -> Result<Vec<R>> {
         let s = self.model.spec.strains;
         if self.g.is_empty() {
             return Err(Error::InvalidConfig(
@@ -178,7 +200,7 @@ impl HostStepper {
             ));
         }
         let ndp = self.model.nd().div_ceil(8) * 8;
-        let mut out = vec![0.0; self.model.mesh.element_count() * s];
+        let mut out = vec![R::default(); self.model.mesh.element_count() * s];
         for e in 0..self.model.mesh.element_count() {
             if self.model.elements.dead[e] {
                 continue;

@@ -158,13 +158,13 @@ pub fn check_resolution(dx_max: f64, c_min: f64, omega: f64) -> Result<()> {
 }
 
 /// `(K + Kᵀ) / 2` in f64, or an error naming material `m` if `K` is not symmetric up to the
-/// rounding of its `f32` entries.
-fn symmetric_part(k: &[f32], nd: usize, what: &str, m: usize) -> Result<Vec<f64>> {
-    let scale = k.iter().fold(0.0f64, |a, &v| a.max(f64::from(v).abs()));
+/// rounding of single precision.
+fn symmetric_part(k: &[f64], nd: usize, what: &str, m: usize) -> Result<Vec<f64>> {
+    let scale = k.iter().fold(0.0f64, |a, &v| a.max(v.abs()));
     let mut out = vec![0.0; nd * nd];
     for i in 0..nd {
         for j in 0..nd {
-            let (a, b) = (f64::from(k[i * nd + j]), f64::from(k[j * nd + i]));
+            let (a, b) = (k[i * nd + j], k[j * nd + i]);
             if !(a.is_finite() && (a - b).abs() <= 1e-5 * scale) {
                 return Err(Error::InvalidConfig(format!(
                     "K_e of {what} {m} is not symmetric and finite: K[{i}][{j}] = {a:e}, K[{j}][{i}] = {b:e}; \
@@ -218,7 +218,7 @@ fn mass_share_groups(model: &Model) -> Vec<Group> {
                 shares[a * dofs + d] = if model.fixed[i] {
                     0.0
                 } else {
-                    f64::from(touching[n as usize]) / f64::from(model.mass[i])
+                    f64::from(touching[n as usize]) / model.mass[i]
                 };
             }
         }

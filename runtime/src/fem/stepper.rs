@@ -11,6 +11,7 @@ use crate::fem::element::ElementSpec;
 use crate::fem::kernels::{At, ElementKernels};
 use crate::fem::load::check_load;
 use crate::fem::mesh::Mesh;
+use crate::fem::real::Real;
 use crate::fem::reference::padded;
 use crate::fem::schedule::{plan, Pass, Schedule};
 use crate::program::{check_work_group, Event, Program};
@@ -33,7 +34,13 @@ fn int_index(what: &str, n: usize) -> Result<i32> {
 /// within the kernels' `int` indices, and the `__local` memory of the blocked-material kernel
 /// (`K_e` as `ND · NV` `real8`s and the `MASK_WORDS` words of a crack mask) within
 /// `CL_DEVICE_LOCAL_MEM_SIZE`.
-fn check_launches(info: &DeviceInfo, spec: &ElementSpec, schedule: Schedule, passes: &[Pass]) -> Result<()> {
+fn check_launches(
+    info: &DeviceInfo,
+    spec: &ElementSpec,
+    schedule: Schedule,
+    passes: &[Pass],
+    real_bytes: usize,
+) -> Result<()> {
     let kernel = || format!("kernel `{}_{}`", spec.name, schedule.suffix());
     for p in passes {
         if let Some(local) = &p.local {
@@ -50,11 +57,11 @@ fn check_launches(info: &DeviceInfo, spec: &ElementSpec, schedule: Schedule, pas
     if let Schedule::BlockedMaterial(b) = schedule {
         let nd = spec.nd();
         let ndp = nd.div_ceil(clforge_abi::LANES) * clforge_abi::LANES;
-        // `real` is `float` (4 bytes); mask words are `uint`s.
+        // `real` is `float` or `double` (`real_bytes`); mask words are 4-byte `uint`s.
         let bytes = nd
             .checked_mul(ndp)
-            .and_then(|k| k.checked_add(b.checked_mask_words()?))
-            .and_then(|words| words.checked_mul(4))
+            .and_then(|k| k.checked_mul(real_bytes))
+            .and_then(|k| k.checked_add(b.checked_mask_words()?.checked_mul(4)?))
             .map_or(u64::MAX, |v| v as u64);
         if bytes > info.local_mem_bytes {
             return Err(Error::DeviceLimit {
@@ -69,62 +76,83 @@ fn check_launches(info: &DeviceInfo, spec: &ElementSpec, schedule: Schedule, pas
     Ok(())
 }
 
-struct DeviceLoad {
+struct DeviceLoad<R: Real> {
     dofs: Buffer<i32>,
-    weights: Buffer<f32>,
+    weights: Buffer<R>,
     time: TimeFunction,
     n: usize,
 }
 
-/// The explicit step on an OpenCL device, for any [`Schedule`].
-pub struct Stepper {
+/// The explicit step on an OpenCL device, for any [`Schedule`], in precision `R`: `f32` (the
+/// default) or `f64` (`Stepper::<f64>::new`; the device needs `cl_khr_fp64`). The element
+/// kernels are the same source built with `real` = `R`; the model's `f64` matrices, masses and
+/// loads are rounded to `R` on upload, as [`HostStepper<R>`] rounds them.
+pub struct Stepper<R: Real = f32> {
     spec: ElementSpec,
     schedule: Schedule,
     program: Program,
     passes: Vec<Pass>,
     mesh_dims: [i32; 3],
-    dt: f32,
+    dt: R,
     bound: StabilityBound,
     n_dofs: usize,
     n_elements: usize,
     /// `k` holds one `K_e` per element (colour order) rather than the shared one.
     per_element: bool,
-    k: Buffer<f32>,
-    k_all: Buffer<f32>,
-    g: Option<Buffer<f32>>,
+    k: Buffer<R>,
+    k_all: Buffer<R>,
+    g: Option<Buffer<R>>,
     emat: Buffer<u8>,
     elem_nodes: Buffer<i32>,
     elem_nodes_sorted: Buffer<i32>,
     control: Buffer<i32>,
     masks: Buffer<u32>,
-    minv: Buffer<f32>,
-    damp: Buffer<f32>,
-    u: Buffer<f32>,
-    u_alt: Buffer<f32>,
-    v: Buffer<f32>,
-    f: Buffer<f32>,
-    loads: Vec<DeviceLoad>,
+    minv: Buffer<R>,
+    damp: Buffer<R>,
+    u: Buffer<R>,
+    u_alt: Buffer<R>,
+    v: Buffer<R>,
+    f: Buffer<R>,
+    loads: Vec<DeviceLoad<R>>,
     steps: u64,
     /// Events of the kernels the last `step` call queued.
     last_events: Vec<Event>,
 }
 
-impl std::fmt::Debug for Stepper {
+impl<R: Real> std::fmt::Debug for Stepper<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stepper")
             .field("element", &self.spec.name)
             .field("schedule", &self.schedule)
+            .field("real", &R::NAME)
             .field("steps", &self.steps)
             .finish_non_exhaustive()
     }
 }
 
 impl Stepper {
-    /// Builds the element's program for `config.schedule`, checks the model
+    /// An `f32` stepper: builds the element's program for `config.schedule`, checks the model
     /// ([`Model::validate`]) and the time step against the stability bound computed from its
     /// element matrices and masses ([`check_time_step`]), and uploads the model at rest.
+    /// [`Stepper::with_precision`] steps in `f64`.
     pub fn new(device: &Device, model: &Model, config: &StepperConfig) -> Result<Stepper> {
+        Stepper::with_precision(device, model, config)
+    }
+}
+
+impl<R: Real> Stepper<R> {
+    /// As [`Stepper::new`] in precision `R`: `Stepper::<f64>::with_precision(&device, &model,
+    /// &config)` builds the kernels in `double` (the device must support `cl_khr_fp64`, else
+    /// [`Error::InvalidConfig`]) and uploads the model's matrices, masses and loads unrounded.
+    pub fn with_precision(device: &Device, model: &Model, config: &StepperConfig) -> Result<Stepper<R>> {
         let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
+        if size_of::<R>() == 8 && !device.info().fp64 {
+            return Err(Error::InvalidConfig(format!(
+                "an `f64` stepper computes in `double`, which device `{}` does not support (no `cl_khr_fp64`); \
+                 step in `f32` or select another device",
+                device.info().name
+            )));
+        }
         let spec = model.spec;
         let schedule = config.schedule;
         let (nd, ne) = (model.nd(), model.mesh.element_count());
@@ -187,8 +215,8 @@ impl Stepper {
             _ => (vec![], vec![0], vec![]),
         };
         let passes = plan(schedule, &model.mesh, &colour_sizes)?;
-        check_launches(device.info(), &spec, schedule, &passes)?;
-        let options = schedule.options();
+        check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
+        let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
@@ -207,26 +235,31 @@ impl Stepper {
         }
 
         // Per element: K_e in the colour order of the elements, zero for a dead element.
-        let k_all: Vec<f32> = if model.per_element {
-            let zero = vec![0.0; nd * nd];
+        let rounded = |m: &[f64]| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
+        let k_all: Vec<R> = if model.per_element {
+            let zero = vec![R::default(); nd * nd];
             order
                 .iter()
                 .flat_map(|&e| {
                     let k = if model.elements.dead[e] {
-                        &zero
+                        zero.clone()
                     } else {
-                        &model.stiffness[e]
+                        rounded(&model.stiffness[e])
                     };
-                    padded(k, nd, nd, ndp)
+                    padded(&k, nd, nd, ndp)
                 })
                 .collect()
         } else {
-            model.stiffness.iter().flat_map(|k| padded(k, nd, nd, ndp)).collect()
+            model
+                .stiffness
+                .iter()
+                .flat_map(|k| padded(&rounded(k), nd, nd, ndp))
+                .collect()
         };
         let (k, k_all) = if model.per_element {
             (
                 Buffer::from_slice(device, &k_all)?,
-                Buffer::from_slice(device, &[0.0f32])?,
+                Buffer::from_slice(device, &[R::default()])?,
             )
         } else {
             (
@@ -234,10 +267,10 @@ impl Stepper {
                 Buffer::from_slice(device, &k_all)?,
             )
         };
-        let g_all: Vec<f32> = model
+        let g_all: Vec<R> = model
             .stress
             .iter()
-            .flat_map(|g| padded(g, spec.strains, nd, ndp))
+            .flat_map(|g| padded(&rounded(g), spec.strains, nd, ndp))
             .collect();
         let emat: Vec<u8> = (0..ne)
             .map(|e| {
@@ -252,15 +285,15 @@ impl Stepper {
             (Schedule::BlockedMaterial(b), Mesh::Structured(m)) => block_control(b, m, &model.elements)?,
             _ => (vec![0; 4], vec![0]),
         };
-        let (minv, damp) = model.integration(config.alpha as f32);
-        let zeros = vec![0.0f32; n];
+        let (minv, damp) = model.integration(config.alpha);
+        let zeros = vec![R::default(); n];
         Ok(Stepper {
             spec,
             schedule,
             program,
             passes,
             mesh_dims,
-            dt: config.dt as f32,
+            dt: R::of(config.dt),
             bound,
             n_dofs: n,
             n_elements: ne,
@@ -301,15 +334,15 @@ impl Stepper {
 
     /// Simulated time `steps · dt`.
     pub fn time(&self) -> f64 {
-        self.steps as f64 * f64::from(self.dt)
+        self.steps as f64 * self.dt.widen()
     }
 
     /// Sets displacements and velocities (and the damping force `F = C·v`).
-    pub fn set_state(&mut self, u: &[f32], v: &[f32]) -> Result<()> {
+    pub fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
         self.u.write(u)?;
         self.v.write(v)?;
         let damp = self.damp.to_vec()?;
-        let f: Vec<f32> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
+        let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
         self.f.write(&f)
     }
 
@@ -320,15 +353,15 @@ impl Stepper {
         let dofs: Vec<i32> = load.dofs.iter().map(|&i| i as i32).collect();
         self.loads.push(DeviceLoad {
             dofs: Buffer::from_slice(&device, &dofs)?,
-            weights: Buffer::from_slice(&device, &load.weights)?,
+            weights: Buffer::from_slice(&device, &load.weights.iter().map(|&w| R::of(w)).collect::<Vec<R>>())?,
             time: load.time,
             n: dofs.len(),
         });
         Ok(())
     }
 
-    fn kernels(&self) -> Result<&'static dyn ElementKernels> {
-        self.spec.kernels.ok_or_else(|| {
+    fn kernels(&self) -> Result<&'static dyn ElementKernels<R>> {
+        self.spec.kernels.map(R::kernels).ok_or_else(|| {
             Error::InvalidConfig(format!(
                 "element `{}` has no device kernels (its `ElementSpec` names none): declare it with \
                  `#[clforge::element]`",
@@ -347,7 +380,7 @@ impl Stepper {
             At { program, global, local }
         }
         for _ in 0..n {
-            let t = self.steps as f64 * f64::from(dt);
+            let t = self.steps as f64 * dt.widen();
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
                 events.push(kernels.gather(
@@ -365,7 +398,7 @@ impl Stepper {
                 )?);
                 std::mem::swap(&mut self.u, &mut self.u_alt);
                 for l in &self.loads {
-                    let s = l.time.value(t) as f32;
+                    let s = R::of(l.time.value(t));
                     events.push(kernels.kick(
                         at(&self.program, &[l.n], None),
                         &l.dofs,
@@ -382,7 +415,7 @@ impl Stepper {
                 continue;
             }
             for l in &self.loads {
-                let s = l.time.value(t) as f32;
+                let s = R::of(l.time.value(t));
                 events.push(kernels.load(
                     at(&self.program, &[l.n], None),
                     &l.dofs,
@@ -454,23 +487,23 @@ impl Stepper {
     }
 
     /// Displacements per DOF (waits for queued steps).
-    pub fn displacement(&self) -> Result<Vec<f32>> {
+    pub fn displacement(&self) -> Result<Vec<R>> {
         self.u.to_vec()
     }
 
     /// Velocities per DOF, at the last half step.
-    pub fn velocity(&self) -> Result<Vec<f32>> {
+    pub fn velocity(&self) -> Result<Vec<R>> {
         self.v.to_vec()
     }
 
     /// `σ = G_e·U_e` per element (`strains` values each, 0 for dead elements).
-    pub fn stress(&self) -> Result<Vec<f32>> {
+    pub fn stress(&self) -> Result<Vec<R>> {
         let g = self
             .g
             .as_ref()
             .ok_or_else(|| Error::InvalidConfig("no G_e matrices were given: set `Model::stress`".into()))?;
         let device = self.u.device().clone();
-        let mut out = Buffer::<f32>::new(&device, self.n_elements.saturating_mul(self.spec.strains))?;
+        let mut out = Buffer::<R>::new(&device, self.n_elements.saturating_mul(self.spec.strains))?;
         let kernels = self.kernels()?;
         let [nx, ny, nz] = self.mesh_dims;
         if self.schedule == Schedule::Unstructured {
