@@ -11,7 +11,8 @@ use clforge::runtime::fem::forming::{self, packed_len, Algorithm, Forming};
 use clforge::runtime::fem::matrices::{self, simplex_rule, Lumping};
 use clforge::runtime::fem::mesh::{Mesh, StructuredMesh};
 use clforge::runtime::fem::problem::Model;
-use clforge::runtime::fem::{Cell, Element, Matrix};
+use clforge::runtime::fem::{At, Cell, Element, ElementKernels, Matrix};
+use clforge::runtime::Buffer;
 use clforge::runtime::Error;
 use rand::Rng;
 use simplices::*;
@@ -388,6 +389,49 @@ fn a_simplex_on_a_box_grid_or_inverted_is_refused() {
     // Clockwise vertices: negative det J.
     let cw = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0]];
     assert!(matrices::stiffness::<Tri3, _>(&cw, &m).is_err());
+}
+
+/// A simplex's source holds only the unstructured schedules' kernels; the launchers of the
+/// box-grid schedules are typed errors naming why, in either precision.
+#[test]
+fn a_simplex_has_no_box_grid_kernels() {
+    for source in [Tri3::SOURCE, Tet4::SOURCE] {
+        for absent in [
+            "_coloured(",
+            "_computed(",
+            "_blocked(",
+            "_gather(",
+            "_stress(",
+            "_kick(",
+        ] {
+            assert!(!source.contains(absent), "{absent} generated for a simplex");
+        }
+        for present in [
+            "_unstructured(",
+            "_unstructured_pe(",
+            "_stress_unstructured_pe(",
+            "_integrate(",
+        ] {
+            assert!(source.contains(present), "{present} missing");
+        }
+    }
+    let device = common::device();
+    let program = device
+        .program(Tet4::NAME, Tet4::SOURCE, "-D CLFORGE_REAL_DOUBLE")
+        .unwrap();
+    let buffer = |n: usize| Buffer::<f64>::new(&device, n).unwrap();
+    let (k, u, mut f) = (buffer(1), buffer(1), buffer(1));
+    let nodes = Buffer::<i32>::new(&device, 4).unwrap();
+    let at = At {
+        program: &program,
+        global: &[1, 1, 1],
+        local: None,
+    };
+    let kernels = Tet4::spec().kernels.unwrap() as &dyn ElementKernels<f64>;
+    match kernels.coloured(at, &k, &nodes, &u, &mut f, 1, 1, 1, 0, 0, 0) {
+        Err(Error::InvalidConfig(msg)) => assert!(msg.contains("tet4_coloured") && msg.contains("simplex"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// One declaration at two quadrature orders (`WithQuadrature`): equal where both rules are

@@ -92,6 +92,18 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
     // Resolves at the macro's site: a kernel parameter named `at` cannot meet it.
     let at = syn::Ident::new("at", proc_macro2::Span::mixed_site());
     let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
+    // A kernel that was not generated (its `unavailable` says why) is a typed error, not a
+    // launch of a name the program lacks.
+    let body = match &k.unavailable {
+        None => quote!(#at.program.launch(#kname, #at.global, #at.local, &[#(#args),*])),
+        Some(why) => {
+            let msg = format!("kernel `{kname}` is not generated: {why}");
+            quote! {
+                let _ = (#at, #(#args),*);
+                ::core::result::Result::Err(#rt::Error::InvalidConfig(#msg.into()))
+            }
+        }
+    };
     let user_doc = k.doc.iter().map(|d| quote!(#[doc = #d]));
     let sep = (!k.doc.is_empty()).then(|| quote!(#[doc = ""]));
     quote! {
@@ -100,7 +112,7 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
         #vis fn #method #generics (#recv #at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
-            #at.program.launch(#kname, #at.global, #at.local, &[#(#args),*])
+            #body
         }
     }
 }

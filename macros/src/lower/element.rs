@@ -257,7 +257,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
     for kn in [&mut blocked, &mut blocked_mat] {
         kn.unavailable = blocking_unavailable(b);
     }
-    vec![
+    let mut all = vec![
         k(
             "coloured",
             cat(&[
@@ -349,8 +349,29 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
                 int("n"),
             ],
         ),
-    ]
+    ];
+    if b.forming.cell == clforge_abi::Cell::Simplex {
+        // A simplex has no place on a box grid: only the unstructured schedules exist for it.
+        for kn in all.iter_mut().filter(|k| STRUCTURED_ONLY.contains(&k.variant.as_str())) {
+            kn.unavailable = Some(
+                "a `cell = simplex` element has no place on a structured grid: it steps on unstructured meshes only"
+                    .into(),
+            );
+        }
+    }
+    all
 }
+
+/// The kernels that walk a structured element grid (the fused gather's kick serves the gather).
+const STRUCTURED_ONLY: [&str; 7] = [
+    "coloured",
+    "computed",
+    "blocked",
+    "blocked_mat",
+    "gather",
+    "kick",
+    "stress",
+];
 
 /// Register shifting along y (seed algorithm 3) passes the top nodes of one element to the
 /// next element up the column as its bottom nodes: every top node needs a bottom partner.

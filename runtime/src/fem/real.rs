@@ -6,11 +6,13 @@
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub, SubAssign};
 
 use crate::buffer::Scalar;
+use crate::fem::io::Values;
 use crate::fem::kernels::{DeviceKernels, ElementKernels};
 use crate::program::Arg;
 
 /// `f32` or `f64`: the precision of a [`Stepper`](crate::fem::stepper::Stepper) and a
-/// [`HostStepper`](crate::fem::reference::HostStepper). Sealed.
+/// [`HostStepper`](crate::fem::reference::HostStepper), and of a VTK field
+/// ([`Field`](crate::fem::io::Field)). Sealed.
 pub trait Real:
     Scalar
     + PartialOrd
@@ -36,6 +38,9 @@ pub trait Real:
     /// The launch functions of an element's kernels in this precision.
     #[doc(hidden)]
     fn kernels(k: &'static dyn DeviceKernels) -> &'static dyn ElementKernels<Self>;
+    /// The numbers of a VTK field in this precision (`fem::io::Field` writes either).
+    #[doc(hidden)]
+    fn vtk_values(v: Vec<Self>) -> Values;
 }
 
 impl Real for f32 {
@@ -53,6 +58,9 @@ impl Real for f32 {
     fn kernels(k: &'static dyn DeviceKernels) -> &'static dyn ElementKernels<f32> {
         k
     }
+    fn vtk_values(v: Vec<f32>) -> Values {
+        Values::F32(v)
+    }
 }
 
 impl Real for f64 {
@@ -69,5 +77,8 @@ impl Real for f64 {
     }
     fn kernels(k: &'static dyn DeviceKernels) -> &'static dyn ElementKernels<f64> {
         k
+    }
+    fn vtk_values(v: Vec<f64>) -> Values {
+        Values::F64(v)
     }
 }

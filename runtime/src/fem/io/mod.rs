@@ -19,4 +19,4 @@ mod vtk;
 
 pub use cell::CellKind;
 pub use msh::{parse_msh, read_msh, write_msh, Block, Entity, ExtractedMesh, MshMesh, PhysicalGroup};
-pub use vtk::{write_vtu, Field, Location, Real, Values, VtkSeries};
+pub use vtk::{write_vtu, Field, Location, Values, VtkSeries};

@@ -1,6 +1,7 @@
 //! VTK unstructured grids (XML `.vtu` or legacy binary `.vtk`, through `vtkio`) with point and
 //! cell fields, and `.pvd` collections that ParaView opens as one time series.
 
+use crate::fem::Real;
 use std::path::{Path, PathBuf};
 
 use vtkio::model::{
@@ -37,27 +38,6 @@ impl Values {
             Values::F64(v) => v.len(),
         }
     }
-}
-
-/// `f32` or `f64`: the precisions a field can be written in.
-pub trait Real: Copy + Default + private::Sealed + 'static {
-    #[doc(hidden)]
-    fn values(v: Vec<Self>) -> Values;
-}
-impl Real for f32 {
-    fn values(v: Vec<f32>) -> Values {
-        Values::F32(v)
-    }
-}
-impl Real for f64 {
-    fn values(v: Vec<f64>) -> Values {
-        Values::F64(v)
-    }
-}
-mod private {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
 }
 
 /// A named point or cell array: `components` numbers per node or cell, interleaved.
@@ -100,7 +80,7 @@ impl Field {
             name: name.to_string(),
             location,
             components,
-            values: T::values(values),
+            values: T::vtk_values(values),
         }
     }
 
