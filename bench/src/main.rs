@@ -6,7 +6,7 @@
 //! cargo run --release --bin clforge-bench -- stencils [--device gpu] [--sizes 512x256,4096,512x512x512]
 //!     [--quick] [--json target/bench.json] [--reps 50] [--retune] [--no-f64]
 //! cargo run --release --bin clforge-bench -- roofline
-//! cargo run --release --bin clforge-bench -- elements [--quick] [--json F] [--sizes 2048x1024,4096x2048]
+//! cargo run --release --bin clforge-bench -- elements [--quick] [--json F] [--sizes 2048x1024,4096x2048,56x56x56]
 //! ```
 //!
 //! Every time is the device time of profiling events (median, min, max of `--reps`
@@ -82,7 +82,7 @@ struct Cli {
     #[arg(long)]
     device: Option<String>,
     /// Grid sizes, comma separated: `512x256`, `4096` (square), `512x512x512` (3-D, heat step);
-    /// for `elements`, grids of quad elements (`2048x1024` = 2M elements).
+    /// for `elements`, grids of quad elements (`2048x1024` = 2M elements) and boxes of cubes cut into 6 tetrahedra each (`56x56x56` = 1M tets).
     #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
     sizes: Option<Vec<Shape>>,
     /// A smoke run: small sizes and few configurations (under a minute on two CPU cores).

@@ -30,6 +30,7 @@
 //! `clEnqueueCopyBuffer`, whichever is faster) is `% roofline`: min bytes / median time / copy.
 
 mod model;
+mod tets;
 
 use std::time::Instant;
 
@@ -37,10 +38,11 @@ use anyhow::{bail, Context, Result};
 use clforge::runtime::fem::mesh::Mesh;
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
 use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper};
+use clforge::runtime::fem::Real;
 use clforge::runtime::{Device, DeviceKind, Shape};
 
 use crate::baselines::seed000::{Seed000, SeedCase};
-use crate::measure::{device_sum_ns, Progress, Stats};
+use crate::measure::{device_sum_ns, Progress, Reps, Stats};
 use crate::options::{new_report, Options};
 use crate::report::{Check, ElementRow, Report};
 use crate::roofline;
@@ -52,10 +54,13 @@ const CHECK_STEPS: usize = 10;
 /// Largest relative error (max |diff| / max |value| of u and v) a check accepts.
 const CHECK_TOL: f64 = 1e-4;
 
-/// Element grids: 64K, 256K, 1M, 2M (and 4M, 8M) elements on GPUs; smaller on CPUs.
+/// Element grids: 64K, 256K, 1M, 2M (and 4M, 8M) quads on GPUs, smaller on CPUs; then a 3-D
+/// size, the box of `nx × ny × nz` cubes cut into tetrahedra ([`tets`]): 56³ · 6 = 1 053 696
+/// elements on GPUs.
 pub fn default_sizes(dev: &Device, quick: bool) -> Vec<Shape> {
     let gpu = dev.info().kind == DeviceKind::Gpu;
     let s = Shape::d2;
+    let cubes = |n| Shape::d3(n, n, n);
     match (gpu, quick) {
         (true, false) => vec![
             s(256, 256),
@@ -64,10 +69,11 @@ pub fn default_sizes(dev: &Device, quick: bool) -> Vec<Shape> {
             s(2048, 1024),
             s(2048, 2048),
             s(4096, 2048),
+            cubes(56),
         ],
-        (true, true) => vec![s(256, 256), s(2048, 1024)],
-        (false, false) => vec![s(256, 256), s(512, 512), s(1024, 1024)],
-        (false, true) => vec![s(128, 128)],
+        (true, true) => vec![s(256, 256), s(2048, 1024), cubes(32)],
+        (false, false) => vec![s(256, 256), s(512, 512), s(1024, 1024), cubes(16)],
+        (false, true) => vec![s(128, 128), cubes(8)],
     }
 }
 
@@ -251,7 +257,7 @@ fn batch_steps(dev: &Device, quick: bool) -> usize {
 pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
     let start = Instant::now();
     let per_size = schedules().len() + 4 + 1;
-    let mut progress = Progress::new((5 + 1 + schedules().len() + 4 + sizes.len() * per_size) as u64);
+    let mut progress = Progress::new((5 + 1 + schedules().len() + 4 + sizes.len() * per_size + 4) as u64);
     let roof = roofline::measure(dev, opts.quick, opts.reps, |m| progress.step(m))?;
     let copy = roof.copy_gb_s();
     let mut report = new_report(dev, opts, "elements", roof, copy);
@@ -263,10 +269,14 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
     let batch = batch_steps(dev, opts.quick);
     for shape in sizes {
         let [nx, ny, _] = shape.dims();
+        if shape.rank() == 3 {
+            run_tets(dev, opts, &mut report, copy, &mut progress, [nx, ny, shape.dims()[2]])?;
+            continue;
+        }
         if shape.rank() != 2 {
-            report
-                .skipped
-                .push(format!("{shape}: the elements suite takes 2-D element grids"));
+            report.skipped.push(format!(
+                "{shape}: the elements suite takes 2-D quad grids and 3-D tetrahedral boxes"
+            ));
             continue;
         }
         let elements = [nx, ny];
@@ -416,6 +426,98 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
     progress.finish();
     report.wall_s = start.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The per-element tetrahedra ([`tets`]) on `cubes`: checked against the host in f32 and f64
+/// on a small mesh, then one step timed in each precision.
+fn run_tets(
+    dev: &Device,
+    opts: &Options,
+    report: &mut Report,
+    copy: f64,
+    progress: &mut Progress,
+    cubes: [usize; 3],
+) -> Result<()> {
+    progress.step("tet4 per element: check f32 and f64 against the host stepper");
+    let small = tets::model([5, 4, 3], 11)?;
+    let shape = format!(
+        "5x4x3 cubes x 6 tets ({} elements), {CHECK_STEPS} steps",
+        small.mesh.element_count()
+    );
+    for (real, err) in [
+        ("f32", tets::check::<f32>(dev, &small, CHECK_STEPS, 1e-5)?),
+        ("f64", tets::check::<f64>(dev, &small, CHECK_STEPS, 1e-12)?),
+    ] {
+        report.checks.push(Check {
+            kernel: format!("tet4_unstructured_pe {real}"),
+            config: "greedy colours, K_e per element".into(),
+            shape: shape.clone(),
+            max_rel_err: err,
+            exact: err == 0.0,
+        });
+    }
+    let [nx, ny, nz] = cubes;
+    progress.step(&format!("tet4 per element: model of {nx}x{ny}x{nz} cubes x 6 tets"));
+    let model = tets::model(cubes, 3)?;
+    let batch = batch_steps(dev, opts.quick);
+    for real in ["f32", "f64"] {
+        let label = format!("{nx}x{ny}x{nz} cubes x 6 tet4 {real}");
+        progress.step(&format!("tet4 per element: {label}"));
+        let (time, wall_ms, launches) = match real {
+            "f32" => time_tets::<f32>(dev, &model, opts.reps, batch)?,
+            _ => time_tets::<f64>(dev, &model, opts.reps, batch)?,
+        };
+        let (ne, nodes) = (model.mesh.element_count(), model.mesh.node_count());
+        let bytes = tets::min_bytes(ne, nodes, if real == "f32" { 4 } else { 8 });
+        let med_s = time.median_us * 1e-6;
+        let gb_s = if med_s > 0.0 { bytes / med_s / 1e9 } else { 0.0 };
+        report.elements.push(ElementRow {
+            case: format!("tet4 elasticity, K_e per element, {real}"),
+            elements: label,
+            element_count: ne,
+            node_count: nodes,
+            implementation: "clforge",
+            schedule: "unstructured-pe".into(),
+            kernels: "tet4_unstructured_pe (one launch per colour) + tet4_integrate".into(),
+            config: "greedy colours, elements stored colour by colour".into(),
+            launches_per_step: launches,
+            min_bytes_per_step: bytes,
+            bytes_per_node: bytes / nodes as f64,
+            min_bytes: tets::MIN_BYTES,
+            steps_per_s: if med_s > 0.0 { 1.0 / med_s } else { 0.0 },
+            ms_per_1000_steps: time.median_us,
+            wall_ms_per_1000_steps: wall_ms,
+            batch_steps: batch,
+            gb_s,
+            roofline_ms_per_1000_steps: if copy > 0.0 { bytes / copy * 1e-3 } else { 0.0 },
+            frac_roofline: if copy > 0.0 { gb_s / copy } else { 0.0 },
+            vs_seed: None,
+            time,
+        });
+    }
+    Ok(())
+}
+
+/// Device time per step (profiled kernels), wall time per 1000 steps of a batch, launches per step.
+fn time_tets<R: Real>(dev: &Device, model: &Model, reps: Reps, batch: usize) -> Result<(Stats, f64, usize)> {
+    let mut st = Stepper::<R>::with_precision(dev, model, &tets::config(model)?)?;
+    let n = model.dof_count();
+    let u: Vec<R> = noise(n, 5, 1e-3).into_iter().map(|x| R::of(f64::from(x))).collect();
+    st.set_state(&u, &vec![R::default(); n])?;
+    for _ in 0..reps.warmup {
+        st.step(1)?;
+        st.finish()?;
+    }
+    let mut ns = Vec::with_capacity(reps.timed);
+    for _ in 0..reps.timed {
+        st.step(1)?;
+        ns.push(st.last_step_ns()?);
+    }
+    let t0 = Instant::now();
+    st.step(batch)?;
+    st.finish()?;
+    let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0;
+    Ok((Stats::from_ns(&ns), wall_ms, launches_of(Schedule::Unstructured, model)))
 }
 
 /// Launches per step of a schedule on `model`'s mesh (no loads).

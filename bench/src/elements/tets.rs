@@ -1,0 +1,222 @@
+//! The unstructured half of the `elements` suite (issue 12): one explicit step of linear
+//! elastic tetrahedra with **one `K_e` per element** (`Model::per_element`, the schedule
+//! `Schedule::Unstructured` reading `K_e` by element index, greedy colours), in `f32` and `f64`.
+//!
+//! The mesh: `nx × ny × nz` unit cubes, each cut into the 6 tetrahedra of Kuhn's triangulation
+//! (paths from the cube's lowest to its highest corner), interior nodes moved by up to 20 % of
+//! a cube's edge so no two elements are alike; nodes lexicographic, elements cube by cube (what
+//! a mesher's output sorted for locality looks like). Every element gets its own random
+//! material. 56³ cubes are 1 053 696 elements and 185 193 nodes.
+//!
+//! # Minimum bytes per step (the schedule's own roofline)
+//! Per element: its `K_e` as the kernel reads it, `ND × NDP` reals (12 rows of two `real8`s: 192
+//! reals, 768 B in f32, 1536 B in f64 — the rows are padded to whole `real8`s, 25 % of it
+//! zeros), plus its 4 node indices (16 B). Per node (3 DOFs): the element pass reads `u` and
+//! reads + writes `F` (9 reals), the integration reads `M⁻¹`, `C`, `u`, `v`, `F` and writes `u`,
+//! `v`, `F` (24 reals): 33 reals. `% roofline` = min bytes / median device time / copy rate.
+
+use anyhow::{bail, Result};
+use clforge::element;
+use clforge::runtime::fem::mesh::{Mesh, UnstructuredMesh};
+use clforge::runtime::fem::schedule::Schedule;
+use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Model, Stepper, StepperConfig};
+use clforge::runtime::fem::Real;
+use clforge::runtime::Device;
+
+/// An isotropic solid.
+#[derive(Clone, Copy, Debug)]
+pub struct Solid {
+    pub e: f64,
+    pub nu: f64,
+    pub rho: f64,
+}
+
+/// The linear tetrahedron on the unit simplex (Gmsh's node order).
+#[element(dim = 3, nodes = 4, operator = elasticity, cell = simplex, quadrature = 2)]
+mod tet4 {
+    use super::Solid;
+
+    pub const NODES: [[f64; 3]; 4] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+    pub fn shape(r: f64, s: f64, t: f64) -> [f64; 4] {
+        [1.0 - r - s - t, r, s, t]
+    }
+
+    pub fn material(m: &Solid) -> [[f64; 6]; 6] {
+        let l = m.e * m.nu / ((1.0 + m.nu) * (1.0 - 2.0 * m.nu));
+        let g = m.e / (2.0 * (1.0 + m.nu));
+        let d = l + 2.0 * g;
+        [
+            [d, l, l, 0.0, 0.0, 0.0],
+            [l, d, l, 0.0, 0.0, 0.0],
+            [l, l, d, 0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, g, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, g, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0, g],
+        ]
+    }
+
+    pub fn density(m: &Solid) -> f64 {
+        m.rho
+    }
+}
+
+/// How the minimum bytes are counted (see the module docs).
+pub const MIN_BYTES: &str = "per element: K_e as stored (12 x 16 reals, rows padded to real8) + 4 node indices; \
+                             per node: element pass read u, read+write F (9 reals), integration read M^-1, C, u, v, F, \
+                             write u, v, F (24 reals)";
+
+/// Minimum bytes of one step of `ne` elements on `nodes` nodes in reals of `real` bytes.
+pub fn min_bytes(ne: usize, nodes: usize, real: usize) -> f64 {
+    let (ne, nodes, real) = (ne as f64, nodes as f64, real as f64);
+    ne * (12.0 * 16.0 * real + 16.0) + nodes * 33.0 * real
+}
+
+/// xorshift64 in `[0, 1)`.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// `nx × ny × nz` jittered unit cubes, 6 Kuhn tetrahedra each, positively oriented.
+pub fn mesh(cubes: [usize; 3], seed: u64) -> Result<UnstructuredMesh> {
+    let mut noise = Noise(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let [nx, ny, nz] = cubes;
+    let (mx, my) = (nx + 1, ny + 1);
+    let mut coords = Vec::with_capacity(mx * my * (nz + 1));
+    for k in 0..=nz {
+        for j in 0..=ny {
+            for i in 0..=nx {
+                let mut p = [i as f64, j as f64, k as f64];
+                for (axis, (c, n)) in [(i, nx), (j, ny), (k, nz)].into_iter().enumerate() {
+                    if c > 0 && c < n {
+                        p[axis] += (noise.next() - 0.5) * 0.4;
+                    }
+                }
+                coords.push(p);
+            }
+        }
+    }
+    let id = |i: usize, j: usize, k: usize| (i + mx * (j + my * k)) as u32;
+    // The 6 axis orders of the paths from corner (0,0,0) to (1,1,1); odd permutations are
+    // written with their last two vertices swapped so every tetrahedron has det J > 0.
+    const PATHS: [([usize; 3], bool); 6] = [
+        ([0, 1, 2], false),
+        ([1, 2, 0], false),
+        ([2, 0, 1], false),
+        ([0, 2, 1], true),
+        ([1, 0, 2], true),
+        ([2, 1, 0], true),
+    ];
+    let mut conn = Vec::with_capacity(6 * 4 * nx * ny * nz);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                for (order, odd) in PATHS {
+                    let mut c = [i, j, k];
+                    let mut tet = [id(i, j, k); 4];
+                    for (v, &axis) in order.iter().enumerate() {
+                        c[axis] += 1;
+                        tet[v + 1] = id(c[0], c[1], c[2]);
+                    }
+                    if odd {
+                        tet.swap(2, 3);
+                    }
+                    conn.extend(tet);
+                }
+            }
+        }
+    }
+    Ok(UnstructuredMesh::new(coords, 4, conn)?)
+}
+
+/// The per-element model on `mesh(n, seed)`, each element in its own material.
+pub fn model(cubes: [usize; 3], seed: u64) -> Result<Model> {
+    let mesh = mesh(cubes, seed)?;
+    let mut noise = Noise(seed ^ 0x0005_DEEC_E66D);
+    let materials: Vec<Solid> = (0..mesh.element_count())
+        .map(|_| Solid {
+            e: 0.5 + noise.next(),
+            nu: 0.15 + 0.2 * noise.next(),
+            rho: 0.5 + noise.next(),
+        })
+        .collect();
+    Ok(Model::per_element::<Tet4>(Mesh::Unstructured(mesh), &materials)?)
+}
+
+/// Half the stability limit, light damping.
+pub fn config(model: &Model) -> Result<StepperConfig> {
+    let alpha = 0.01;
+    Ok(StepperConfig {
+        schedule: Schedule::Unstructured,
+        dt: 0.5 * stability_bound(model, alpha)?.dt_max,
+        alpha,
+        c_max: 0.0,
+    })
+}
+
+/// `max |a - b| / max |b|`, infinite for a NaN or a length mismatch.
+fn rel_error<R: Real>(a: &[R], b: &[R]) -> f64 {
+    let scale = b.iter().fold(1e-30f64, |m, v| m.max(v.widen().abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0f64, |m, (x, y)| m.max((x.widen() - y.widen()).abs()));
+    if a.len() != b.len() || diff.is_nan() {
+        return f64::INFINITY;
+    }
+    diff / scale
+}
+
+/// Steps `model` `steps` times on the device and the host in `R` from a random state; the
+/// relative error of `u` and `v`, or an error above `tol`.
+pub fn check<R: Real>(dev: &Device, model: &Model, steps: usize, tol: f64) -> Result<f64> {
+    let n = model.dof_count();
+    let mut noise = Noise(7);
+    let u: Vec<R> = (0..n).map(|_| R::of(1e-3 * (noise.next() - 0.5))).collect();
+    let v: Vec<R> = (0..n).map(|_| R::of(1e-3 * (noise.next() - 0.5))).collect();
+    let cfg = config(model)?;
+    let mut host = HostStepper::<R>::with_precision(model, &cfg)?;
+    host.set_state(&u, &v)?;
+    host.step(steps);
+    let mut st = Stepper::<R>::with_precision(dev, model, &cfg)?;
+    st.set_state(&u, &v)?;
+    st.step(steps)?;
+    let err = rel_error(&st.displacement()?, &host.u).max(rel_error(&st.velocity()?, &host.v));
+    if err.is_nan() || err > tol {
+        bail!(
+            "tet4 per element in {} differs from the host reference: relative error {err:.2e} > {tol:.0e}; \
+             refusing to benchmark a wrong kernel",
+            R::NAME
+        );
+    }
+    Ok(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kuhn_mesh_counts_and_orientation() {
+        let m = mesh([3, 2, 4], 1).unwrap();
+        assert_eq!((m.element_count(), m.node_count()), (6 * 24, 4 * 3 * 5));
+        // Model::per_element refuses inverted elements: every tetrahedron is positive. The
+        // densities are in [0.5, 1.5), the volume 24.
+        let model = model([3, 2, 4], 1).unwrap();
+        let mass: f64 = model.mass.iter().step_by(3).sum();
+        assert!(mass > 0.5 * 24.0 && mass < 1.5 * 24.0, "{mass}");
+    }
+
+    #[test]
+    fn min_bytes_counts_k_e_and_nodes() {
+        assert_eq!(min_bytes(1, 0, 4), 784.0);
+        assert_eq!(min_bytes(0, 1, 8), 264.0);
+    }
+}
