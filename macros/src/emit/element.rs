@@ -61,6 +61,8 @@ pub struct ElementLines {
     // The node-centric gather.
     gather_init: Vec<String>,
     gather: Vec<GatherRole>,
+    /// As `gather`, each role reading its element's own `K_e` from `Ke` at `kb` (element order).
+    gather_pe: Vec<GatherRole>,
     gather_tail: Vec<String>,
 }
 
@@ -249,52 +251,69 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     // Node-centric gather (e): this node is local node `a` of up to `nodes` elements.
     let axes = ["ix", "iy", "iz"];
     let sizes = ["nx", "ny", "nz"];
-    let gather = (0..n)
-        .map(|a| {
-            let o = offs[a];
-            let mut cond = Vec::new();
-            let mut coords = Vec::new();
-            for ax in 0..v.dim {
-                let (i, m, size) = (var(axes[ax]), o[ax], sizes[ax]);
-                let shifted = if m == 0 {
-                    i.clone()
-                } else {
-                    bin(Op::Sub, i.clone(), int(m))
-                };
-                if m > 0 {
-                    cond.push(bin(Op::Ge, i, int(m)));
+    // `pe`: the element's own `K_e` at `kb` in `Ke` (one per element, element order).
+    let gather_roles = |pe: bool| -> Vec<GatherRole> {
+        (0..n)
+            .map(|a| {
+                let o = offs[a];
+                let mut cond = Vec::new();
+                let mut coords = Vec::new();
+                for ax in 0..v.dim {
+                    let (i, m, size) = (var(axes[ax]), o[ax], sizes[ax]);
+                    let shifted = if m == 0 {
+                        i.clone()
+                    } else {
+                        bin(Op::Sub, i.clone(), int(m))
+                    };
+                    if m > 0 {
+                        cond.push(bin(Op::Ge, i, int(m)));
+                    }
+                    if p > 1 {
+                        cond.push(bin(Op::Eq, bin(Op::Rem, shifted.clone(), int(p)), int(0)));
+                    }
+                    let e = if p > 1 { bin(Op::Div, shifted, int(p)) } else { shifted };
+                    cond.push(bin(Op::Lt, e.clone(), var(size)));
+                    coords.push(decl("int", format!("e{}", ["x", "y", "z"][ax]), e));
                 }
-                if p > 1 {
-                    cond.push(bin(Op::Eq, bin(Op::Rem, shifted.clone(), int(p)), int(0)));
+                if v.dim < 3 {
+                    coords.push(decl("int", "ez", int(0)));
                 }
-                let e = if p > 1 { bin(Op::Div, shifted, int(p)) } else { shifted };
-                cond.push(bin(Op::Lt, e.clone(), var(size)));
-                coords.push(decl("int", format!("e{}", ["x", "y", "z"][ax]), e));
-            }
-            if v.dim < 3 {
-                coords.push(decl("int", "ez", int(0)));
-            }
-            if v.dim < 2 {
-                coords.push(decl("int", "ey", int(0)));
-            }
-            let mut lines: Vec<S> = vec![decl(
-                "int",
-                "node0",
-                call("NODE0", vec![var("ex"), var("ey"), var("ez")]),
-            )];
-            lines.extend(node_ids.iter().cloned());
-            lines
-                .extend(dofs_of((0..n).collect()).map(|(b, k)| decl("real", ui(b, k), at("u_in", node(b), "DOFS", k))));
-            lines.extend(pack_u.iter().cloned());
-            lines.extend((0..d).map(|k| assign(var(format!("g_{k}")), "-", row_product("K", None, a * d + k, nv))));
-            GatherRole {
-                comment: format!("as local node {a} (offset {:?}) of its element", o),
-                cond: chain(Op::And, cond).map(|c| c::expr(&c)).unwrap_or_else(|| "1".into()),
-                coords: c::lines(&coords),
-                lines: c::lines(&lines),
-            }
-        })
-        .collect();
+                if v.dim < 2 {
+                    coords.push(decl("int", "ey", int(0)));
+                }
+                let mut lines: Vec<S> = vec![decl(
+                    "int",
+                    "node0",
+                    call("NODE0", vec![var("ex"), var("ey"), var("ez")]),
+                )];
+                if pe {
+                    let e = bin(
+                        Op::Add,
+                        var("ex"),
+                        bin(
+                            Op::Mul,
+                            var("nx"),
+                            bin(Op::Add, var("ey"), bin(Op::Mul, var("ny"), var("ez"))),
+                        ),
+                    );
+                    lines.push(decl("int", "kb", bin(Op::Mul, e, bin(Op::Mul, var("ND"), var("NV")))));
+                }
+                lines.extend(node_ids.iter().cloned());
+                lines.extend(
+                    dofs_of((0..n).collect()).map(|(b, k)| decl("real", ui(b, k), at("u_in", node(b), "DOFS", k))),
+                );
+                lines.extend(pack_u.iter().cloned());
+                let (mat, base) = if pe { ("Ke", Some("kb")) } else { ("K", None) };
+                lines.extend((0..d).map(|k| assign(var(format!("g_{k}")), "-", row_product(mat, base, a * d + k, nv))));
+                GatherRole {
+                    comment: format!("as local node {a} (offset {:?}) of its element", o),
+                    cond: chain(Op::And, cond).map(|c| c::expr(&c)).unwrap_or_else(|| "1".into()),
+                    coords: c::lines(&coords),
+                    lines: c::lines(&lines),
+                }
+            })
+            .collect()
+    };
     let c_dof = |array: &str, k: usize| at(array, var("c"), "DOFS", k);
     let gather_init: Vec<S> = (0..d)
         .map(|k| S::Decl {
@@ -368,7 +387,8 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             last: blk_final,
         },
         gather_init: c::lines(&gather_init),
-        gather,
+        gather: gather_roles(false),
+        gather_pe: gather_roles(true),
         gather_tail: c::lines(&gather_tail),
     })
 }

@@ -1,14 +1,16 @@
-//! The element family's per-element-matrix kernels: the unstructured schedule and the stress
-//! recovery reading `K_e`, `G_e` of element `e` from global memory (`e · ND · NV` and
-//! `e · STRAINS · NV` `real8`s in), for meshes whose elements differ (distorted quads,
-//! every simplex mesh). A pass after `element::lower`: the shared-matrix kernels keep one
-//! `K_e` in `__constant` memory, which cannot hold one matrix per element.
+//! The element family's per-element-matrix kernels: the unstructured schedule, the fused
+//! node gather on a structured grid, and the stress recovery, reading `K_e`, `G_e` of element
+//! `e` from global memory (`e · ND · NV` and `e · STRAINS · NV` `real8`s in), for meshes whose
+//! elements differ (distorted quads, every simplex mesh, a grid whose elements each have their
+//! own material). A pass after `element::lower`: the shared-matrix kernels keep one `K_e` in
+//! `__constant` memory, which cannot hold one matrix per element.
 
 use crate::ir::{Access, Binding, Body, Elem, Kernel, Param, Program, Ty};
 use crate::model::Scalar;
 
-/// Adds `<element>_unstructured_pe` and `<element>_stress_unstructured_pe` to an element
-/// program with device kernels (modal elements have only the forming kernels).
+/// Adds `<element>_unstructured_pe`, `<element>_gather_pe` (not for simplices: no grid) and
+/// `<element>_stress_unstructured_pe` to an element program with device kernels (modal
+/// elements have only the forming kernels).
 pub fn with_kernels(mut p: Program) -> Program {
     let Body::Element(b) = &p.body else {
         return p;
@@ -17,12 +19,35 @@ pub fn with_kernels(mut p: Program) -> Program {
         return p;
     }
     let lanes = b.lanes;
+    let simplex = b.forming.cell == clforge_abi::Cell::Simplex;
     let global = |name: &str, elem: Elem, lanes: usize, access: Access| {
         Param::new(name, Ty::Global { elem, lanes }, access, Binding::Named)
     };
     let int = |name: &str| Param::new(name, Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named);
     let nodes = || global("elem_nodes", Elem::Scalar(Scalar::I32), 1, Access::Read);
     let u = || global("u", Elem::Real, 1, Access::Read);
+    let real = |name: &str, access| global(name, Elem::Real, 1, access);
+    let mut gather = Kernel::new(
+        &p.origin,
+        "gather_pe",
+        vec![
+            global("Ke", Elem::Real, lanes, Access::Read),
+            real("minv", Access::Read),
+            real("damp", Access::Read),
+            real("u_in", Access::Read),
+            real("u_out", Access::Write),
+            real("v", Access::ReadWrite),
+            Param::new("dt", Ty::Value(Elem::Real), Access::Read, Binding::Named),
+            int("nx"),
+            int("ny"),
+            int("nz"),
+        ],
+    );
+    if simplex {
+        gather.unavailable = Some(
+            "a `cell = simplex` element has no place on a structured grid: it steps on unstructured meshes only".into(),
+        );
+    }
     let kernels = [
         Kernel::new(
             &p.origin,
@@ -36,6 +61,7 @@ pub fn with_kernels(mut p: Program) -> Program {
                 int("count"),
             ],
         ),
+        gather,
         Kernel::new(
             &p.origin,
             "stress_unstructured_pe",

@@ -113,6 +113,21 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         ny: i32,
         nz: i32,
     ) -> Result<Event>;
+    /// As `gather` with `ke` holding one `K_e` per element, in element order.
+    fn gather_pe(
+        &self,
+        at: At<'_>,
+        ke: &Buffer<R>,
+        minv: &Buffer<R>,
+        damp: &Buffer<R>,
+        u_in: &Buffer<R>,
+        u_out: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        dt: R,
+        nx: i32,
+        ny: i32,
+        nz: i32,
+    ) -> Result<Event>;
     fn stress(
         &self,
         at: At<'_>,

@@ -159,11 +159,11 @@ impl<R: Real> Stepper<R> {
         let ndp = nd.div_ceil(8) * 8;
         let uniform = model.elements.is_uniform();
         let needs_uniform = !matches!(schedule, Schedule::BlockedMaterial(_));
-        if model.per_element && schedule != Schedule::Unstructured {
+        if model.per_element && !matches!(schedule, Schedule::Unstructured | Schedule::Gather) {
             return Err(Error::InvalidConfig(format!(
-                "a model with one K_e per element (`Model::per_element`) steps with `Schedule::Unstructured`, \
-                 which reads K_e by element index; schedule `{}` shares one K_e per material (build the mesh \
-                 with `UnstructuredMesh::from_structured` for a structured grid of distorted elements)",
+                "a model with one K_e per element (`Model::per_element`) steps with `Schedule::Unstructured` \
+                 (any mesh) or `Schedule::Gather` (a structured grid), which read K_e by element index; schedule \
+                 `{}` shares one K_e per material",
                 schedule.suffix()
             )));
         }
@@ -212,7 +212,8 @@ impl<R: Real> Stepper<R> {
                     .collect();
                 (order, sorted, sizes)
             }
-            _ => (vec![], vec![0], vec![]),
+            // Element order (the per-element gather reads K_e of element e at e · ND · NV).
+            _ => ((0..ne).collect(), vec![0], vec![]),
         };
         let passes = plan(schedule, &model.mesh, &colour_sizes)?;
         check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
@@ -234,7 +235,8 @@ impl<R: Real> Stepper<R> {
             }
         }
 
-        // Per element: K_e in the colour order of the elements, zero for a dead element.
+        // Per element: K_e in the colour order of the elements (element order for the gather),
+        // zero for a dead element.
         let rounded = |m: &[f64]| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
         let k_all: Vec<R> = if model.per_element {
             let zero = vec![R::default(); nd * nd];
@@ -383,7 +385,13 @@ impl<R: Real> Stepper<R> {
             let t = self.steps as f64 * dt.widen();
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
-                events.push(kernels.gather(
+                let gather = if self.per_element {
+                    ElementKernels::gather_pe
+                } else {
+                    ElementKernels::gather
+                };
+                events.push(gather(
+                    kernels,
                     at(&self.program, &pass.global, None),
                     &self.k,
                     &self.minv,
@@ -506,7 +514,9 @@ impl<R: Real> Stepper<R> {
         let mut out = Buffer::<R>::new(&device, self.n_elements.saturating_mul(self.spec.strains))?;
         let kernels = self.kernels()?;
         let [nx, ny, nz] = self.mesh_dims;
-        if self.schedule == Schedule::Unstructured {
+        // Per-element G_e are in element order on any mesh: the unstructured kernel reads them
+        // with the connectivity (a structured grid's too).
+        if self.schedule == Schedule::Unstructured || self.per_element {
             let at = At {
                 program: &self.program,
                 global: &[self.n_elements],
