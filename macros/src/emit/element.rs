@@ -50,7 +50,8 @@ pub struct ElementLines {
     rows_k: Vec<String>,
     /// As `rows_k` from `Kl` (the block's material in local memory).
     rows_kl: Vec<String>,
-    /// As `rows_k` from `Ke` at `kb` (the element's own `K_e`, one per element).
+    /// As `rows_k` from `Ke`, chunk `i` of the element's own `K_e` at `kb + i * ks` (the
+    /// matrices of a colour interleaved chunk by chunk, `ks` elements apart).
     rows_ke: Vec<String>,
     /// Reads `f`, `n<a>`, `ku_<i>`: `f[n<a> * DOFS + k] -= ku_<i>`.
     scatter: Vec<String>,
@@ -61,7 +62,8 @@ pub struct ElementLines {
     // The node-centric gather.
     gather_init: Vec<String>,
     gather: Vec<GatherRole>,
-    /// As `gather`, each role reading its element's own `K_e` from `Ke` at `kb` (element order).
+    /// As `gather`, each role reading its element `kb`'s own `K_e` from `Ke`, chunk `i` at
+    /// `kb + i * ks` (the matrices of all elements interleaved chunk by chunk, `ks` apart).
     gather_pe: Vec<GatherRole>,
     gather_tail: Vec<String>,
 }
@@ -89,11 +91,25 @@ fn at(array: &str, node: E, per: &str, k: usize) -> E {
 /// left to right (the host reference sums in the same order). `base`: an offset added to the
 /// row index (`gb`, the block of a material's rows).
 fn row_product(mat: &str, base: Option<&str>, r: usize, nv: usize) -> E {
+    row_product_strided(mat, base, None, r, nv)
+}
+
+/// [`row_product`] with chunk `i` of the matrix at `base + i · stride`: matrices of a group of
+/// elements interleaved chunk by chunk, so neighbouring work-items read neighbouring chunks.
+fn row_product_strided(mat: &str, base: Option<&str>, stride: Option<&str>, r: usize, nv: usize) -> E {
     let terms = (0..nv).map(|c| {
-        let i = int(r * nv + c);
-        let i = match base {
-            Some(b) => bin(Op::Add, var(b), i),
-            None => i,
+        let k = r * nv + c;
+        // `kb + 2 * ks`; `kb` and `kb + ks` for the first two chunks.
+        let offset = match (stride, k) {
+            (Some(_), 0) => None,
+            (Some(st), 1) => Some(var(st)),
+            (Some(st), _) => Some(bin(Op::Mul, int(k), var(st))),
+            (None, _) => Some(int(k)),
+        };
+        let i = match (base, offset) {
+            (Some(b), Some(o)) => bin(Op::Add, var(b), o),
+            (Some(b), None) => var(b),
+            (None, o) => o.unwrap_or_else(|| int(0)),
         };
         call("sum_v8", vec![bin(Op::Mul, index(mat, i), var(format!("U{c}")))])
     });
@@ -174,12 +190,12 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             }
         })
         .collect();
-    let rows_at = |mat: &str, base: Option<&str>| -> Vec<S> {
+    let rows_at = |mat: &str, base: Option<&str>, stride: Option<&str>| -> Vec<S> {
         (0..nd)
-            .map(|r| decl("real", format!("ku_{r}"), row_product(mat, base, r, nv)))
+            .map(|r| decl("real", format!("ku_{r}"), row_product_strided(mat, base, stride, r, nv)))
             .collect()
     };
-    let rows = |mat: &str| rows_at(mat, None);
+    let rows = |mat: &str| rows_at(mat, None, None);
     let scatter: Vec<S> = dofs_of((0..n).collect())
         .map(|(a, k)| assign(at("f", node(a), "DOFS", k), "-", var(format!("ku_{}", a * d + k))))
         .collect();
@@ -296,15 +312,26 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                             bin(Op::Add, var("ey"), bin(Op::Mul, var("ny"), var("ez"))),
                         ),
                     );
-                    lines.push(decl("int", "kb", bin(Op::Mul, e, bin(Op::Mul, var("ND"), var("NV")))));
+                    lines.push(decl("int", "kb", e));
                 }
                 lines.extend(node_ids.iter().cloned());
                 lines.extend(
                     dofs_of((0..n).collect()).map(|(b, k)| decl("real", ui(b, k), at("u_in", node(b), "DOFS", k))),
                 );
                 lines.extend(pack_u.iter().cloned());
-                let (mat, base) = if pe { ("Ke", Some("kb")) } else { ("K", None) };
-                lines.extend((0..d).map(|k| assign(var(format!("g_{k}")), "-", row_product(mat, base, a * d + k, nv))));
+                // Per element: chunk `i` of element `kb`'s K_e at `kb + i * ks` (`ks` = elements).
+                let (mat, base, stride) = if pe {
+                    ("Ke", Some("kb"), Some("ks"))
+                } else {
+                    ("K", None, None)
+                };
+                lines.extend((0..d).map(|k| {
+                    assign(
+                        var(format!("g_{k}")),
+                        "-",
+                        row_product_strided(mat, base, stride, a * d + k, nv),
+                    )
+                }));
                 GatherRole {
                     comment: format!("as local node {a} (offset {:?}) of its element", o),
                     cond: chain(Op::And, cond).map(|c| c::expr(&c)).unwrap_or_else(|| "1".into()),
@@ -373,7 +400,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         pack_u: c::lines(&pack_u),
         rows_k: c::lines(&rows("K")),
         rows_kl: c::lines(&rows("Kl")),
-        rows_ke: c::lines(&rows_at("Ke", Some("kb"))),
+        rows_ke: c::lines(&rows_at("Ke", Some("kb"), Some("ks"))),
         scatter: c::lines(&scatter),
         stress: c::lines(&stress),
         blk: BlockedLines {

@@ -76,6 +76,27 @@ fn check_launches(
     Ok(())
 }
 
+/// The per-element matrices of `_unstructured_pe`: colour by colour (`order`, `colour_sizes`),
+/// and within a colour of `count` elements the `real8` chunk `i` of its `g`-th element at chunk
+/// `first · len / 8 + i · count + g`, so neighbouring work-items read neighbouring chunks.
+/// `own(e)`: element `e`'s padded matrix, `len` reals.
+fn interleaved<R: Real>(order: &[usize], colour_sizes: &[usize], len: usize, own: impl Fn(usize) -> Vec<R>) -> Vec<R> {
+    const L: usize = clforge_abi::LANES;
+    let chunks = len / L;
+    let mut out = vec![R::default(); order.len() * len];
+    let mut first = 0;
+    for &count in colour_sizes {
+        for (g, &e) in order[first..first + count].iter().enumerate() {
+            for (i, chunk) in own(e).chunks_exact(L).enumerate() {
+                let at = (first * chunks + i * count + g) * L;
+                out[at..at + L].copy_from_slice(chunk);
+            }
+        }
+        first += count;
+    }
+    out
+}
+
 struct DeviceLoad<R: Real> {
     dofs: Buffer<i32>,
     weights: Buffer<R>,
@@ -236,21 +257,25 @@ impl<R: Real> Stepper<R> {
         }
 
         // Per element: K_e in the colour order of the elements (element order for the gather),
-        // zero for a dead element.
+        // interleaved chunk by chunk within a colour ([`interleaved`]); zero for a dead element.
         let rounded = |m: &[f64]| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
         let k_all: Vec<R> = if model.per_element {
             let zero = vec![R::default(); nd * nd];
-            order
-                .iter()
-                .flat_map(|&e| {
-                    let k = if model.elements.dead[e] {
-                        zero.clone()
-                    } else {
-                        rounded(&model.stiffness[e])
-                    };
-                    padded(&k, nd, nd, ndp)
-                })
-                .collect()
+            let own = |e: usize| {
+                let k = if model.elements.dead[e] {
+                    zero.clone()
+                } else {
+                    rounded(&model.stiffness[e])
+                };
+                padded(&k, nd, nd, ndp)
+            };
+            // The gather reads all elements as one group (element order).
+            let groups = if schedule == Schedule::Unstructured {
+                colour_sizes.clone()
+            } else {
+                vec![ne]
+            };
+            interleaved(&order, &groups, nd * ndp, own)
         } else {
             model
                 .stiffness
