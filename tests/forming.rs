@@ -267,12 +267,23 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         epg: 2,
         qc: 5,
     };
+    // Odd tiles, slices that split columns, two elements per group, a chunk that does not
+    // divide the points.
+    let staged = clforge::runtime::abi::modal::Staging {
+        ta: 3,
+        tb: 2,
+        wt: 8,
+        epg: 2,
+        qc: 3,
+    };
     vec![
         Algorithm::PerElement,
         Algorithm::PerPoint { elements: 1 },
         Algorithm::PerPoint { elements: 2 },
         Algorithm::default_for::<E>(),
         Algorithm::Tiled(small),
+        Algorithm::Staged(clforge::runtime::fem::forming::default_staging::<E>()),
+        Algorithm::Staged(staged),
     ]
 }
 

@@ -328,3 +328,172 @@ pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(u
         _ => &[],
     }
 }
+
+/// Local memory the staged kernel may use: under the 48 KiB a work-group gets on NVIDIA (PoCL
+/// has more), so two groups of 128 work-items share a multiprocessor.
+pub const STAGED_LOCAL_BYTES: usize = 46 * 1024;
+
+/// Launch shape of the staged element-matrix kernel (`ke_staged`): each work-item owns a
+/// `ta x tb` tile of function pairs (rows `a`, columns `b`) for all points; the work-group
+/// stages the mapped derivatives of every function and `H_b = w det J · D · B_b` of the
+/// functions its tiles need, `qc` points at a time, so each `H_b` is formed once per group and
+/// point instead of once per tile. Tiles are numbered column by column (`B` outer, `A` from
+/// the diagonal down), so a slice of `wt` consecutive tiles needs a short run of columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Staging {
+    /// Rows (functions `a`) per tile.
+    pub ta: usize,
+    /// Columns (functions `b`) per tile.
+    pub tb: usize,
+    /// Work-items per element slice (local dimension 0).
+    pub wt: usize,
+    /// Elements per work-group (local dimension 1).
+    pub epg: usize,
+    /// Points staged in local memory at a time.
+    pub qc: usize,
+}
+
+impl Staging {
+    /// First row tile of column tile `col` (the tile holding the diagonal).
+    const fn first_row(&self, col: usize) -> usize {
+        col * self.tb / self.ta
+    }
+
+    /// Tiles of one element: pairs of row tile `A` and column tile `B` holding some `a >= b`.
+    pub const fn tiles(&self, nf: usize) -> usize {
+        let (nta, ntb) = (nf.div_ceil(self.ta), nf.div_ceil(self.tb));
+        let mut n = 0;
+        let mut col = 0;
+        while col < ntb {
+            n += nta - self.first_row(col);
+            col += 1;
+        }
+        n
+    }
+
+    /// The most functions `b` whose `H_b` one slice of `wt` tiles needs (`NBS`, a multiple of
+    /// `tb`).
+    pub const fn span(&self, nf: usize) -> usize {
+        let (nta, ntb) = (nf.div_ceil(self.ta), nf.div_ceil(self.tb));
+        let tiles = self.tiles(nf);
+        let mut most = 0;
+        let mut start = 0;
+        while start < tiles {
+            let end = if start + self.wt < tiles {
+                start + self.wt
+            } else {
+                tiles
+            } - 1;
+            // Columns of the first and last tile of the slice.
+            let (mut col, mut seen, mut first, mut last) = (0, 0, usize::MAX, 0);
+            while col < ntb {
+                let next = seen + nta - self.first_row(col);
+                if first == usize::MAX && start < next {
+                    first = col;
+                }
+                if end < next {
+                    last = col;
+                    break;
+                }
+                seen = next;
+                col += 1;
+            }
+            let cols = last - first + 1;
+            if cols > most {
+                most = cols;
+            }
+            start += self.wt;
+        }
+        most * self.tb
+    }
+
+    /// Bytes of local memory a work-group needs.
+    pub const fn local_bytes(&self, nf: usize, dim: usize, dofs: usize, strains: usize) -> usize {
+        8 * self.epg * self.qc * self.per_point(nf, dim, dofs, strains)
+    }
+
+    /// Doubles staged per point and element.
+    const fn per_point(&self, nf: usize, dim: usize, dofs: usize, strains: usize) -> usize {
+        dim * nf.div_ceil(self.ta) * self.ta + self.span(nf) * strains * dofs + strains * strains + dim * dim
+    }
+
+    /// The default for an element: 4 x 2 tiles (2 x 2 for fewer than 16 functions), slices of
+    /// 128 work-items (whole elements per group while an element has fewer tiles), as many
+    /// points per chunk as fit in [`STAGED_LOCAL_BYTES`] (at most one per work-item).
+    pub const fn default_for(nf: usize, nq: usize, dim: usize, dofs: usize, strains: usize) -> Staging {
+        Staging::sized(if nf >= 16 { 4 } else { 2 }, 2, 128, nf, nq, dim, dofs, strains)
+    }
+
+    /// `ta x tb` tiles in groups of about `group` work-items, as many points per chunk as fit.
+    #[allow(clippy::too_many_arguments)] // the element's five sizes beside the three chosen ones
+    pub const fn sized(
+        ta: usize,
+        tb: usize,
+        group: usize,
+        nf: usize,
+        nq: usize,
+        dim: usize,
+        dofs: usize,
+        strains: usize,
+    ) -> Staging {
+        let mut s = Staging {
+            ta,
+            tb,
+            wt: group,
+            epg: 1,
+            qc: 1,
+        };
+        let tiles = s.tiles(nf);
+        if tiles < group {
+            s.wt = tiles.div_ceil(8) * 8;
+            s.epg = group / s.wt;
+            if s.epg == 0 {
+                s.epg = 1;
+            }
+        }
+        let mut qc = STAGED_LOCAL_BYTES / (8 * s.epg * s.per_point(nf, dim, dofs, strains));
+        if qc > nq {
+            qc = nq;
+        }
+        if qc > s.wt {
+            qc = s.wt;
+        }
+        s.qc = if qc == 0 { 1 } else { qc };
+        s
+    }
+}
+
+#[cfg(test)]
+mod staging_tests {
+    use super::*;
+
+    /// Column-major tiles with some `a >= b`, counted and spanned the long way.
+    #[test]
+    fn tiles_and_span_match_a_direct_count() {
+        for nf in [4usize, 8, 20, 32, 50, 74, 105] {
+            for (ta, tb, wt) in [(4, 2, 128), (2, 2, 64), (3, 3, 32), (4, 1, 16), (2, 4, 8)] {
+                let s = Staging {
+                    ta,
+                    tb,
+                    wt,
+                    epg: 1,
+                    qc: 1,
+                };
+                // The column of each tile, in order.
+                let mut cols = [0usize; 4096];
+                let mut n = 0;
+                for col in 0..nf.div_ceil(tb) {
+                    for row in 0..nf.div_ceil(ta) {
+                        if row * ta + ta > col * tb {
+                            cols[n] = col;
+                            n += 1;
+                        }
+                    }
+                }
+                assert_eq!(s.tiles(nf), n, "nf {nf}, {ta}x{tb}");
+                let span = cols[..n].chunks(wt).map(|c| c[c.len() - 1] - c[0] + 1).max().unwrap();
+                assert_eq!(s.span(nf), span * tb, "nf {nf}, {ta}x{tb}x{wt}");
+            }
+        }
+    }
+}

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clforge::prelude::*;
-use clforge::runtime::abi::modal::{b_nonzeros, Tiling};
+use clforge::runtime::abi::modal::{b_nonzeros, Staging, Tiling};
 use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
 use clforge::runtime::fem::hybrid::{self, Assignment, Hybrid, Worker};
 use clforge::runtime::fem::Element;
@@ -99,8 +99,10 @@ pub struct OrderRow {
     /// The seed's best over ours (kernel only; with transfers).
     pub speedup_kernel: Option<f64>,
     pub speedup_transfers: Option<f64>,
-    /// The device and the host's threads together.
-    pub hybrid: HybridRow,
+    /// The device and the host's threads together (none in a device-only run).
+    pub hybrid: Option<HybridRow>,
+    /// The best kernel's useful FMA rate over the measured f64 FMA rate.
+    pub best_of_fma_roofline: Option<f64>,
 }
 
 /// A CPU + device run (`fem::hybrid`): rates measured, split by the makespan program, formed.
@@ -172,7 +174,7 @@ pub struct Report {
     pub copy_gb_s: f64,
     pub fma_f64_gflop_s: Option<f64>,
     pub orders: Vec<OrderRow>,
-    pub mixed: MixedRow,
+    pub mixed: Option<MixedRow>,
     pub command: String,
 }
 
@@ -207,7 +209,36 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
             v.push(Algorithm::Tiled(Tiling { ts, qc, ..t }));
         }
     }
+    // p = 1 (8 functions) is left to the tiled kernel: its staged launch (2 x 2 tiles, 8
+    // elements per group) failed on the H100 with CL_OUT_OF_RESOURCES, not yet understood.
+    if E::NODES >= 16 {
+        v.push(Algorithm::Staged(clforge::runtime::fem::forming::default_staging::<E>()));
+    }
+    if !quick && E::NODES >= 16 {
+        for (ta, tb, group) in [(4, 2, 64), (4, 2, 256), (2, 2, 128), (4, 1, 128), (3, 3, 128)] {
+            v.push(Algorithm::Staged(Staging::sized(ta, tb, group, E::NODES, nq, 3, 3, 6)));
+        }
+    }
+    v.dedup();
     v
+}
+
+/// Which orders, kernels and host columns a run measures.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Lowest order p (1 to 6).
+    pub min_order: usize,
+    /// Kernels whose label starts with one of these (all when empty).
+    pub kernels: Vec<String>,
+    /// Skip the host columns, the CPU + device splits and the mixed mesh.
+    pub device_only: bool,
+}
+
+impl Selection {
+    fn keeps(&self, a: &Algorithm) -> bool {
+        let label = a.label();
+        self.kernels.is_empty() || self.kernels.iter().any(|k| label.starts_with(k.as_str()))
+    }
 }
 
 fn order<E: Element<Material = Iso>>(
@@ -217,6 +248,7 @@ fn order<E: Element<Material = Iso>>(
     quick: bool,
     reps: Reps,
     threads: usize,
+    sel: &Selection,
 ) -> Result<OrderRow> {
     let mut rng = SmallRng::seed_from_u64(p as u64);
     let coords = hexahedra::<E>(&mut rng, m);
@@ -240,7 +272,7 @@ fn order<E: Element<Material = Iso>>(
     let check_m = m.min(8);
     let reference = form_host::<E>(&coords[..check_m * 24], &mats[..check_m], threads)?;
     let small = forming.upload(&coords[..check_m * 24], &mats[..check_m])?;
-    let algos = algorithms::<E>(quick);
+    let algos: Vec<Algorithm> = algorithms::<E>(quick).into_iter().filter(|a| sel.keeps(a)).collect();
     for &a in &algos {
         let got = forming.form(&small, a)?.0.to_host()?;
         for e in 0..check_m {
@@ -296,16 +328,19 @@ fn order<E: Element<Material = Iso>>(
     // Host: about a second's worth of elements on one core.
     let per_elem_guess = fma / 2e9;
     let host_m = ((1.0 / per_elem_guess) as usize).clamp(threads.max(4), m);
-    let t = Instant::now();
-    form_host::<E>(&coords[..host_m * 24], &mats[..host_m], 1)?;
-    let host_1_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
-    let t = Instant::now();
-    form_host::<E>(&coords[..host_m * 24], &mats[..host_m], threads)?;
-    let host_all_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
+    let (mut host_1_s, mut host_all_s, mut hybrid) = (f64::NAN, f64::NAN, None);
+    if !sel.device_only {
+        let t = Instant::now();
+        form_host::<E>(&coords[..host_m * 24], &mats[..host_m], 1)?;
+        host_1_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
+        let t = Instant::now();
+        form_host::<E>(&coords[..host_m * 24], &mats[..host_m], threads)?;
+        host_all_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
+        let mut work = Hybrid::new(std::slice::from_ref(dev), threads)?;
+        work.add::<E>(&coords, &mats)?;
+        hybrid = Some(hybrid_row(&work, &[m])?);
+    }
     let seed = if m == 10_000 { SEED_BEST_S[p - 1] } else { None };
-    let mut work = Hybrid::new(std::slice::from_ref(dev), threads)?;
-    work.add::<E>(&coords, &mats)?;
-    let hybrid = hybrid_row(&work, &[m])?;
     Ok(OrderRow {
         p,
         ne,
@@ -324,6 +359,7 @@ fn order<E: Element<Material = Iso>>(
         speedup_kernel: seed.map(|s| s / best.1),
         speedup_transfers: seed.map(|s| s / best.2),
         hybrid,
+        best_of_fma_roofline: None,
     })
 }
 
@@ -351,24 +387,38 @@ fn mixed(dev: &Device, m1: usize, m3: usize, threads: usize) -> Result<MixedRow>
     })
 }
 
-pub fn run(dev: &Device, quick: bool, m: Option<usize>, max_p: usize, reps: Reps, threads: usize) -> Result<Report> {
+pub fn run(
+    dev: &Device,
+    quick: bool,
+    m: Option<usize>,
+    max_p: usize,
+    reps: Reps,
+    threads: usize,
+    sel: &Selection,
+) -> Result<Report> {
     let roof = roofline::measure(dev, quick, reps, |s| eprintln!("{s}"))?;
     let m = m.unwrap_or(if quick { 64 } else { 10_000 });
     let mut orders = Vec::new();
     let max_p = if quick { max_p.min(3) } else { max_p.min(6) };
-    for p in 1..=max_p {
-        let row = match p {
-            1 => order::<HexP1>(dev, p, m, quick, reps, threads)?,
-            2 => order::<HexP2>(dev, p, m, quick, reps, threads)?,
-            3 => order::<HexP3>(dev, p, m, quick, reps, threads)?,
-            4 => order::<HexP4>(dev, p, m, quick, reps, threads)?,
-            5 => order::<HexP5>(dev, p, m, quick, reps, threads)?,
-            _ => order::<HexP6>(dev, p, m, quick, reps, threads)?,
+    let fma_g = roof.fma_f64.as_ref().map(|p| p.rate_g);
+    for p in sel.min_order.max(1)..=max_p {
+        let mut row = match p {
+            1 => order::<HexP1>(dev, p, m, quick, reps, threads, sel)?,
+            2 => order::<HexP2>(dev, p, m, quick, reps, threads, sel)?,
+            3 => order::<HexP3>(dev, p, m, quick, reps, threads, sel)?,
+            4 => order::<HexP4>(dev, p, m, quick, reps, threads, sel)?,
+            5 => order::<HexP5>(dev, p, m, quick, reps, threads, sel)?,
+            _ => order::<HexP6>(dev, p, m, quick, reps, threads, sel)?,
         };
+        row.best_of_fma_roofline = fma_g.map(|f| row.gflop / row.best_s / f);
         orders.push(row);
     }
     let half = if quick { m } else { 50_000 };
-    let mixed = mixed(dev, half, half, threads)?;
+    let mixed = if sel.device_only {
+        None
+    } else {
+        Some(mixed(dev, half, half, threads)?)
+    };
     Ok(Report {
         device: dev.info().name.clone(),
         driver: dev.info().driver_version.clone(),
@@ -396,11 +446,13 @@ impl Report {
             );
             for k in &o.kernels {
                 s += &format!(
-                    "  {:<22} {:>10.5} s (n = {:>2})  {:>8.0} GFLOP/s  {:>7.0} GB/s  with transfers {:.4} s\n",
+                    "  {:<26} {:>10.5} s (n = {:>2})  {:>8.0} GFLOP/s{}  {:>7.0} GB/s  with transfers {:.4} s\n",
                     k.kernel,
                     k.time.median_us / 1e6,
                     k.time.n,
                     k.gflop_s,
+                    self.fma_f64_gflop_s
+                        .map_or(String::new(), |f| format!(" ({:>4.1} %)", 100.0 * k.gflop_s / f)),
                     k.write_gb_s,
                     k.with_transfers_s
                 );
@@ -415,10 +467,14 @@ impl Report {
                     _ => String::new(),
                 }
             );
-            s += &hybrid_line(&o.hybrid);
+            if let Some(h) = &o.hybrid {
+                s += &hybrid_line(h);
+            }
         }
-        s += &format!("mixed: {} p = 1 + {} p = 3 elements\n", self.mixed.m1, self.mixed.m3);
-        s += &hybrid_line(&self.mixed.run);
+        if let Some(mixed) = &self.mixed {
+            s += &format!("mixed: {} p = 1 + {} p = 3 elements\n", mixed.m1, mixed.m3);
+            s += &hybrid_line(&mixed.run);
+        }
         s
     }
 }

@@ -126,6 +126,16 @@ struct Cli {
     /// element-matrices: highest order p (1 to 6).
     #[arg(long, default_value_t = 6)]
     max_order: usize,
+    /// element-matrices: lowest order p (1 to 6).
+    #[arg(long, default_value_t = 1)]
+    min_order: usize,
+    /// element-matrices: only the kernels whose label starts with one of these, comma
+    /// separated (`staged,tiled-2x`).
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
+    /// element-matrices: the device kernels alone (no host columns, splits or mixed mesh).
+    #[arg(long)]
+    device_only: bool,
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -191,7 +201,12 @@ fn main() -> Result<()> {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let m = cli.sizes.as_ref().and_then(|s| s.first()).map(|s| s.dims()[0]);
-        let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads)?;
+        let sel = forming::Selection {
+            min_order: cli.min_order,
+            kernels: cli.kernels.clone(),
+            device_only: cli.device_only,
+        };
+        let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
         return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Chain {

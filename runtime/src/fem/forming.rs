@@ -33,7 +33,7 @@ use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::program::{Arg, Event, Program};
-use clforge_abi::modal::{points_per_group, Tiling};
+use clforge_abi::modal::{points_per_group, Staging, Tiling};
 use std::marker::PhantomData;
 
 /// Where `K[i][j]` (`j ≤ i`) of one element lies in its packed lower triangle.
@@ -60,6 +60,9 @@ pub enum Algorithm {
     },
     /// Register tiles of function pairs over all points, derivatives staged in local memory.
     Tiled(Tiling),
+    /// Register tiles of function pairs over all points; derivatives and `w det J · D · B_b`
+    /// staged in local memory once per group and point.
+    Staged(Staging),
 }
 
 impl Algorithm {
@@ -68,13 +71,14 @@ impl Algorithm {
         Algorithm::Tiled(default_tiling::<E>())
     }
 
-    /// A short name for reports (`ai`, `aii`, `aii-x4`, `tiled-2x128x1x16`).
+    /// A short name for reports (`ai`, `aii`, `aii-x4`, `tiled-2x128x1x16`, `staged-4x2x128x1x4`).
     pub fn label(&self) -> String {
         match self {
             Algorithm::PerElement => "ai".into(),
             Algorithm::PerPoint { elements: 1 } => "aii".into(),
             Algorithm::PerPoint { elements } => format!("aii-x{elements}"),
             Algorithm::Tiled(t) => format!("tiled-{}x{}x{}x{}", t.ts, t.wt, t.epg, t.qc),
+            Algorithm::Staged(t) => format!("staged-{}x{}x{}x{}x{}", t.ta, t.tb, t.wt, t.epg, t.qc),
         }
     }
 }
@@ -87,6 +91,11 @@ fn points<E: Element>() -> usize {
 /// The tiled kernel's default launch shape for `E` (`clforge_abi::modal::Tiling::default_for`).
 pub fn default_tiling<E: Element>() -> Tiling {
     Tiling::default_for(E::NODES, points::<E>(), E::DIM, E::OPERATOR.strains(E::DIM))
+}
+
+/// The staged kernel's default launch shape for `E` (`clforge_abi::modal::Staging::default_for`).
+pub fn default_staging<E: Element>() -> Staging {
+    Staging::default_for(E::NODES, points::<E>(), E::DIM, E::DOFS, E::OPERATOR.strains(E::DIM))
 }
 
 /// `dref[q][axis][f] = ∂N_f/∂ξ_axis` at the Gauss points and the weights `w_q`, points in the
@@ -317,6 +326,15 @@ impl<E: Element> Forming<E> {
             Algorithm::PerElement => String::new(),
             Algorithm::PerPoint { elements } => format!("-D AEPG={elements} -D QP={}", points_per_group(points::<E>())),
             Algorithm::Tiled(t) => format!("-D TS={} -D WT={} -D EPG={} -D QC={}", t.ts, t.wt, t.epg, t.qc),
+            Algorithm::Staged(t) => format!(
+                "-D TA={} -D TB={} -D SWT={} -D SEPG={} -D SQC={} -D NBS={}",
+                t.ta,
+                t.tb,
+                t.wt,
+                t.epg,
+                t.qc,
+                t.span(E::NODES)
+            ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
         self.dev.program(E::NAME, E::forming_source(), &options)
@@ -405,6 +423,37 @@ impl<E: Element> Forming<E> {
                             common,
                             vec![
                                 Arg::local(f(E::DIM * E::NODES)),
+                                Arg::local(f(s * s)),
+                                Arg::local(f(E::DIM * E::DIM)),
+                            ],
+                        ),
+                    )?
+                }
+                Algorithm::Staged(t) => {
+                    if t.ta == 0
+                        || t.tb == 0
+                        || t.wt == 0
+                        || t.epg == 0
+                        || t.qc == 0
+                        || t.qc > t.wt
+                        || t.wt * t.epg > 1024
+                    {
+                        return Err(Error::InvalidConfig(format!(
+                            "staged launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
+                        )));
+                    }
+                    let slices = t.tiles(E::NODES).div_ceil(t.wt);
+                    let f = |n: usize| 8 * t.epg * t.qc * n;
+                    let nfp = E::NODES.div_ceil(t.ta) * t.ta;
+                    program.launch(
+                        &name("ke_staged"),
+                        &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
+                        Some(&[t.wt, t.epg]),
+                        &concat(
+                            common,
+                            vec![
+                                Arg::local(f(E::DIM * nfp)),
+                                Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
                                 Arg::local(f(s * s)),
                                 Arg::local(f(E::DIM * E::DIM)),
                             ],
