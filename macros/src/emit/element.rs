@@ -50,9 +50,9 @@ pub struct ElementLines {
     rows_k: Vec<String>,
     /// As `rows_k` from `Kl` (the block's material in local memory).
     rows_kl: Vec<String>,
-    /// As `rows_k` from `Ke`, chunk `i` of the element's own `K_e` at `kb + i * ks` (the
-    /// matrices of a colour interleaved chunk by chunk, `ks` elements apart).
-    rows_ke: Vec<String>,
+    /// Reads `Ke`, `kr` (the first chunk of one row of the element's own `K_e`), `U<c>`;
+    /// defines `ku`, that row of `K_e u_e` (chunks `kr + c`, summed as `rows_k` sums).
+    row_ke: Vec<String>,
     /// Reads `f`, `n<a>`, `ku_<i>`: `f[n<a> * DOFS + k] -= ku_<i>`.
     scatter: Vec<String>,
     /// Reads `G`, `gb`, `U<c>`, `e`; writes `stress[e * STRAINS + s]`.
@@ -190,12 +190,11 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             }
         })
         .collect();
-    let rows_at = |mat: &str, base: Option<&str>, stride: Option<&str>| -> Vec<S> {
+    let rows = |mat: &str| -> Vec<S> {
         (0..nd)
-            .map(|r| decl("real", format!("ku_{r}"), row_product_strided(mat, base, stride, r, nv)))
+            .map(|r| decl("real", format!("ku_{r}"), row_product(mat, None, r, nv)))
             .collect()
     };
-    let rows = |mat: &str| rows_at(mat, None, None);
     let scatter: Vec<S> = dofs_of((0..n).collect())
         .map(|(a, k)| assign(at("f", node(a), "DOFS", k), "-", var(format!("ku_{}", a * d + k))))
         .collect();
@@ -400,7 +399,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         pack_u: c::lines(&pack_u),
         rows_k: c::lines(&rows("K")),
         rows_kl: c::lines(&rows("Kl")),
-        rows_ke: c::lines(&rows_at("Ke", Some("kb"), Some("ks"))),
+        row_ke: c::lines(&[decl("real", "ku", row_product("Ke", Some("kr"), 0, nv))]),
         scatter: c::lines(&scatter),
         stress: c::lines(&stress),
         blk: BlockedLines {

@@ -21,6 +21,9 @@ pub use crate::fem::problem::{Model, StepperConfig};
 pub use crate::fem::reference::HostStepper;
 pub use crate::fem::stability::{check_resolution, check_time_step, stability_bound, wave_speed, StabilityBound};
 
+/// Work-items per work-group of `_unstructured_pe`, rounded down to whole elements.
+const PE_GROUP: usize = 256;
+
 /// `n` as a kernel's `int`, or [`Error::TooLarge`] naming `what`.
 fn int_index(what: &str, n: usize) -> Result<i32> {
     i32::try_from(n).map_err(|_| Error::TooLarge {
@@ -76,16 +79,17 @@ fn check_launches(
     Ok(())
 }
 
-/// The per-element matrices of `_unstructured_pe`: colour by colour (`order`, `colour_sizes`),
-/// and within a colour of `count` elements the `real8` chunk `i` of its `g`-th element at chunk
-/// `first · len / 8 + i · count + g`, so neighbouring work-items read neighbouring chunks.
-/// `own(e)`: element `e`'s padded matrix, `len` reals.
-fn interleaved<R: Real>(order: &[usize], colour_sizes: &[usize], len: usize, own: impl Fn(usize) -> Vec<R>) -> Vec<R> {
+/// Per-element matrices in groups (`order`, `group_sizes`): within a group of `count` elements
+/// starting at `first`, the `real8` chunk `i` of its `g`-th element at chunk
+/// `first · len / 8 + i · count + g`, so work-items on neighbouring elements read neighbouring
+/// chunks (`_gather_pe`: one group of all elements). `own(e)`: element `e`'s padded matrix,
+/// `len` reals.
+fn interleaved<R: Real>(order: &[usize], group_sizes: &[usize], len: usize, own: impl Fn(usize) -> Vec<R>) -> Vec<R> {
     const L: usize = clforge_abi::LANES;
     let chunks = len / L;
     let mut out = vec![R::default(); order.len() * len];
     let mut first = 0;
-    for &count in colour_sizes {
+    for &count in group_sizes {
         for (g, &e) in order[first..first + count].iter().enumerate() {
             for (i, chunk) in own(e).chunks_exact(L).enumerate() {
                 let at = (first * chunks + i * count + g) * L;
@@ -236,13 +240,27 @@ impl<R: Real> Stepper<R> {
             // Element order (the per-element gather reads K_e of element e at e · ND · NV).
             _ => ((0..ne).collect(), vec![0], vec![]),
         };
-        let passes = plan(schedule, &model.mesh, &colour_sizes)?;
+        let mut passes = plan(schedule, &model.mesh, &colour_sizes)?;
+        if model.per_element && schedule == Schedule::Unstructured {
+            // `_unstructured_pe` runs one work-item per row of K_e, in work-groups of whole
+            // elements (about 256 work-items), so an element's rows share one multiprocessor.
+            let group = nd * (PE_GROUP / nd).max(1);
+            let fits = group <= device.info().max_work_group_size;
+            for p in &mut passes {
+                p.global[0] = p.global[0].saturating_mul(nd);
+                if fits {
+                    p.global[0] = p.global[0].div_ceil(group).saturating_mul(group);
+                    p.local = Some(vec![group]);
+                }
+            }
+        }
         check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
-            let kernel = format!("{}_{}", spec.name, schedule.suffix());
+            let pe = if model.per_element { "_pe" } else { "" };
+            let kernel = format!("{}_{}{pe}", spec.name, schedule.suffix());
             let limit = program.kernel_limits(&kernel)?.work_group_size;
             let items: usize = local.iter().product();
             if items > limit {
@@ -256,8 +274,9 @@ impl<R: Real> Stepper<R> {
             }
         }
 
-        // Per element: K_e in the colour order of the elements (element order for the gather),
-        // interleaved chunk by chunk within a colour ([`interleaved`]); zero for a dead element.
+        // Per element: K_e in the colour order of the elements, one after another; for the
+        // gather in element order, interleaved chunk by chunk ([`interleaved`]); zero for a dead
+        // element.
         let rounded = |m: &[f64]| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
         let k_all: Vec<R> = if model.per_element {
             let zero = vec![R::default(); nd * nd];
@@ -269,13 +288,13 @@ impl<R: Real> Stepper<R> {
                 };
                 padded(&k, nd, nd, ndp)
             };
-            // The gather reads all elements as one group (element order).
-            let groups = if schedule == Schedule::Unstructured {
-                colour_sizes.clone()
+            if schedule == Schedule::Unstructured {
+                // One work-item per row: consecutive rows of one K_e are neighbours.
+                order.iter().flat_map(|&e| own(e)).collect()
             } else {
-                vec![ne]
-            };
-            interleaved(&order, &groups, nd * ndp, own)
+                // The gather: all elements one group (element order), interleaved.
+                interleaved(&order, &[ne], nd * ndp, own)
+            }
         } else {
             model
                 .stiffness
