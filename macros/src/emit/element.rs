@@ -50,8 +50,9 @@ pub struct ElementLines {
     rows_k: Vec<String>,
     /// As `rows_k` from `Kl` (the block's material in local memory).
     rows_kl: Vec<String>,
-    /// Reads `Ke`, `kr` (the first chunk of one row of the element's own `K_e`), `U<c>`;
-    /// defines `ku`, that row of `K_e u_e` (chunks `kr + c`, summed as `rows_k` sums).
+    /// Reads `Ke` (`real`s), `kr` (the first of one row's `ND` reals of the element's own `K_e`,
+    /// stored without padding), `U<c>`; defines `ku`, that row of `K_e u_e` (summed as `rows_k`
+    /// sums).
     row_ke: Vec<String>,
     /// Reads `f`, `n<a>`, `ku_<i>`: `f[n<a> * DOFS + k] -= ku_<i>`.
     scatter: Vec<String>,
@@ -112,6 +113,33 @@ fn row_product_strided(mat: &str, base: Option<&str>, stride: Option<&str>, r: u
             (None, o) => o.unwrap_or_else(|| int(0)),
         };
         call("sum_v8", vec![bin(Op::Mul, index(mat, i), var(format!("U{c}")))])
+    });
+    chain(Op::Add, terms).unwrap_or(E::Int(0))
+}
+
+/// One row of `nd` reals stored without padding at `mat[base ..]` times `U`: whole chunks by
+/// `vload8`, the last `nd % 8` reals as scalars zero-padded to a `real8`, each chunk summed by
+/// `sum_v8` and the chunks added left to right, as [`row_product`] sums a padded row (the
+/// padding lanes were zeros there, so the sum is the same).
+fn row_unpadded(mat: &str, base: &str, nd: usize, lanes: usize) -> E {
+    let at = |k: usize| {
+        if k == 0 {
+            var(base)
+        } else {
+            bin(Op::Add, var(base), int(k))
+        }
+    };
+    let terms = (0..nd.div_ceil(lanes)).map(|c| {
+        let first = c * lanes;
+        let chunk = if first + lanes <= nd {
+            call("vload8", vec![int(0), bin(Op::Add, var(mat), at(first))])
+        } else {
+            let parts = (first..first + lanes)
+                .map(|k| if k < nd { index(mat, at(k)) } else { int(0) })
+                .collect();
+            E::Vector("real8".into(), parts)
+        };
+        call("sum_v8", vec![bin(Op::Mul, chunk, var(format!("U{c}")))])
     });
     chain(Op::Add, terms).unwrap_or(E::Int(0))
 }
@@ -399,7 +427,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         pack_u: c::lines(&pack_u),
         rows_k: c::lines(&rows("K")),
         rows_kl: c::lines(&rows("Kl")),
-        row_ke: c::lines(&[decl("real", "ku", row_product("Ke", Some("kr"), 0, nv))]),
+        row_ke: c::lines(&[decl("real", "ku", row_unpadded("Ke", "kr", nd, v.lanes))]),
         scatter: c::lines(&scatter),
         stress: c::lines(&stress),
         blk: BlockedLines {

@@ -53,7 +53,7 @@ pub fn with_kernels(mut p: Program) -> Program {
             &p.origin,
             "unstructured_pe",
             vec![
-                global("Ke", Elem::Real, lanes, Access::Read),
+                global("Ke", Elem::Real, 1, Access::Read),
                 nodes(),
                 u(),
                 global("f", Elem::Real, 1, Access::ReadWrite),

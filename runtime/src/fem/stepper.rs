@@ -213,8 +213,10 @@ impl<R: Real> Stepper<R> {
         };
         int_index("elements", ne)?;
         if model.per_element {
-            // The kernels index `K_e` and `G_e` of element `e` at `e · ND · NV` `real8`s.
+            // The kernels index `K_e` of element `e` at `e · ND · ND` reals (unstructured) or
+            // `e + i · elements` `real8`s (gather), `G_e` at `e · STRAINS · NV` `real8`s.
             let nv = ndp / 8;
+            int_index("K_e entries (elements × ND × ND)", ne.saturating_mul(nd * nd))?;
             int_index("K_e rows (elements × ND × NV)", ne.saturating_mul(nd * nv))?;
             int_index(
                 "G_e rows (elements × STRAINS × NV)",
@@ -289,8 +291,15 @@ impl<R: Real> Stepper<R> {
                 padded(&k, nd, nd, ndp)
             };
             if schedule == Schedule::Unstructured {
-                // One work-item per row: consecutive rows of one K_e are neighbours.
-                order.iter().flat_map(|&e| own(e)).collect()
+                // One work-item per row: the rows of one K_e one after another, unpadded.
+                let unpadded = |e: usize| {
+                    if model.elements.dead[e] {
+                        zero.clone()
+                    } else {
+                        rounded(&model.stiffness[e])
+                    }
+                };
+                order.iter().flat_map(|&e| unpadded(e)).collect()
             } else {
                 // The gather: all elements one group (element order), interleaved.
                 interleaved(&order, &[ne], nd * ndp, own)
