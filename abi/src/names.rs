@@ -53,6 +53,8 @@ const PREFIXES: &[&str] = &[
     "convert_", "as_", "vload", "vstore", "atomic_", "atom_", "get_", "native_", "half_", "fast_", "async_",
     "read_image", "write_image", "__", "cl_", "CL_", "CLK_", "FLT_", "DBL_", "HALF_", "M_", "FP_", "CHAR_", "SCHAR_",
     "UCHAR_", "SHRT_", "USHRT_", "INT_", "UINT_", "LONG_", "ULONG_", "ENDIAN_", "OPENCL_", "PRIu", "PRId",
+    // the runtime's build options (`-D CLFORGE_REAL_DOUBLE`)
+    "CLFORGE_",
 ];
 
 /// Scalar type names that take a vector width (`float8`, `int16`, `double4x4`).
