@@ -240,7 +240,17 @@ fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>
             }
         }
     }
-    for &algo in algos {
+    // The pre-pass in batches of two elements (the last one short when m is odd).
+    let batched = Forming::<E>::new(&dev)
+        .unwrap()
+        .with_geometry_batch_bytes(2 * 8 * (E::DIM * E::DIM + 1) * E::CELL.points(E::DIM, E::QUADRATURE));
+    let runs = algos.iter().map(|&a| (a, &forming)).chain(
+        algos
+            .iter()
+            .filter(|a| matches!(a, Algorithm::Staged(t) if t.pre))
+            .map(|&a| (a, &batched)),
+    );
+    for (algo, forming) in runs {
         let (k, _) = forming
             .form(&elements, algo)
             .unwrap_or_else(|e| panic!("{} {}: {e}", E::NAME, algo.label()));
@@ -269,21 +279,29 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
     };
     // Odd tiles, slices that split columns, two elements per group, a chunk that does not
     // divide the points.
-    let staged = clforge::runtime::abi::modal::Staging {
+    use clforge::runtime::abi::modal::Staging;
+    let staged = Staging {
         ta: 3,
         tb: 2,
         wt: 8,
         epg: 2,
         qc: 3,
+        pre: false,
     };
+    let staged_default = clforge::runtime::fem::forming::default_staging::<E>();
+    let (nq, s) = (E::CELL.points(E::DIM, E::QUADRATURE), E::OPERATOR.strains(E::DIM));
     vec![
         Algorithm::PerElement,
         Algorithm::PerPoint { elements: 1 },
         Algorithm::PerPoint { elements: 2 },
         Algorithm::default_for::<E>(),
+        Algorithm::Tiled(clforge::runtime::fem::forming::default_tiling::<E>()),
         Algorithm::Tiled(small),
-        Algorithm::Staged(clforge::runtime::fem::forming::default_staging::<E>()),
+        Algorithm::Staged(staged_default),
         Algorithm::Staged(staged),
+        // J⁻¹ and w det J from the geometry pre-pass
+        Algorithm::Staged(staged_default.with_pre(true, E::NODES, nq, E::DIM, E::DOFS, s)),
+        Algorithm::Staged(Staging { pre: true, ..staged }),
     ]
 }
 

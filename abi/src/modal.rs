@@ -351,6 +351,9 @@ pub struct Staging {
     pub epg: usize,
     /// Points staged in local memory at a time.
     pub qc: usize,
+    /// `J⁻¹` and `w det J` of every point from a pre-pass (`ke_geometry`, global memory,
+    /// `dim² + 1` doubles per element and point) instead of computed per chunk by the group.
+    pub pre: bool,
 }
 
 impl Staging {
@@ -409,12 +412,32 @@ impl Staging {
 
     /// Bytes of local memory a work-group needs.
     pub const fn local_bytes(&self, nf: usize, dim: usize, dofs: usize, strains: usize) -> usize {
-        8 * self.epg * self.qc * self.per_point(nf, dim, dofs, strains)
+        8 * self.epg * (self.qc * self.per_point(nf, dim, dofs, strains) + self.local_fixed(strains))
     }
 
-    /// Doubles staged per point and element.
+    /// Bytes of global memory the pre-pass writes per element (none without it).
+    pub const fn geometry_bytes(&self, nq: usize, dim: usize) -> usize {
+        if self.pre {
+            8 * nq * (dim * dim + 1)
+        } else {
+            0
+        }
+    }
+
+    /// Doubles staged per point and element (`w det J · D` and `J⁻¹` only without the
+    /// pre-pass; with it `D` is staged once per element, [`Staging::local_fixed`]).
     const fn per_point(&self, nf: usize, dim: usize, dofs: usize, strains: usize) -> usize {
-        dim * nf.div_ceil(self.ta) * self.ta + self.span(nf) * strains * dofs + strains * strains + dim * dim
+        let geometry = if self.pre { 0 } else { strains * strains + dim * dim };
+        dim * nf.div_ceil(self.ta) * self.ta + self.span(nf) * strains * dofs + geometry
+    }
+
+    /// Doubles staged once per element (`D` with the pre-pass).
+    const fn local_fixed(&self, strains: usize) -> usize {
+        if self.pre {
+            strains * strains
+        } else {
+            0
+        }
     }
 
     /// The default for an element: 4 x 2 tiles (2 x 2 for fewer than 16 functions), slices of
@@ -422,6 +445,38 @@ impl Staging {
     /// points per chunk as fit in [`STAGED_LOCAL_BYTES`] (at most one per work-item).
     pub const fn default_for(nf: usize, nq: usize, dim: usize, dofs: usize, strains: usize) -> Staging {
         Staging::sized(if nf >= 16 { 4 } else { 2 }, 2, 128, nf, nq, dim, dofs, strains)
+    }
+
+    /// The same shape with the geometry pre-pass on or off, its chunk of points resized to
+    /// the local memory that frees or takes.
+    pub const fn with_pre(self, pre: bool, nf: usize, nq: usize, dim: usize, dofs: usize, strains: usize) -> Staging {
+        let mut s = self;
+        s.pre = pre;
+        s.qc = s.chunk(nf, nq, dim, dofs, strains);
+        s
+    }
+
+    /// As many points per chunk as fit in [`STAGED_LOCAL_BYTES`], at most `nq` and one per
+    /// work-item, at least one.
+    const fn chunk(&self, nf: usize, nq: usize, dim: usize, dofs: usize, strains: usize) -> usize {
+        let fixed = 8 * self.epg * self.local_fixed(strains);
+        let per = 8 * self.epg * self.per_point(nf, dim, dofs, strains);
+        let mut qc = if fixed < STAGED_LOCAL_BYTES {
+            (STAGED_LOCAL_BYTES - fixed) / per
+        } else {
+            0
+        };
+        if qc > nq {
+            qc = nq;
+        }
+        if qc > self.wt {
+            qc = self.wt;
+        }
+        if qc == 0 {
+            1
+        } else {
+            qc
+        }
     }
 
     /// `ta x tb` tiles in groups of about `group` work-items, as many points per chunk as fit.
@@ -442,6 +497,7 @@ impl Staging {
             wt: group,
             epg: 1,
             qc: 1,
+            pre: false,
         };
         let tiles = s.tiles(nf);
         if tiles < group {
@@ -451,14 +507,7 @@ impl Staging {
                 s.epg = 1;
             }
         }
-        let mut qc = STAGED_LOCAL_BYTES / (8 * s.epg * s.per_point(nf, dim, dofs, strains));
-        if qc > nq {
-            qc = nq;
-        }
-        if qc > s.wt {
-            qc = s.wt;
-        }
-        s.qc = if qc == 0 { 1 } else { qc };
+        s.qc = s.chunk(nf, nq, dim, dofs, strains);
         s
     }
 }
@@ -478,6 +527,7 @@ mod staging_tests {
                     wt,
                     epg: 1,
                     qc: 1,
+                    pre: false,
                 };
                 // The column of each tile, in order.
                 let mut cols = [0usize; 4096];

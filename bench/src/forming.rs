@@ -212,11 +212,16 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
     // p = 1 (8 functions) is left to the tiled kernel: its staged launch (2 x 2 tiles, 8
     // elements per group) failed on the H100 with CL_OUT_OF_RESOURCES, not yet understood.
     if E::NODES >= 16 {
-        v.push(Algorithm::Staged(clforge::runtime::fem::forming::default_staging::<E>()));
+        let t = clforge::runtime::fem::forming::default_staging::<E>();
+        v.push(Algorithm::Staged(t));
+        v.push(Algorithm::Staged(t.with_pre(true, E::NODES, nq, 3, 3, 6)));
     }
     if !quick && E::NODES >= 16 {
         for (ta, tb, group) in [(4, 2, 64), (4, 2, 256), (2, 2, 128), (4, 1, 128), (3, 3, 128)] {
-            v.push(Algorithm::Staged(Staging::sized(ta, tb, group, E::NODES, nq, 3, 3, 6)));
+            let t = Staging::sized(ta, tb, group, E::NODES, nq, 3, 3, 6);
+            v.push(Algorithm::Staged(t));
+            // with the geometry pre-pass (J⁻¹ and w det J from global memory)
+            v.push(Algorithm::Staged(t.with_pre(true, E::NODES, nq, 3, 3, 6)));
         }
     }
     v.dedup();

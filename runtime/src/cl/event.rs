@@ -9,6 +9,8 @@ use crate::error::Result;
 #[derive(Clone, Debug)]
 pub struct Event {
     pub(super) inner: core::Event,
+    /// The first command of a run this event ends (several launches timed as one).
+    first: Option<core::Event>,
 }
 
 impl Event {
@@ -16,6 +18,16 @@ impl Event {
     pub(crate) fn null() -> Self {
         Event {
             inner: core::Event::null(),
+            first: None,
+        }
+    }
+
+    /// One event for a run of commands on one in-order queue, from the start of `first` to
+    /// the end of `last`: [`Event::duration_ns`] then times the whole run, gaps included.
+    pub fn spanning(first: &Event, last: Event) -> Event {
+        Event {
+            first: Some(first.first.clone().unwrap_or_else(|| first.inner.clone())),
+            ..last
         }
     }
 
@@ -25,15 +37,17 @@ impl Event {
     }
 
     /// Device execution time of the command in nanoseconds (profiling
-    /// `END - START`); waits for the command first.
+    /// `END - START`; for a [`Event::spanning`] run, the first command's `START`); waits for
+    /// the command first.
     pub fn duration_ns(&self) -> Result<u64> {
         use core::{ProfilingInfo as P, ProfilingInfoResult as R};
         self.wait()?;
-        let time = |what: P| match core::get_event_profiling_info(&self.inner, what) {
+        let time = |e: &core::Event, what: P| match core::get_event_profiling_info(e, what) {
             Ok(R::Queued(t) | R::Submit(t) | R::Start(t) | R::End(t)) => Ok(t),
             Err(e) => Err(failed("clGetEventProfilingInfo")(e)),
         };
-        Ok(time(P::End)?.saturating_sub(time(P::Start)?))
+        let first = self.first.as_ref().unwrap_or(&self.inner);
+        Ok(time(&self.inner, P::End)?.saturating_sub(time(first, P::Start)?))
     }
 
     /// Device time from the start of `first` to the end of this command, in nanoseconds

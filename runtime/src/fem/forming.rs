@@ -61,14 +61,22 @@ pub enum Algorithm {
     /// Register tiles of function pairs over all points, derivatives staged in local memory.
     Tiled(Tiling),
     /// Register tiles of function pairs over all points; derivatives and `w det J · D · B_b`
-    /// staged in local memory once per group and point.
+    /// staged in local memory once per group and point (`J⁻¹` and `w det J` from a pre-pass
+    /// in global memory with `Staging::pre`).
     Staged(Staging),
 }
 
 impl Algorithm {
-    /// The tiled kernel with its default launch shape for `E`.
+    /// The kernel measured fastest for `E`'s size: from 64 functions (trunk p = 5, 6) the
+    /// staged kernel after the geometry pre-pass (H100: 41 and 126 ms at p = 5, 6 for
+    /// m = 10 000, against 67 and 174 ms tiled), else the tiled kernel, with their default shapes.
     pub fn default_for<E: Element>() -> Algorithm {
-        Algorithm::Tiled(default_tiling::<E>())
+        if E::NODES >= 64 {
+            let s = E::OPERATOR.strains(E::DIM);
+            Algorithm::Staged(default_staging::<E>().with_pre(true, E::NODES, points::<E>(), E::DIM, E::DOFS, s))
+        } else {
+            Algorithm::Tiled(default_tiling::<E>())
+        }
     }
 
     /// A short name for reports (`ai`, `aii`, `aii-x4`, `tiled-2x128x1x16`, `staged-4x2x128x1x4`).
@@ -78,7 +86,15 @@ impl Algorithm {
             Algorithm::PerPoint { elements: 1 } => "aii".into(),
             Algorithm::PerPoint { elements } => format!("aii-x{elements}"),
             Algorithm::Tiled(t) => format!("tiled-{}x{}x{}x{}", t.ts, t.wt, t.epg, t.qc),
-            Algorithm::Staged(t) => format!("staged-{}x{}x{}x{}x{}", t.ta, t.tb, t.wt, t.epg, t.qc),
+            Algorithm::Staged(t) => format!(
+                "staged-{}x{}x{}x{}x{}{}",
+                t.ta,
+                t.tb,
+                t.wt,
+                t.epg,
+                t.qc,
+                if t.pre { "-pre" } else { "" }
+            ),
         }
     }
 }
@@ -192,6 +208,8 @@ pub struct Forming<E: Element> {
     dev: Device,
     dref: Buffer<f64>,
     w: Buffer<f64>,
+    /// The most bytes the staged kernel's geometry pre-pass writes per batch of elements.
+    geometry_batch_bytes: usize,
     _element: PhantomData<fn() -> E>,
 }
 
@@ -293,8 +311,17 @@ impl<E: Element> Forming<E> {
             dev: dev.clone(),
             dref: Buffer::from_slice(dev, &dref)?,
             w: Buffer::from_slice(dev, &w)?,
+            // Half the device's largest allocation, so the batch's buffer always fits beside K_e.
+            geometry_batch_bytes: usize::try_from(dev.info().max_alloc_bytes / 2).unwrap_or(usize::MAX),
             _element: PhantomData,
         })
+    }
+
+    /// Caps the geometry pre-pass's buffer (`Staging::pre`): elements are formed in batches
+    /// whose `J⁻¹` and `w det J` fit in `bytes` (at least one element per batch).
+    pub fn with_geometry_batch_bytes(mut self, bytes: usize) -> Forming<E> {
+        self.geometry_batch_bytes = bytes;
+        self
     }
 
     /// The device the kernels run on.
@@ -327,13 +354,14 @@ impl<E: Element> Forming<E> {
             Algorithm::PerPoint { elements } => format!("-D AEPG={elements} -D QP={}", points_per_group(points::<E>())),
             Algorithm::Tiled(t) => format!("-D TS={} -D WT={} -D EPG={} -D QC={}", t.ts, t.wt, t.epg, t.qc),
             Algorithm::Staged(t) => format!(
-                "-D TA={} -D TB={} -D SWT={} -D SEPG={} -D SQC={} -D NBS={}",
+                "-D TA={} -D TB={} -D SWT={} -D SEPG={} -D SQC={} -D NBS={} -D SPRE={}",
                 t.ta,
                 t.tb,
                 t.wt,
                 t.epg,
                 t.qc,
-                t.span(E::NODES)
+                t.span(E::NODES),
+                u8::from(t.pre)
             ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
@@ -445,20 +473,23 @@ impl<E: Element> Forming<E> {
                     let slices = t.tiles(E::NODES).div_ceil(t.wt);
                     let f = |n: usize| 8 * t.epg * t.qc * n;
                     let nfp = E::NODES.div_ceil(t.ta) * t.ta;
-                    program.launch(
-                        &name("ke_staged"),
-                        &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
-                        Some(&[t.wt, t.epg]),
-                        &concat(
-                            common,
-                            vec![
-                                Arg::local(f(E::DIM * nfp)),
-                                Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
-                                Arg::local(f(s * s)),
-                                Arg::local(f(E::DIM * E::DIM)),
-                            ],
-                        ),
-                    )?
+                    let locals = vec![
+                        Arg::local(f(E::DIM * nfp)),
+                        Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
+                        // with the pre-pass: D once per element, no J⁻¹
+                        Arg::local(if t.pre { 8 * t.epg * s * s } else { f(s * s) }),
+                        Arg::local(if t.pre { 8 } else { f(E::DIM * E::DIM) }),
+                    ];
+                    if !t.pre {
+                        program.launch(
+                            &name("ke_staged"),
+                            &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
+                            Some(&[t.wt, t.epg]),
+                            &concat(common, locals),
+                        )?
+                    } else {
+                        self.staged_pre(&program, t, elements, ke, &bad, slices, locals)?
+                    }
                 }
             }
         };
@@ -467,6 +498,74 @@ impl<E: Element> Forming<E> {
             return Err(self.degenerate(elements, e as usize));
         }
         Ok(event)
+    }
+
+    /// The staged kernel after the geometry pre-pass, in batches of elements whose `J⁻¹` and
+    /// `w det J` fit in the pre-pass's buffer; one event spans every launch.
+    #[allow(clippy::too_many_arguments)] // the launch's pieces, computed by form_into
+    fn staged_pre(
+        &self,
+        program: &Program,
+        t: Staging,
+        elements: &Elements,
+        ke: &Buffer<f64>,
+        bad: &Buffer<i32>,
+        slices: usize,
+        locals: Vec<Arg<'_>>,
+    ) -> Result<Event> {
+        let m = elements.m;
+        let nq = points::<E>();
+        let per = t.geometry_bytes(nq, E::DIM);
+        let batch = (self.geometry_batch_bytes / per).clamp(1, m);
+        let gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
+        let name = |k: &str| format!("{}_{k}", E::NAME);
+        let mut first: Option<Event> = None;
+        let mut last = Event::null();
+        for e0 in (0..m).step_by(batch) {
+            let n = batch.min(m - e0);
+            let (e0i, ni) = (
+                to_i32(e0, "first element of a batch")?,
+                to_i32(n, "elements of a batch")?,
+            );
+            let points = n * nq;
+            let geometry = program.launch(
+                &name("ke_geometry"),
+                &[points.div_ceil(128) * 128],
+                Some(&[128]),
+                &[
+                    Arg::buffer(&elements.xe),
+                    Arg::buffer(&self.dref),
+                    Arg::buffer(&self.w),
+                    Arg::buffer(&gj),
+                    Arg::i32(e0i),
+                    Arg::i32(ni),
+                    Arg::buffer(bad),
+                ],
+            )?;
+            first.get_or_insert(geometry);
+            let mut args = vec![
+                Arg::buffer(&elements.xe),
+                Arg::buffer(&elements.de),
+                Arg::buffer(&self.dref),
+                Arg::buffer(&self.w),
+                Arg::buffer(ke),
+                Arg::i32(to_i32(e0 + n, "elements formed in one launch")?),
+                Arg::buffer(bad),
+            ];
+            args.extend(locals.iter().copied());
+            args.push(Arg::buffer(&gj));
+            args.push(Arg::i32(e0i));
+            last = program.launch(
+                &name("ke_staged"),
+                &[slices * t.wt, n.div_ceil(t.epg) * t.epg],
+                Some(&[t.wt, t.epg]),
+                &args,
+            )?;
+        }
+        Ok(match first {
+            Some(first) => Event::spanning(&first, last),
+            None => last,
+        })
     }
 
     /// The host's account of a degenerate element found on the device.
