@@ -36,7 +36,8 @@ pub struct Iso {
     pub mu: f64,
 }
 
-fn hooke(m: &Iso) -> [[f64; 6]; 6] {
+/// Hooke's law in Voigt notation (xx, yy, zz, yz, xz, xy), shared by the suites' 3-D elements.
+pub(crate) fn hooke(m: &Iso) -> [[f64; 6]; 6] {
     let (l, g) = (m.lambda, m.mu);
     let d = l + 2.0 * g;
     [

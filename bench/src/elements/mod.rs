@@ -301,10 +301,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                    time: Stats,
                    wall_ms: f64| {
             let (per_node, per_elem, how) = min_bytes(kind);
-            let bytes = per_node * nodes as f64 + per_elem * ne as f64;
-            let med_s = time.median_us * 1e-6;
-            let gb_s = if med_s > 0.0 { bytes / med_s / 1e9 } else { 0.0 };
-            ElementRow {
+            let head = RowHead {
                 case: "quad4 plane stress f32".to_owned(),
                 elements: label.clone(),
                 element_count: ne,
@@ -318,19 +315,9 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 kernels,
                 config,
                 launches_per_step: launches,
-                min_bytes_per_step: bytes,
-                bytes_per_node: bytes / nodes as f64,
-                min_bytes: how,
-                steps_per_s: if med_s > 0.0 { 1.0 / med_s } else { 0.0 },
-                ms_per_1000_steps: time.median_us,
-                wall_ms_per_1000_steps: wall_ms,
-                batch_steps: batch,
-                gb_s,
-                roofline_ms_per_1000_steps: if copy > 0.0 { bytes / copy * 1e-3 } else { 0.0 },
-                frac_roofline: if copy > 0.0 { gb_s / copy } else { 0.0 },
-                vs_seed: None,
-                time,
-            }
+            };
+            let bytes = per_node * nodes as f64 + per_elem * ne as f64;
+            timed_row(head, (bytes, how), time, (wall_ms, batch), copy)
         };
 
         for alg in 1..=4u8 {
@@ -378,20 +365,8 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
             };
             let mut st = Stepper::new(dev, m, &config(s)).with_context(|| format!("{label}: building {s:?}"))?;
             st.set_state(&u0, &v0)?;
-            for _ in 0..reps.warmup {
-                st.step(1)?;
-                st.finish()?;
-            }
-            let mut ns = Vec::with_capacity(reps.timed);
-            for _ in 0..reps.timed {
-                st.step(1)?;
-                ns.push(st.last_step_ns()?);
-            }
+            let (time, wall_ms) = time_stepper(&mut st, reps, batch)?;
             let launches = launches_of(s, m);
-            let t0 = Instant::now();
-            st.step(batch)?;
-            st.finish()?;
-            let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0;
             rows.push(row(
                 Kind::Schedule(s),
                 schedule_name(s),
@@ -406,7 +381,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 ),
                 schedule_config(s, elements),
                 launches,
-                Stats::from_ns(&ns),
+                time,
                 wall_ms,
             ));
             drop(st);
@@ -469,9 +444,7 @@ fn run_tets(
         };
         let (ne, nodes) = (model.mesh.element_count(), model.mesh.node_count());
         let bytes = tets::min_bytes(ne, nodes, if real == "f32" { 4 } else { 8 });
-        let med_s = time.median_us * 1e-6;
-        let gb_s = if med_s > 0.0 { bytes / med_s / 1e9 } else { 0.0 };
-        report.elements.push(ElementRow {
+        let head = RowHead {
             case: format!("tet4 elasticity, K_e per element, {real}"),
             elements: label,
             element_count: ne,
@@ -481,21 +454,62 @@ fn run_tets(
             kernels: "tet4_unstructured_pe (one launch per colour) + tet4_integrate".into(),
             config: "greedy colours, elements stored colour by colour".into(),
             launches_per_step: launches,
-            min_bytes_per_step: bytes,
-            bytes_per_node: bytes / nodes as f64,
-            min_bytes: tets::MIN_BYTES,
-            steps_per_s: if med_s > 0.0 { 1.0 / med_s } else { 0.0 },
-            ms_per_1000_steps: time.median_us,
-            wall_ms_per_1000_steps: wall_ms,
-            batch_steps: batch,
-            gb_s,
-            roofline_ms_per_1000_steps: if copy > 0.0 { bytes / copy * 1e-3 } else { 0.0 },
-            frac_roofline: if copy > 0.0 { gb_s / copy } else { 0.0 },
-            vs_seed: None,
-            time,
-        });
+        };
+        report
+            .elements
+            .push(timed_row(head, (bytes, tets::MIN_BYTES), time, (wall_ms, batch), copy));
     }
     Ok(())
+}
+
+/// What a row of the table is, before its figures.
+struct RowHead {
+    case: String,
+    elements: String,
+    element_count: usize,
+    node_count: usize,
+    implementation: &'static str,
+    schedule: String,
+    kernels: String,
+    config: String,
+    launches_per_step: usize,
+}
+
+/// A row with its figures: `(bytes, how)` the minimum bytes of a step and how they are counted,
+/// `time` the device time per step, `(wall_ms, batch)` the wall time per 1000 steps of a batch of
+/// `batch` steps, `copy` the measured copy rate (GB/s).
+fn timed_row(
+    h: RowHead,
+    (bytes, how): (f64, &'static str),
+    time: Stats,
+    (wall_ms, batch): (f64, usize),
+    copy: f64,
+) -> ElementRow {
+    let med_s = time.median_us * 1e-6;
+    let gb_s = if med_s > 0.0 { bytes / med_s / 1e9 } else { 0.0 };
+    ElementRow {
+        case: h.case,
+        elements: h.elements,
+        element_count: h.element_count,
+        node_count: h.node_count,
+        implementation: h.implementation,
+        schedule: h.schedule,
+        kernels: h.kernels,
+        config: h.config,
+        launches_per_step: h.launches_per_step,
+        min_bytes_per_step: bytes,
+        bytes_per_node: bytes / h.node_count as f64,
+        min_bytes: how,
+        steps_per_s: if med_s > 0.0 { 1.0 / med_s } else { 0.0 },
+        ms_per_1000_steps: time.median_us,
+        wall_ms_per_1000_steps: wall_ms,
+        batch_steps: batch,
+        gb_s,
+        roofline_ms_per_1000_steps: if copy > 0.0 { bytes / copy * 1e-3 } else { 0.0 },
+        frac_roofline: if copy > 0.0 { gb_s / copy } else { 0.0 },
+        vs_seed: None,
+        time,
+    }
 }
 
 /// Device time per step (profiled kernels), wall time per 1000 steps of a batch, launches per step.
@@ -504,6 +518,13 @@ fn time_tets<R: Real>(dev: &Device, model: &Model, reps: Reps, batch: usize) -> 
     let n = model.dof_count();
     let u: Vec<R> = noise(n, 5, 1e-3).into_iter().map(|x| R::of(f64::from(x))).collect();
     st.set_state(&u, &vec![R::default(); n])?;
+    let (time, wall_ms) = time_stepper(&mut st, reps, batch)?;
+    Ok((time, wall_ms, launches_of(Schedule::Unstructured, model)))
+}
+
+/// `reps.warmup` steps, then the device time of `reps.timed` single steps (profiling events),
+/// then the wall time per 1000 steps of `batch` steps enqueued back to back.
+fn time_stepper<R: Real>(st: &mut Stepper<R>, reps: Reps, batch: usize) -> Result<(Stats, f64)> {
     for _ in 0..reps.warmup {
         st.step(1)?;
         st.finish()?;
@@ -516,8 +537,10 @@ fn time_tets<R: Real>(dev: &Device, model: &Model, reps: Reps, batch: usize) -> 
     let t0 = Instant::now();
     st.step(batch)?;
     st.finish()?;
-    let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0;
-    Ok((Stats::from_ns(&ns), wall_ms, launches_of(Schedule::Unstructured, model)))
+    Ok((
+        Stats::from_ns(&ns),
+        t0.elapsed().as_secs_f64() * 1e3 / batch as f64 * 1000.0,
+    ))
 }
 
 /// Launches per step of a schedule on `model`'s mesh (no loads).

@@ -22,11 +22,10 @@ use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Model, Steppe
 use clforge::runtime::fem::Real;
 use clforge::runtime::Device;
 
-/// An isotropic solid.
+/// An isotropic solid: Lamé constants and density.
 #[derive(Clone, Copy, Debug)]
 pub struct Solid {
-    pub e: f64,
-    pub nu: f64,
+    pub iso: crate::forming::Iso,
     pub rho: f64,
 }
 
@@ -42,17 +41,7 @@ mod tet4 {
     }
 
     pub fn material(m: &Solid) -> [[f64; 6]; 6] {
-        let l = m.e * m.nu / ((1.0 + m.nu) * (1.0 - 2.0 * m.nu));
-        let g = m.e / (2.0 * (1.0 + m.nu));
-        let d = l + 2.0 * g;
-        [
-            [d, l, l, 0.0, 0.0, 0.0],
-            [l, d, l, 0.0, 0.0, 0.0],
-            [l, l, d, 0.0, 0.0, 0.0],
-            [0.0, 0.0, 0.0, g, 0.0, 0.0],
-            [0.0, 0.0, 0.0, 0.0, g, 0.0],
-            [0.0, 0.0, 0.0, 0.0, 0.0, g],
-        ]
+        crate::forming::hooke(&m.iso)
     }
 
     pub fn density(m: &Solid) -> f64 {
@@ -141,8 +130,10 @@ pub fn model(cubes: [usize; 3], seed: u64) -> Result<Model> {
     let mut noise = Noise(seed ^ 0x0005_DEEC_E66D);
     let materials: Vec<Solid> = (0..mesh.element_count())
         .map(|_| Solid {
-            e: 0.5 + noise.next(),
-            nu: 0.15 + 0.2 * noise.next(),
+            iso: crate::forming::Iso {
+                lambda: 0.3 + noise.next(),
+                mu: 0.3 + 0.7 * noise.next(),
+            },
             rho: 0.5 + noise.next(),
         })
         .collect();
