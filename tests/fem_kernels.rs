@@ -183,8 +183,16 @@ fn quad4_unstructured_matches_structured() {
         .collect();
     let coords = (0..sm.node_count()).map(|n| sm.node_position(n)).collect();
     let um = UnstructuredMesh::new(coords, 4, conn).unwrap();
-    let (_, colours) = um.greedy_colours().unwrap();
+    let (colour, colours) = um.greedy_colours().unwrap();
     assert!((4..=8).contains(&colours), "{colours} colours");
+    // A colouring: no two elements of one colour share a node, every colour is used.
+    for c in 0..colours as u32 {
+        let mut seen = std::collections::HashSet::new();
+        let members = (0..um.element_count()).filter(|&e| colour[e] == c);
+        let nodes: Vec<u32> = members.flat_map(|e| um.element_nodes(e).to_vec()).collect();
+        assert!(!nodes.is_empty(), "colour {c} unused");
+        assert!(nodes.iter().all(|n| seen.insert(*n)), "colour {c} shares a node");
+    }
     let mut model = Model::new(quad4(), Mesh::Unstructured(um), k.clone(), 1.0).unwrap();
     model.stress = vec![g];
     let unstructured = parity(&model, &[Schedule::Unstructured], 20, 11);

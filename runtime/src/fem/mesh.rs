@@ -312,14 +312,34 @@ impl UnstructuredMesh {
     }
 
     /// Greedy colouring: elements in order take the lowest colour not used by an element that
-    /// shares a node, so elements of one colour can scatter forces without races. Returns the
-    /// colour of each element and the number of colours (at most 64).
+    /// shares a node, so elements of one colour can scatter forces without races; then one pass
+    /// of iterated greedy (Culberson): the elements again, the last colour class first, which
+    /// never needs more colours and on large meshes removes the first pass's tail of tiny
+    /// classes (56³ Kuhn tetrahedra: 32 colours down to 1 element → 30 of ~35 000 each), each of
+    /// which would cost a launch. Returns the colour of each element and the number of colours
+    /// (at most 64).
     pub fn greedy_colours(&self) -> Result<(Vec<u32>, usize)> {
         self.check()?;
+        let ne = self.element_count();
+        let first = self.greedy(0..ne)?;
+        let mut order: Vec<usize> = (0..ne).collect();
+        order.sort_by_key(|&e| std::cmp::Reverse(first[e]));
+        let second = self.greedy(order.into_iter())?;
+        let count = |c: &[u32]| c.iter().max().map_or(0, |&m| m as usize + 1);
+        Ok(if count(&second) <= count(&first) {
+            let n = count(&second);
+            (second, n)
+        } else {
+            let n = count(&first);
+            (first, n)
+        })
+    }
+
+    /// Elements in `order` take the lowest colour free at their nodes.
+    fn greedy(&self, order: impl Iterator<Item = usize>) -> Result<Vec<u32>> {
         let mut used = vec![0u64; self.node_count()];
-        let mut colours = Vec::with_capacity(self.element_count());
-        let mut count = 0;
-        for e in 0..self.element_count() {
+        let mut colours = vec![0u32; self.element_count()];
+        for e in order {
             let taken = self.element_nodes(e).iter().fold(0u64, |m, &n| m | used[n as usize]);
             let c = (!taken).trailing_zeros();
             if c >= 64 {
@@ -330,10 +350,9 @@ impl UnstructuredMesh {
             for &n in self.element_nodes(e) {
                 used[n as usize] |= 1 << c;
             }
-            colours.push(c);
-            count = count.max(c as usize + 1);
+            colours[e] = c;
         }
-        Ok((colours, count))
+        Ok(colours)
     }
 }
 
