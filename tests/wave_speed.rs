@@ -219,9 +219,14 @@ fn p_wave_on_unstructured_triangles_moves_at_the_plane_stress_speed() {
     let mut host = HostStepper::new(&model, &config).unwrap();
     host.add_load(load).unwrap();
     host.step(steps);
+    // Device and host add element forces into a node in different orders (colour order vs
+    // element order): about one rounding per step, which an undamped wave carries along, so the
+    // bound grows with the steps (2 ε_f32 per step; per-step parity at 1e-5 is
+    // tests/unstructured_fem.rs).
     let (eu, ev) = (slice_rel_error(&u_dev, &host.u), slice_rel_error(&v_dev, &host.v));
+    let tol = 2.0 * steps as f64 * f64::from(f32::EPSILON);
     assert!(
-        eu <= 1e-5 && ev <= 1e-5,
-        "device vs host after {steps} steps: relative error u {eu:e}, v {ev:e}"
+        eu <= tol && ev <= tol,
+        "device vs host after {steps} steps: relative error u {eu:e}, v {ev:e} (bound {tol:e})"
     );
 }
