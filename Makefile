@@ -16,6 +16,7 @@ test: deps lint
 	$(CARGO) test --workspace --doc
 	$(CARGO) run --example custom_template
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
+	$(CARGO) run --example elastic_wave_unstructured -- --steps 20 --f64
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
 

@@ -9,6 +9,7 @@
 //! cargo run --release --example elastic_wave_unstructured
 //! # ParaView: open out/plate/plate.pvd, colour by velocity, play
 //! cargo run --release --example elastic_wave_unstructured -- --vtk out/plate --vtk-every 5
+//! cargo run --release --example elastic_wave_unstructured -- --f64
 //! ```
 //!
 //! - **Element.** The plane-stress linear triangle declared below with `cell = simplex` on the
@@ -36,9 +37,10 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use clforge::prelude::*;
 use clforge::runtime::fem::io::{read_msh, CellKind, Field, VtkSeries};
-use clforge::runtime::fem::mesh::Mesh;
+use clforge::runtime::fem::mesh::{Mesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::Schedule;
 use clforge::runtime::fem::stepper::{stability_bound, Load, Model, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::fem::Real;
 
 /// An isotropic elastic plate in plane stress.
 #[derive(Clone, Copy, Debug)]
@@ -110,6 +112,9 @@ struct Args {
     /// Steps between VTK files.
     #[arg(long, default_value_t = 10)]
     vtk_every: usize,
+    /// Step in double precision (the same kernels built with `real` = `double`).
+    #[arg(long)]
+    f64: bool,
 }
 
 const STEEL: Plate = Plate {
@@ -207,91 +212,145 @@ fn main() -> Result<()> {
         c_p * period,
         left.len()
     );
-    let setup = Instant::now();
-    let mut stepper = Stepper::new(&device, &model, &config)?;
-    stepper.add_load(&load)?;
-    println!(
-        "stability bound Δt ≤ {:.4} µs (from every K_e and the lumped masses); Δt = {:.4} µs ({} of it); \
-         {steps} steps = {:.1} µs; setup {:.2} s",
-        stepper.stability_bound().dt_max * 1e6,
-        dt * 1e6,
-        args.cfl,
-        steps as f64 * dt * 1e6,
-        setup.elapsed().as_secs_f64()
-    );
-
-    let mut series = match &args.vtk {
-        Some(dir) => Some(VtkSeries::new(dir, "plate")?),
-        None => None,
+    let run = Run {
+        args: &args,
+        device: &device,
+        model: &model,
+        config: &config,
+        load: &load,
+        mesh: &plate.mesh,
+        coords: &coords,
+        steps,
+        dt,
+        c_p,
+        period,
     };
-    let write = |series: &mut Option<VtkSeries>, stepper: &Stepper| -> Result<()> {
-        if let Some(series) = series {
-            let (u, v, s) = (stepper.displacement()?, stepper.velocity()?, stepper.stress()?);
-            series.write(
-                stepper.time(),
-                &plate.mesh,
-                CellKind::Tri3,
-                &[
-                    Field::displacement(2, &u)?,
-                    Field::velocity(2, &v)?,
-                    Field::stress(2, &s)?,
-                ],
-            )?;
+    if args.f64 {
+        run.go::<f64>()
+    } else {
+        run.go::<f32>()
+    }
+}
+
+/// What a run steps, in either precision.
+struct Run<'a> {
+    args: &'a Args,
+    device: &'a Device,
+    model: &'a Model,
+    config: &'a StepperConfig,
+    load: &'a Load,
+    mesh: &'a UnstructuredMesh,
+    coords: &'a [[f64; 3]],
+    steps: usize,
+    dt: f64,
+    c_p: f64,
+    period: f64,
+}
+
+impl Run<'_> {
+    /// Steps the model in precision `R`, writes the VTK series, reports the pulse's position.
+    fn go<R: Real>(&self) -> Result<()> {
+        let Run {
+            args,
+            device,
+            model,
+            config,
+            load,
+            mesh,
+            coords,
+            steps,
+            dt,
+            c_p,
+            period,
+        } = *self;
+        let nn = mesh.node_count();
+        let setup = Instant::now();
+        let mut stepper = Stepper::<R>::with_precision(device, model, config)?;
+        stepper.add_load(load)?;
+        println!(
+            "{}: stability bound Δt ≤ {:.4} µs (from every K_e and the lumped masses); Δt = {:.4} µs ({} of it); \
+             {steps} steps = {:.1} µs; setup {:.2} s",
+            R::NAME,
+            stepper.stability_bound().dt_max * 1e6,
+            dt * 1e6,
+            args.cfl,
+            steps as f64 * dt * 1e6,
+            setup.elapsed().as_secs_f64()
+        );
+
+        let mut series = match &args.vtk {
+            Some(dir) => Some(VtkSeries::new(dir, "plate")?),
+            None => None,
+        };
+        let write = |series: &mut Option<VtkSeries>, stepper: &Stepper<R>| -> Result<()> {
+            if let Some(series) = series {
+                let (u, v, s) = (stepper.displacement()?, stepper.velocity()?, stepper.stress()?);
+                series.write(
+                    stepper.time(),
+                    mesh,
+                    CellKind::Tri3,
+                    &[
+                        Field::displacement(2, &u)?,
+                        Field::velocity(2, &v)?,
+                        Field::stress(2, &s)?,
+                    ],
+                )?;
+            }
+            Ok(())
+        };
+        let started = Instant::now();
+        let mut done = 0;
+        while done < steps {
+            let n = if series.is_some() {
+                (args.vtk_every - done % args.vtk_every).min(steps - done)
+            } else {
+                steps - done
+            };
+            stepper.step(n)?;
+            done += n;
+            if done % args.vtk_every == 0 || done == steps {
+                write(&mut series, &stepper)?;
+            }
+        }
+        let v = stepper.velocity()?;
+        let wall = started.elapsed().as_secs_f64();
+        if let Some(bad) = v.iter().position(|x| !x.widen().is_finite()) {
+            bail!("velocity is not finite at DOF {bad} after {steps} steps: the run diverged");
+        }
+
+        // The pulse's centre: the centroid of the kinetic energy.
+        let (mut energy, mut moment) = (0.0, 0.0);
+        for n in 0..nn {
+            let m = model.mass[2 * n];
+            let e = m * (v[2 * n].widen().powi(2) + v[2 * n + 1].widen().powi(2));
+            energy += e;
+            moment += e * coords[n][0];
+        }
+        let t = stepper.time();
+        let front = moment / energy.max(f64::MIN_POSITIVE);
+        let expected = c_p * (t - 0.5 * period);
+        println!(
+            "{steps} steps, t = {:.1} µs, in {wall:.3} s wall ({:.0} steps/s{})",
+            t * 1e6,
+            steps as f64 / wall.max(1e-9),
+            if series.is_some() { ", with VTK writing" } else { "" }
+        );
+        if t > period {
+            println!(
+                "pulse centre (kinetic-energy centroid) at x = {front:.4} m; c_p (t − T/2) = {expected:.4} m \
+                 ({:+.2} %); measured speed {:.0} m/s vs c_p {c_p:.0} m/s",
+                100.0 * (front / expected - 1.0),
+                front / (t - 0.5 * period)
+            );
+        } else {
+            println!(
+                "pulse still being sent (t < T = {:.1} µs): no front position yet",
+                period * 1e6
+            );
+        }
+        if let Some(series) = &series {
+            println!("VTK: {} files -> {}", series.steps().len(), series.pvd().display());
         }
         Ok(())
-    };
-    let started = Instant::now();
-    let mut done = 0;
-    while done < steps {
-        let n = if series.is_some() {
-            (args.vtk_every - done % args.vtk_every).min(steps - done)
-        } else {
-            steps - done
-        };
-        stepper.step(n)?;
-        done += n;
-        if done % args.vtk_every == 0 || done == steps {
-            write(&mut series, &stepper)?;
-        }
     }
-    let v = stepper.velocity()?;
-    let wall = started.elapsed().as_secs_f64();
-    if let Some(bad) = v.iter().position(|x| !x.is_finite()) {
-        bail!("velocity is not finite at DOF {bad} after {steps} steps: the run diverged");
-    }
-
-    // The pulse's centre: the centroid of the kinetic energy.
-    let (mut energy, mut moment) = (0.0, 0.0);
-    for n in 0..nn {
-        let m = model.mass[2 * n];
-        let e = m * (f64::from(v[2 * n]).powi(2) + f64::from(v[2 * n + 1]).powi(2));
-        energy += e;
-        moment += e * coords[n][0];
-    }
-    let t = stepper.time();
-    let front = moment / energy.max(f64::MIN_POSITIVE);
-    let expected = c_p * (t - 0.5 * period);
-    println!(
-        "{steps} steps, t = {:.1} µs, in {wall:.3} s wall ({:.0} steps/s{})",
-        t * 1e6,
-        steps as f64 / wall.max(1e-9),
-        if series.is_some() { ", with VTK writing" } else { "" }
-    );
-    if t > period {
-        println!(
-            "pulse centre (kinetic-energy centroid) at x = {front:.4} m; c_p (t − T/2) = {expected:.4} m \
-             ({:+.2} %); measured speed {:.0} m/s vs c_p {c_p:.0} m/s",
-            100.0 * (front / expected - 1.0),
-            front / (t - 0.5 * period)
-        );
-    } else {
-        println!(
-            "pulse still being sent (t < T = {:.1} µs): no front position yet",
-            period * 1e6
-        );
-    }
-    if let Some(series) = &series {
-        println!("VTK: {} files -> {}", series.steps().len(), series.pvd().display());
-    }
-    Ok(())
 }
