@@ -307,3 +307,16 @@ mod tests {
         }
     }
 }
+
+/// [`Error::LengthMismatch`] naming `what` unless `found == expected`.
+pub(crate) fn check_len(what: &str, expected: usize, found: usize) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what: what.into(),
+            expected,
+            found,
+        })
+    }
+}

@@ -122,6 +122,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()))
         .collect();
     let material_alias = material_alias_of(e);
+    let host_matrices = host_matrices(m, "node");
 
     Ok(quote! {
         #(#attrs)*
@@ -154,15 +155,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
             /// The generated OpenCL C of this element's matrix kernels (f64).
             pub const FORMING_SOURCE: &'static str = #forming_source;
 
-            /// `K_e` for the given node coordinates (one `[x, y(, z)]` per node, in `NODES` order).
-            pub fn stiffness<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
-                #fem::matrices::stiffness::<Self, P>(coords, params)
-            }
-
-            /// The consistent mass matrix `M_e`.
-            pub fn mass_consistent<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
-                #fem::matrices::mass_consistent::<Self, P>(coords, params)
-            }
+            #host_matrices
 
             /// The lumped mass: one value per node.
             pub fn mass_lumped<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<::std::vec::Vec<f64>> {
@@ -233,6 +226,25 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
     })
 }
 
+/// The inherent `stiffness` and `mass_consistent` of an element type whose coordinates are one
+/// per `point` (`node`, `vertex`) in `NODES` order.
+fn host_matrices(m: &syn::Ident, point: &str) -> TokenStream {
+    let rt = quote!(::clforge::runtime);
+    let fem = quote!(#rt::fem);
+    let doc = format!(" `K_e` for the given {point} coordinates (one `[x, y(, z)]` per {point}, in `NODES` order).");
+    quote! {
+        #[doc = #doc]
+        pub fn stiffness<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
+            #fem::matrices::stiffness::<Self, P>(coords, params)
+        }
+
+        /// The consistent mass matrix `M_e`.
+        pub fn mass_consistent<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
+            #fem::matrices::mass_consistent::<Self, P>(coords, params)
+        }
+    }
+}
+
 /// Rust checks the macro's reading of the signature at the user's type.
 fn material_alias_of(e: &Element) -> TokenStream {
     let material_ty = &e.material_ty;
@@ -254,6 +266,7 @@ fn expand_modal(
     let rt = quote!(::clforge::runtime);
     let fem = quote!(#rt::fem);
     let m = &e.name;
+    let host_matrices = host_matrices(m, "vertex");
     let vis = &module.vis;
     let attrs = &module.attrs;
     let Ok(ty) = type_ident(m) else {
@@ -392,15 +405,7 @@ fn expand_modal(
             /// The same: a modal element has only its matrix kernels.
             pub const FORMING_SOURCE: &'static str = #source;
 
-            /// `K_e` for the given vertex coordinates (one `[x, y(, z)]` per vertex, in `NODES` order).
-            pub fn stiffness<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
-                #fem::matrices::stiffness::<Self, P>(coords, params)
-            }
-
-            /// The consistent mass matrix `M_e`.
-            pub fn mass_consistent<P: ::core::convert::AsRef<[f64]>>(coords: &[P], params: &#m::__ClforgeMaterial) -> #rt::Result<#fem::Matrix> {
-                #fem::matrices::mass_consistent::<Self, P>(coords, params)
-            }
+            #host_matrices
         }
 
         impl #fem::Element for #ty {

@@ -74,13 +74,10 @@ impl Model {
             });
         }
         let shares = reference_lumping(&spec)?.masses;
+        let element: Vec<f64> = shares.iter().map(|s| element_mass * s).collect();
         let mut mass = dof_vec(&spec, &mesh)?;
-        for e in conn.chunks_exact(spec.nodes) {
-            for (&n, share) in e.iter().zip(&shares) {
-                for d in 0..spec.dofs {
-                    mass[n as usize * spec.dofs + d] += element_mass * share;
-                }
-            }
+        for nodes in conn.chunks_exact(spec.nodes) {
+            add_nodal(&mut mass, nodes, spec.dofs, &element);
         }
         let fixed = orphans_fixed(&spec, &mesh, mass.len());
         Ok(Model {
@@ -115,17 +112,8 @@ impl Model {
     /// ([`Error::InvertedElement`] names the element).
     pub fn of<E: Element>(mesh: Mesh, material: &E::Material) -> Result<Model> {
         let spec = E::spec();
-        geometry::check_mesh(&spec, &mesh)?;
+        let conn = element_nodes(&spec, &mesh)?;
         let ne = mesh.element_count();
-        let conn = mesh.connectivity(spec.node_offsets);
-        if ne == 0 || conn.len() != ne * spec.nodes {
-            return Err(Error::InvalidConfig(format!(
-                "a mesh of {ne} elements with {} node indices cannot hold `{}` elements of {} nodes",
-                conn.len(),
-                spec.name,
-                spec.nodes
-            )));
-        }
         let first = mesh.element_coords(spec.node_offsets, 0);
         check_orientation::<E>(&first, 0)?;
         let shape =
@@ -154,12 +142,8 @@ impl Model {
         let g = matrices::stress_matrix::<E, _>(&coords, material)?;
         let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
         let mut mass = dof_vec(&spec, &mesh)?;
-        for e in 0..ne {
-            for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
-                for d in 0..spec.dofs {
-                    mass[n as usize * spec.dofs + d] += lumped[a];
-                }
-            }
+        for nodes in conn.chunks_exact(spec.nodes) {
+            add_nodal(&mut mass, nodes, spec.dofs, &lumped);
         }
         let fixed = orphans_fixed(&spec, &mesh, mass.len());
         Ok(Model {
@@ -198,17 +182,8 @@ impl Model {
     /// ```
     pub fn per_element<E: Element>(mesh: Mesh, materials: &[E::Material]) -> Result<Model> {
         let spec = E::spec();
-        geometry::check_mesh(&spec, &mesh)?;
+        let conn = element_nodes(&spec, &mesh)?;
         let ne = mesh.element_count();
-        let conn = mesh.connectivity(spec.node_offsets);
-        if ne == 0 || conn.len() != ne * spec.nodes {
-            return Err(Error::InvalidConfig(format!(
-                "a mesh of {ne} elements with {} node indices cannot hold `{}` elements of {} nodes",
-                conn.len(),
-                spec.name,
-                spec.nodes
-            )));
-        }
         if materials.len() != ne {
             return Err(Error::LengthMismatch {
                 what: format!(
@@ -229,11 +204,12 @@ impl Model {
             stiffness.push(matrices::stiffness::<E, _>(&coords, material)?.data().to_vec());
             stress.push(matrices::stress_matrix::<E, _>(&coords, material)?.data().to_vec());
             let lumped = matrices::lumped_mass::<E, _>(&coords, material)?.masses;
-            for (a, &n) in conn[e * spec.nodes..(e + 1) * spec.nodes].iter().enumerate() {
-                for d in 0..spec.dofs {
-                    mass[n as usize * spec.dofs + d] += lumped[a];
-                }
-            }
+            add_nodal(
+                &mut mass,
+                &conn[e * spec.nodes..(e + 1) * spec.nodes],
+                spec.dofs,
+                &lumped,
+            );
         }
         let fixed = orphans_fixed(&spec, &mesh, mass.len());
         Ok(Model {
@@ -291,17 +267,7 @@ impl Model {
         let nd = self.nd();
         let ne = self.mesh.element_count();
         let n = self.dof_count();
-        let check = |what: &str, expected: usize, found: usize| {
-            if expected == found {
-                Ok(())
-            } else {
-                Err(Error::LengthMismatch {
-                    what: what.into(),
-                    expected,
-                    found,
-                })
-            }
-        };
+        let check = crate::error::check_len;
         check("lumped masses (one per DOF)", n, self.mass.len())?;
         check("fixed flags (one per DOF)", n, self.fixed.len())?;
         check("element materials", ne, self.elements.material.len())?;
@@ -453,6 +419,33 @@ fn dof_vec(spec: &ElementSpec, mesh: &Mesh) -> Result<Vec<f64>> {
             detail: format!("its DOFs ({} per node) overflow usize", spec.dofs),
         })?;
     crate::grid::try_filled(n, 0.0, || "lumped masses".into())
+}
+
+/// The element→node indices of `mesh` for elements of `spec`: a mesh that holds such elements
+/// ([`geometry::check_mesh`]), at least one, `spec.nodes` indices each.
+fn element_nodes(spec: &ElementSpec, mesh: &Mesh) -> Result<Vec<u32>> {
+    geometry::check_mesh(spec, mesh)?;
+    let ne = mesh.element_count();
+    let conn = mesh.connectivity(spec.node_offsets);
+    if ne == 0 || conn.len() != ne * spec.nodes {
+        return Err(Error::InvalidConfig(format!(
+            "a mesh of {ne} elements with {} node indices cannot hold `{}` elements of {} nodes",
+            conn.len(),
+            spec.name,
+            spec.nodes
+        )));
+    }
+    Ok(conn)
+}
+
+/// Adds `per_node[a]` to every DOF of node `nodes[a]` (`dofs` per node): an element's lumped
+/// masses onto the global ones.
+fn add_nodal(mass: &mut [f64], nodes: &[u32], dofs: usize, per_node: &[f64]) {
+    for (&n, &m) in nodes.iter().zip(per_node) {
+        for d in 0..dofs {
+            mass[n as usize * dofs + d] += m;
+        }
+    }
 }
 
 /// One fixed flag per DOF (`dofs` of them): the DOFs of nodes in no element, which have

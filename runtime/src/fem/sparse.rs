@@ -56,7 +56,7 @@
 
 use crate::buffer::Buffer;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{check_len, Error, Result};
 use crate::program::{Arg, Program};
 
 /// OpenCL C of the assembly, Dirichlet and conjugate-gradient kernels.
@@ -494,18 +494,6 @@ impl HostCsr {
                 .map(|(&c, &v)| v * x[c as usize])
                 .sum();
         }
-    }
-}
-
-fn check_len(what: &str, expected: usize, found: usize) -> Result<()> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what: what.into(),
-            expected,
-            found,
-        })
     }
 }
 
