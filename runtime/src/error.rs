@@ -289,6 +289,19 @@ pub enum Error {
 /// Result type of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// [`Error::LengthMismatch`] naming `what` unless `found == expected`.
+pub(crate) fn check_len(what: &str, expected: usize, found: usize) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what: what.into(),
+            expected,
+            found,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,18 +318,5 @@ mod tests {
         for part in ["heat", "-cl-std=CL1.2", " at src/heat.rs:3:1", "error: oops"] {
             assert!(msg.contains(part), "{part:?} missing from {msg:?}");
         }
-    }
-}
-
-/// [`Error::LengthMismatch`] naming `what` unless `found == expected`.
-pub(crate) fn check_len(what: &str, expected: usize, found: usize) -> Result<()> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what: what.into(),
-            expected,
-            found,
-        })
     }
 }
