@@ -144,6 +144,65 @@ fn structured(spec: ElementSpec, elements: [usize; 3]) -> Mesh {
     Mesh::Structured(StructuredMesh::for_element(&spec, elements, [1.0; 3]).unwrap())
 }
 
+/// Non-finite and extreme values step as on the host in every schedule and both precisions:
+/// a NaN, ±inf and the largest finite value in the state give NaN and ±inf at the same DOFs,
+/// and the finite DOFs agree.
+#[test]
+fn non_finite_and_extreme_states_step_as_on_the_host() {
+    fn check<R: Real>(model: &Model, tol: f64) {
+        let n = model.dof_count();
+        let mut r = rng(31);
+        let mut u: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+        let v = vec![R::default(); n];
+        let big = if size_of::<R>() == 4 {
+            f64::from(f32::MAX)
+        } else {
+            f64::MAX
+        };
+        for (i, x) in [(10, f64::NAN), (40, f64::INFINITY), (70, f64::NEG_INFINITY), (100, big)] {
+            u[i] = R::of(x);
+        }
+        let mut host = HostStepper::<R>::with_precision(model, &config(Schedule::Coloured)).unwrap();
+        host.set_state(&u, &v).unwrap();
+        host.step(2);
+        for s in Schedule::structured(Blocking::default()) {
+            let mut dev = Stepper::<R>::with_precision(&device(), model, &config(s)).unwrap();
+            dev.set_state(&u, &v).unwrap();
+            dev.step(2).unwrap();
+            for (what, d, h) in [
+                ("u", dev.displacement().unwrap(), &host.u),
+                ("v", dev.velocity().unwrap(), &host.v),
+            ] {
+                let class = |x: f64| (x.is_nan(), x.is_infinite() && x > 0.0, x.is_infinite() && x < 0.0);
+                let mut finite = (Vec::new(), Vec::new());
+                for (i, (a, b)) in d.iter().zip(h).enumerate() {
+                    let (a, b) = (a.widen(), b.widen());
+                    assert_eq!(
+                        class(a),
+                        class(b),
+                        "{s:?} {}: {what}[{i}] = {a} on the device, {b} on the host",
+                        R::NAME
+                    );
+                    if a.is_finite() {
+                        finite.0.push(a);
+                        finite.1.push(b);
+                    }
+                }
+                assert!(
+                    finite.0.len() < n && !finite.0.is_empty(),
+                    "{s:?}: the test needs both kinds"
+                );
+                let e = slice_rel_error(&finite.0, &finite.1);
+                assert!(e <= tol, "{s:?} {}: finite {what} relative error {e:e}", R::NAME);
+            }
+        }
+    }
+    let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let model = Model::new(quad4(), structured(quad4(), [12, 9, 1]), k, 1.0).unwrap();
+    check::<f32>(&model, 1e-5);
+    check::<f64>(&model, 1e-12);
+}
+
 #[test]
 fn quad4_schedules_match_host() {
     let (k, g) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
