@@ -396,20 +396,15 @@ fn a_simplex_on_a_box_grid_or_inverted_is_refused() {
 #[test]
 fn a_simplex_has_no_box_grid_kernels() {
     for source in [Tri3::SOURCE, Tet4::SOURCE] {
-        for absent in [
-            "_coloured(",
-            "_computed(",
-            "_blocked(",
-            "_gather(",
-            "_stress(",
-            "_kick(",
-        ] {
+        for absent in ["_coloured(", "_computed(", "_blocked(", "_gather(", "_stress("] {
             assert!(!source.contains(absent), "{absent} generated for a simplex");
         }
         for present in [
             "_unstructured(",
             "_unstructured_pe(",
             "_stress_unstructured_pe(",
+            "_gather_unstructured(",
+            "_kick(",
             "_integrate(",
         ] {
             assert!(source.contains(present), "{present} missing");

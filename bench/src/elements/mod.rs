@@ -419,45 +419,76 @@ fn run_tets(
         "5x4x3 cubes x 6 tets ({} elements), {CHECK_STEPS} steps",
         small.mesh.element_count()
     );
-    for (real, err) in [
-        ("f32", tets::check::<f32>(dev, &small, CHECK_STEPS, 1e-5)?),
-        ("f64", tets::check::<f64>(dev, &small, CHECK_STEPS, 1e-12)?),
-    ] {
-        report.checks.push(Check {
-            kernel: format!("tet4_unstructured_pe {real}"),
-            config: "greedy colours, K_e per element".into(),
-            shape: shape.clone(),
-            max_rel_err: err,
-            exact: err == 0.0,
-        });
+    // The coloured scatter and the node gather, each with its own minimum bytes.
+    let schedules = [
+        (
+            Schedule::Unstructured,
+            "tet4_unstructured_pe",
+            "greedy colours, K_e per element",
+        ),
+        (
+            Schedule::Gather,
+            "tet4_gather_unstructured",
+            "node lists, K_e per element",
+        ),
+    ];
+    for (schedule, kernel, config) in schedules {
+        for (real, err) in [
+            ("f32", tets::check::<f32>(dev, &small, schedule, CHECK_STEPS, 1e-5)?),
+            ("f64", tets::check::<f64>(dev, &small, schedule, CHECK_STEPS, 1e-12)?),
+        ] {
+            report.checks.push(Check {
+                kernel: format!("{kernel} {real}"),
+                config: config.into(),
+                shape: shape.clone(),
+                max_rel_err: err,
+                exact: err == 0.0,
+            });
+        }
     }
     let [nx, ny, nz] = cubes;
     progress.step(&format!("tet4 per element: model of {nx}x{ny}x{nz} cubes x 6 tets"));
     let model = tets::model(cubes, 3)?;
     let batch = batch_steps(dev, opts.quick);
+    let (ne, nodes) = (model.mesh.element_count(), model.mesh.node_count());
     for real in ["f32", "f64"] {
         let label = format!("{nx}x{ny}x{nz} cubes x 6 tet4 {real}");
-        progress.step(&format!("tet4 per element: {label}"));
-        let (time, wall_ms, launches) = match real {
-            "f32" => time_tets::<f32>(dev, &model, opts.reps, batch)?,
-            _ => time_tets::<f64>(dev, &model, opts.reps, batch)?,
-        };
-        let (ne, nodes) = (model.mesh.element_count(), model.mesh.node_count());
-        let bytes = tets::min_bytes(ne, nodes, if real == "f32" { 4 } else { 8 });
-        let head = RowHead {
-            case: format!("tet4 elasticity, K_e per element, {real}"),
-            elements: label,
-            element_count: ne,
-            node_count: nodes,
-            implementation: "clforge",
-            schedule: "unstructured-pe".into(),
-            kernels: "tet4_unstructured_pe (one launch per colour) + tet4_integrate".into(),
-            config: "greedy colours, elements stored colour by colour".into(),
-            launches_per_step: launches,
-        };
-        report
-            .elements
-            .push(timed_row(head, (bytes, tets::MIN_BYTES), time, (wall_ms, batch), copy));
+        let bytes = if real == "f32" { 4 } else { 8 };
+        for (schedule, kernels, config, min) in [
+            (
+                Schedule::Unstructured,
+                "tet4_unstructured_pe (one launch per colour) + tet4_integrate",
+                "greedy colours, elements stored colour by colour",
+                (tets::min_bytes(ne, nodes, bytes), tets::MIN_BYTES),
+            ),
+            (
+                Schedule::Gather,
+                "tet4_gather_unstructured (+ tet4_kick per load)",
+                "a work-item per DOF walks its node's element list",
+                (tets::min_bytes_gather(ne, nodes, bytes), tets::MIN_BYTES_GATHER),
+            ),
+        ] {
+            progress.step(&format!("tet4 per element: {label}, {schedule:?}"));
+            let (time, wall_ms, launches) = match real {
+                "f32" => time_tets::<f32>(dev, &model, schedule, opts.reps, batch)?,
+                _ => time_tets::<f64>(dev, &model, schedule, opts.reps, batch)?,
+            };
+            let head = RowHead {
+                case: format!("tet4 elasticity, K_e per element, {real}"),
+                elements: label.clone(),
+                element_count: ne,
+                node_count: nodes,
+                implementation: "clforge",
+                schedule: match schedule {
+                    Schedule::Gather => "gather-unstructured".into(),
+                    _ => "unstructured-pe".into(),
+                },
+                kernels: kernels.into(),
+                config: config.into(),
+                launches_per_step: launches,
+            };
+            report.elements.push(timed_row(head, min, time, (wall_ms, batch), copy));
+        }
     }
     Ok(())
 }
@@ -513,13 +544,19 @@ fn timed_row(
 }
 
 /// Device time per step (profiled kernels), wall time per 1000 steps of a batch, launches per step.
-fn time_tets<R: Real>(dev: &Device, model: &Model, reps: Reps, batch: usize) -> Result<(Stats, f64, usize)> {
-    let mut st = Stepper::<R>::with_precision(dev, model, &tets::config(model)?)?;
+fn time_tets<R: Real>(
+    dev: &Device,
+    model: &Model,
+    schedule: Schedule,
+    reps: Reps,
+    batch: usize,
+) -> Result<(Stats, f64, usize)> {
+    let mut st = Stepper::<R>::with_precision(dev, model, &tets::config(model, schedule)?)?;
     let n = model.dof_count();
     let u: Vec<R> = noise(n, 5, 1e-3).into_iter().map(|x| R::of(f64::from(x))).collect();
     st.set_state(&u, &vec![R::default(); n])?;
     let (time, wall_ms) = time_stepper(&mut st, reps, batch)?;
-    Ok((time, wall_ms, launches_of(Schedule::Unstructured, model)))
+    Ok((time, wall_ms, launches_of(schedule, model)))
 }
 
 /// `reps.warmup` steps, then the device time of `reps.timed` single steps (profiling events),

@@ -1,6 +1,9 @@
 //! The unstructured half of the `elements` suite (issue 12): one explicit step of linear
-//! elastic tetrahedra with **one `K_e` per element** (`Model::per_element`, the schedule
-//! `Schedule::Unstructured` reading `K_e` by element index, greedy colours), in `f32` and `f64`.
+//! elastic tetrahedra with **one `K_e` per element** (`Model::per_element`), in `f32` and `f64`,
+//! with both schedules that read `K_e` by element index on an unstructured mesh:
+//! `Schedule::Unstructured` (greedy colours, a launch per colour, then the integration) and
+//! `Schedule::Gather` (one launch: a work-item per DOF gathers its node's element rows, fused
+//! with the integration).
 //!
 //! The mesh: `nx × ny × nz` unit cubes, each cut into the 6 tetrahedra of Kuhn's triangulation
 //! (paths from the cube's lowest to its highest corner), interior nodes moved by up to 20 % of
@@ -8,11 +11,16 @@
 //! a mesher's output sorted for locality looks like). Every element gets its own random
 //! material. 56³ cubes are 1 053 696 elements and 185 193 nodes.
 //!
-//! # Minimum bytes per step (the schedule's own roofline)
-//! Per element: its `K_e`, `ND × ND` = 144 reals (576 B in f32, 1152 B in f64; stored and read
-//! without padding), plus its 4 node indices (16 B). Per node (3 DOFs): the element pass reads `u` and
-//! reads + writes `F` (9 reals), the integration reads `M⁻¹`, `C`, `u`, `v`, `F` and writes `u`,
-//! `v`, `F` (24 reals): 33 reals. `% roofline` = min bytes / median device time / copy rate.
+//! # Minimum bytes per step (each schedule's own roofline)
+//! Both read per element its `K_e`, `ND × ND` = 144 reals (576 B in f32, 1152 B in f64; stored
+//! and read without padding), plus its 4 node indices (16 B).
+//! - Unstructured: per node (3 DOFs) the element pass reads `u` and reads + writes `F` (9
+//!   reals), the integration reads `M⁻¹`, `C`, `u`, `v`, `F` and writes `u`, `v`, `F` (24
+//!   reals): 33 reals.
+//! - Gather: per element its 4 slots in the nodes' lists (16 B); per node its list's start
+//!   (4 B) and per DOF `M⁻¹`, `C`, `u`, `v` read, `u`, `v` written: 18 reals.
+//!
+//! `% roofline` = min bytes / median device time / copy rate.
 
 use anyhow::{bail, Result};
 use clforge::element;
@@ -49,7 +57,17 @@ mod tet4 {
     }
 }
 
-/// How the minimum bytes are counted (see the module docs).
+/// How the minimum bytes of the gather are counted (see the module docs).
+pub const MIN_BYTES_GATHER: &str = "per element: K_e (12 x 12 reals, unpadded) + 4 node indices + 4 node-list slots; \
+                                    per node: list start (4 B), read M^-1, C, u, v, write u, v (18 reals)";
+
+/// Minimum bytes of one gather step of `ne` elements on `nodes` nodes in reals of `real` bytes.
+pub fn min_bytes_gather(ne: usize, nodes: usize, real: usize) -> f64 {
+    let (ne, nodes, real) = (ne as f64, nodes as f64, real as f64);
+    ne * (12.0 * 12.0 * real + 32.0) + nodes * (4.0 + 18.0 * real)
+}
+
+/// How the minimum bytes of the coloured scatter are counted (see the module docs).
 pub const MIN_BYTES: &str = "per element: K_e (12 x 12 reals, unpadded) + 4 node indices; \
                              per node: element pass read u, read+write F (9 reals), integration read M^-1, C, u, v, F, \
                              write u, v, F (24 reals)";
@@ -141,10 +159,10 @@ pub fn model(cubes: [usize; 3], seed: u64) -> Result<Model> {
 }
 
 /// Half the stability limit, light damping.
-pub fn config(model: &Model) -> Result<StepperConfig> {
+pub fn config(model: &Model, schedule: Schedule) -> Result<StepperConfig> {
     let alpha = 0.01;
     Ok(StepperConfig {
-        schedule: Schedule::Unstructured,
+        schedule,
         dt: 0.5 * stability_bound(model, alpha)?.dt_max,
         alpha,
         c_max: 0.0,
@@ -166,12 +184,12 @@ fn rel_error<R: Real>(a: &[R], b: &[R]) -> f64 {
 
 /// Steps `model` `steps` times on the device and the host in `R` from a random state; the
 /// relative error of `u` and `v`, or an error above `tol`.
-pub fn check<R: Real>(dev: &Device, model: &Model, steps: usize, tol: f64) -> Result<f64> {
+pub fn check<R: Real>(dev: &Device, model: &Model, schedule: Schedule, steps: usize, tol: f64) -> Result<f64> {
     let n = model.dof_count();
     let mut noise = Noise(7);
     let u: Vec<R> = (0..n).map(|_| R::of(1e-3 * (noise.next() - 0.5))).collect();
     let v: Vec<R> = (0..n).map(|_| R::of(1e-3 * (noise.next() - 0.5))).collect();
-    let cfg = config(model)?;
+    let cfg = config(model, schedule)?;
     let mut host = HostStepper::<R>::with_precision(model, &cfg)?;
     host.set_state(&u, &v)?;
     host.step(steps);
@@ -181,8 +199,8 @@ pub fn check<R: Real>(dev: &Device, model: &Model, steps: usize, tol: f64) -> Re
     let err = rel_error(&st.displacement()?, &host.u).max(rel_error(&st.velocity()?, &host.v));
     if err.is_nan() || err > tol {
         bail!(
-            "tet4 per element in {} differs from the host reference: relative error {err:.2e} > {tol:.0e}; \
-             refusing to benchmark a wrong kernel",
+            "tet4 per element ({schedule:?}) in {} differs from the host reference: relative error {err:.2e} > \
+             {tol:.0e}; refusing to benchmark a wrong kernel",
             R::NAME
         );
     }
@@ -208,5 +226,7 @@ mod tests {
     fn min_bytes_counts_k_e_and_nodes() {
         assert_eq!(min_bytes(1, 0, 4), 592.0);
         assert_eq!(min_bytes(0, 1, 8), 264.0);
+        assert_eq!(min_bytes_gather(1, 0, 8), 1184.0);
+        assert_eq!(min_bytes_gather(0, 1, 4), 76.0);
     }
 }

@@ -362,16 +362,9 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
     all
 }
 
-/// The kernels that walk a structured element grid (the fused gather's kick serves the gather).
-const STRUCTURED_ONLY: [&str; 7] = [
-    "coloured",
-    "computed",
-    "blocked",
-    "blocked_mat",
-    "gather",
-    "kick",
-    "stress",
-];
+/// The kernels that walk a structured element grid (the kick of loads serves both gathers,
+/// `_gather_unstructured` too, and stays).
+const STRUCTURED_ONLY: [&str; 6] = ["coloured", "computed", "blocked", "blocked_mat", "gather", "stress"];
 
 /// Register shifting along y (seed algorithm 3) passes the top nodes of one element to the
 /// next element up the column as its bottom nodes: every top node needs a bottom partner.

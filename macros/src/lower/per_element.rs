@@ -8,8 +8,8 @@
 use crate::ir::{Access, Binding, Body, Elem, Kernel, Param, Program, Ty};
 use crate::model::Scalar;
 
-/// Adds `<element>_unstructured_pe`, `<element>_gather_pe` (not for simplices: no grid) and
-/// `<element>_stress_unstructured_pe` to an element program with device kernels (modal
+/// Adds `<element>_unstructured_pe`, `<element>_gather_pe` (not for simplices: no grid),
+/// `<element>_gather_unstructured` and `<element>_stress_unstructured_pe` to an element program with device kernels (modal
 /// elements have only the forming kernels).
 pub fn with_kernels(mut p: Program) -> Program {
     let Body::Element(b) = &p.body else {
@@ -62,6 +62,25 @@ pub fn with_kernels(mut p: Program) -> Program {
             ],
         ),
         gather,
+        // The node gather on any mesh: one work-item per DOF walks its node's (element, local
+        // node) slots, reading that row of each element's own K_e.
+        Kernel::new(
+            &p.origin,
+            "gather_unstructured",
+            vec![
+                global("Ke", Elem::Real, 1, Access::Read),
+                nodes(),
+                global("node_first", Elem::Scalar(Scalar::I32), 1, Access::Read),
+                global("node_slots", Elem::Scalar(Scalar::I32), 1, Access::Read),
+                real("minv", Access::Read),
+                real("damp", Access::Read),
+                u(),
+                real("u_out", Access::Write),
+                real("v", Access::ReadWrite),
+                Param::new("dt", Ty::Value(Elem::Real), Access::Read, Binding::Named),
+                int("n"),
+            ],
+        ),
         Kernel::new(
             &p.origin,
             "stress_unstructured_pe",

@@ -128,6 +128,23 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         ny: i32,
         nz: i32,
     ) -> Result<Event>;
+    /// The gather on any mesh: `ke` one `K_e` per element (element order, rows unpadded),
+    /// `node_first`/`node_slots` each node's slots `e · NODES + a` of its live elements.
+    fn gather_unstructured(
+        &self,
+        at: At<'_>,
+        ke: &Buffer<R>,
+        elem_nodes: &Buffer<i32>,
+        node_first: &Buffer<i32>,
+        node_slots: &Buffer<i32>,
+        minv: &Buffer<R>,
+        damp: &Buffer<R>,
+        u: &Buffer<R>,
+        u_out: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        dt: R,
+        n: i32,
+    ) -> Result<Event>;
     fn stress(
         &self,
         at: At<'_>,

@@ -25,7 +25,8 @@ pub struct Model {
     pub elements: ElementMap,
     /// `stiffness` and `stress` hold one matrix per element ([`Model::per_element`]) rather
     /// than one per material: meshes whose elements differ in shape (distorted quads, every
-    /// simplex mesh). Such models step on the device only with `Schedule::Unstructured`.
+    /// simplex mesh). Such models step on the device with `Schedule::Unstructured` or
+    /// `Schedule::Gather`.
     pub per_element: bool,
     /// Lumped mass per DOF.
     pub mass: Vec<f64>,

@@ -81,7 +81,10 @@ pub enum Schedule {
     Blocked(Blocking),
     /// As `Blocked` with a material and crack mask per block (seed algorithm 4).
     BlockedMaterial(Blocking),
-    /// Each node gathers its own forces, fused with the node integration (no colours).
+    /// Each node gathers its own forces, fused with the node integration (no colours): on a
+    /// structured grid from its adjacent elements by position; on an unstructured mesh (any
+    /// element, simplices too) a work-item per DOF walks its node's list of elements, reading
+    /// each element's own `K_e` (without loads, the same bits as the host reference).
     Gather,
 }
 
@@ -138,7 +141,7 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
         match mesh {
             Mesh::Structured(m) => m.check().map(|()| m),
             Mesh::Unstructured(_) => Err(Error::InvalidConfig(format!(
-                "schedule `{}` needs a structured mesh; use `Schedule::Unstructured` for an unstructured one",
+                "schedule `{}` needs a structured mesh; use `Schedule::Gather` or `Schedule::Unstructured` for an unstructured one",
                 s.suffix()
             ))),
         }
@@ -212,9 +215,20 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
             }
         }
         Schedule::Gather => {
-            let m = structured(schedule)?;
+            // A structured grid: a work-item per node of the grid; any other mesh: a work-item
+            // per DOF (`_gather_unstructured`, the stepper scales by the DOFs per node).
+            let global = match mesh {
+                Mesh::Structured(m) => {
+                    m.check()?;
+                    m.nodes().to_vec()
+                }
+                Mesh::Unstructured(m) => {
+                    m.check()?;
+                    vec![m.node_count()]
+                }
+            };
             passes.push(Pass {
-                global: m.nodes().to_vec(),
+                global,
                 local: None,
                 shift: [0; 3],
                 range: (0, 0),

@@ -10,7 +10,7 @@ use crate::fem::blocks::block_control;
 use crate::fem::element::ElementSpec;
 use crate::fem::kernels::{At, ElementKernels};
 use crate::fem::load::check_load;
-use crate::fem::mesh::Mesh;
+use crate::fem::mesh::{Mesh, UnstructuredMesh};
 use crate::fem::real::Real;
 use crate::fem::reference::padded;
 use crate::fem::schedule::{plan, Pass, Schedule};
@@ -23,6 +23,35 @@ pub use crate::fem::stability::{check_resolution, check_time_step, stability_bou
 
 /// Work-items per work-group of `_unstructured_pe`, rounded down to whole elements.
 const PE_GROUP: usize = 256;
+
+/// Each node's slots `e · nodes + a` (element `e` has the node as its local node `a`), dead
+/// elements left out, in element order: `(first, slots)` with node `c`'s slots at
+/// `slots[first[c]..first[c + 1]]`.
+fn node_slots(conn: &[u32], nodes: usize, node_count: usize, dead: &[bool]) -> Result<(Vec<i32>, Vec<i32>)> {
+    let live = |s: usize| !dead[s / nodes];
+    let mut first = vec![0usize; node_count + 1];
+    for (s, &c) in conn.iter().enumerate() {
+        if live(s) {
+            first[c as usize + 1] += 1;
+        }
+    }
+    for c in 0..node_count {
+        first[c + 1] += first[c];
+    }
+    let mut next = first.clone();
+    let mut slots = vec![0i32; first[node_count]];
+    for (s, &c) in conn.iter().enumerate() {
+        if live(s) {
+            slots[next[c as usize]] = int_index("element nodes (elements × nodes per element)", s)?;
+            next[c as usize] += 1;
+        }
+    }
+    let first = first
+        .iter()
+        .map(|&f| int_index("element nodes (elements × nodes per element)", f))
+        .collect::<Result<_>>()?;
+    Ok((first, slots))
+}
 
 /// `n` as a kernel's `int`, or [`Error::TooLarge`] naming `what`.
 fn int_index(what: &str, n: usize) -> Result<i32> {
@@ -130,6 +159,12 @@ pub struct Stepper<R: Real = f32> {
     emat: Buffer<u8>,
     elem_nodes: Buffer<i32>,
     elem_nodes_sorted: Buffer<i32>,
+    /// `_gather_unstructured`: node `c`'s slots `e · NODES + a` are
+    /// `node_slots[node_first[c]..node_first[c + 1]]`.
+    node_first: Buffer<i32>,
+    node_slots: Buffer<i32>,
+    /// The gather on an unstructured mesh (`_gather_unstructured`).
+    gather_unstructured: bool,
     control: Buffer<i32>,
     masks: Buffer<u32>,
     minv: Buffer<R>,
@@ -183,11 +218,14 @@ impl<R: Real> Stepper<R> {
         let (nd, ne) = (model.nd(), model.mesh.element_count());
         let ndp = nd.div_ceil(8) * 8;
         let uniform = model.elements.is_uniform();
-        let needs_uniform = !matches!(schedule, Schedule::BlockedMaterial(_));
+        let unstructured = matches!(model.mesh, Mesh::Unstructured(_));
+        // The gather on an unstructured mesh reads a K_e per element (materials expanded).
+        let gather_unstructured = unstructured && schedule == Schedule::Gather;
+        let needs_uniform = !matches!(schedule, Schedule::BlockedMaterial(_)) && !gather_unstructured;
         if model.per_element && !matches!(schedule, Schedule::Unstructured | Schedule::Gather) {
             return Err(Error::InvalidConfig(format!(
                 "a model with one K_e per element (`Model::per_element`) steps with `Schedule::Unstructured` \
-                 (any mesh) or `Schedule::Gather` (a structured grid), which read K_e by element index; schedule \
+                 (any mesh) or `Schedule::Gather` (any mesh), which read K_e by element index; schedule \
                  `{}` shares one K_e per material",
                 schedule.suffix()
             )));
@@ -212,7 +250,7 @@ impl<R: Real> Stepper<R> {
             Mesh::Unstructured(_) => [int_index("elements", ne)?, 1, 1],
         };
         int_index("elements", ne)?;
-        if model.per_element {
+        if model.per_element || gather_unstructured {
             // The kernels index `K_e` of element `e` at `e · ND · ND` reals (unstructured) or
             // `e + i · elements` `real8`s (gather), `G_e` at `e · STRAINS · NV` `real8`s.
             let nv = ndp / 8;
@@ -224,10 +262,13 @@ impl<R: Real> Stepper<R> {
             )?;
         }
         let conn = model.mesh.connectivity(spec.node_offsets);
-        // Unstructured: elements stored colour by colour.
+        // Unstructured: elements stored colour by colour (a structured grid coloured as a mesh).
         let (order, sorted, colour_sizes) = match (&model.mesh, schedule) {
-            (Mesh::Unstructured(m), Schedule::Unstructured) => {
-                let (colours, count) = m.greedy_colours()?;
+            (mesh, Schedule::Unstructured) => {
+                let (colours, count) = match mesh {
+                    Mesh::Unstructured(m) => m.greedy_colours()?,
+                    Mesh::Structured(m) => UnstructuredMesh::from_structured(m, spec.node_offsets)?.greedy_colours()?,
+                };
                 let mut order: Vec<usize> = (0..ne).collect();
                 order.sort_by_key(|&e| colours[e]);
                 let sizes = (0..count as u32)
@@ -243,6 +284,12 @@ impl<R: Real> Stepper<R> {
             _ => ((0..ne).collect(), vec![0], vec![]),
         };
         let mut passes = plan(schedule, &model.mesh, &colour_sizes)?;
+        if gather_unstructured {
+            // A work-item per DOF.
+            for p in &mut passes {
+                p.global[0] = p.global[0].saturating_mul(spec.dofs);
+            }
+        }
         if model.per_element && schedule == Schedule::Unstructured {
             // `_unstructured_pe` runs one work-item per row of K_e, in work-groups of whole
             // elements (about 256 work-items), so an element's rows share one multiprocessor.
@@ -280,7 +327,12 @@ impl<R: Real> Stepper<R> {
         // gather in element order, interleaved chunk by chunk ([`interleaved`]); zero for a dead
         // element.
         let rounded = |m: &[f64]| m.iter().map(|&v| R::of(v)).collect::<Vec<R>>();
-        let k_all: Vec<R> = if model.per_element {
+        let k_all: Vec<R> = if gather_unstructured {
+            // Element order, rows unpadded; a dead element's K_e is never read (no slots).
+            (0..ne)
+                .flat_map(|e| rounded(&model.stiffness[model.matrix_index(e)]))
+                .collect()
+        } else if model.per_element {
             let zero = vec![R::default(); nd * nd];
             let own = |e: usize| {
                 let k = if model.elements.dead[e] {
@@ -311,7 +363,7 @@ impl<R: Real> Stepper<R> {
                 .flat_map(|k| padded(&rounded(k), nd, nd, ndp))
                 .collect()
         };
-        let (k, k_all) = if model.per_element {
+        let (k, k_all) = if model.per_element || gather_unstructured {
             (
                 Buffer::from_slice(device, &k_all)?,
                 Buffer::from_slice(device, &[R::default()])?,
@@ -341,6 +393,11 @@ impl<R: Real> Stepper<R> {
             _ => (vec![0; 4], vec![0]),
         };
         let (minv, damp) = model.integration(config.alpha);
+        let (node_first, node_slots) = if gather_unstructured {
+            node_slots(&conn, spec.nodes, model.mesh.node_count(), &model.elements.dead)?
+        } else {
+            (vec![0], vec![0])
+        };
         let zeros = vec![R::default(); n];
         Ok(Stepper {
             spec,
@@ -363,6 +420,9 @@ impl<R: Real> Stepper<R> {
             emat: Buffer::from_slice(device, &emat)?,
             elem_nodes: Buffer::from_slice(device, &conn.iter().map(|&c| c as i32).collect::<Vec<_>>())?,
             elem_nodes_sorted: Buffer::from_slice(device, &sorted)?,
+            node_first: Buffer::from_slice(device, &node_first)?,
+            node_slots: Buffer::from_slice(device, &node_slots)?,
+            gather_unstructured,
             control: Buffer::from_slice(device, &control)?,
             masks: Buffer::from_slice(device, &masks)?,
             minv: Buffer::from_slice(device, &minv)?,
@@ -438,25 +498,42 @@ impl<R: Real> Stepper<R> {
             let t = self.steps as f64 * dt.widen();
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
-                let gather = if self.per_element {
-                    ElementKernels::gather_pe
+                if self.gather_unstructured {
+                    events.push(kernels.gather_unstructured(
+                        at(&self.program, &pass.global, None),
+                        &self.k,
+                        &self.elem_nodes,
+                        &self.node_first,
+                        &self.node_slots,
+                        &self.minv,
+                        &self.damp,
+                        &self.u,
+                        &mut self.u_alt,
+                        &mut self.v,
+                        dt,
+                        self.n_dofs as i32,
+                    )?);
                 } else {
-                    ElementKernels::gather
-                };
-                events.push(gather(
-                    kernels,
-                    at(&self.program, &pass.global, None),
-                    &self.k,
-                    &self.minv,
-                    &self.damp,
-                    &self.u,
-                    &mut self.u_alt,
-                    &mut self.v,
-                    dt,
-                    nx,
-                    ny,
-                    nz,
-                )?);
+                    let gather = if self.per_element {
+                        ElementKernels::gather_pe
+                    } else {
+                        ElementKernels::gather
+                    };
+                    events.push(gather(
+                        kernels,
+                        at(&self.program, &pass.global, None),
+                        &self.k,
+                        &self.minv,
+                        &self.damp,
+                        &self.u,
+                        &mut self.u_alt,
+                        &mut self.v,
+                        dt,
+                        nx,
+                        ny,
+                        nz,
+                    )?);
+                }
                 std::mem::swap(&mut self.u, &mut self.u_alt);
                 for l in &self.loads {
                     let s = R::of(l.time.value(t));
@@ -569,7 +646,7 @@ impl<R: Real> Stepper<R> {
         let [nx, ny, nz] = self.mesh_dims;
         // Per-element G_e are in element order on any mesh: the unstructured kernel reads them
         // with the connectivity (a structured grid's too).
-        if self.schedule == Schedule::Unstructured || self.per_element {
+        if self.schedule == Schedule::Unstructured || self.gather_unstructured || self.per_element {
             let at = At {
                 program: &self.program,
                 global: &[self.n_elements],
