@@ -32,7 +32,8 @@ pub mod prelude {
     pub use clforge_macros::{element, lattice, stencil, sweep, Params};
     pub use clforge_runtime::lattice::{Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan};
     pub use clforge_runtime::{
-        Boundary, Device, DeviceGrid, Error, Grid, Grid1, Grid2, Grid3, HostGrid, LaunchConfig, PingPong, Result,
-        Schedule, Shape, StencilPlan, Sweep, Sweep1, Sweep2, Sweep3, SweepConfig, SweepPlan, Tile, Variant,
+        Boundary, Device, DeviceGrid, Devices, Error, Grid, Grid1, Grid2, Grid3, HostGrid, Launch, LaunchConfig,
+        PingPong, Result, Schedule, Shape, SplitGrid, StencilPlan, Sweep, Sweep1, Sweep2, Sweep3, SweepConfig,
+        SweepPlan, Target, TargetGrid, Tile, Variant,
     };
 }

@@ -146,6 +146,29 @@ impl<T: Scalar> Buffer<T> {
         self.mem.read(self.device.queue(), out)
     }
 
+    /// Copies `data` into elements `offset..offset + data.len()`, blocking until done.
+    pub(crate) fn write_at(&self, offset: usize, data: &[T]) -> Result<()> {
+        self.check_range(offset, data.len(), "write to")?;
+        self.mem.write_at(self.device.queue(), offset, data)
+    }
+
+    /// Reads elements `offset..offset + out.len()` into `out`, blocking until done (and so
+    /// until every command queued before it has finished).
+    pub(crate) fn read_at(&self, offset: usize, out: &mut [T]) -> Result<()> {
+        self.check_range(offset, out.len(), "read from")?;
+        self.mem.read_at(self.device.queue(), offset, out)
+    }
+
+    fn check_range(&self, offset: usize, len: usize, what: &str) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(Error::InvalidConfig(format!(
+                "{what} {}: elements {offset}..{offset}+{len} past its end",
+                Self::what(self.len)
+            ))),
+        }
+    }
+
     /// Reads the buffer into a new vector.
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::default(); self.len];

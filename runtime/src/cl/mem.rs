@@ -91,6 +91,20 @@ impl Mem {
             .map_err(failed("clEnqueueReadBuffer"))
     }
 
+    /// Copies `data` into the buffer from element `offset` on, blocking until done.
+    pub(crate) fn write_at<T: Sealed>(&self, queue: &Queue, offset: usize, data: &[T]) -> Result<()> {
+        // SAFETY: blocking write: `data` is not used after the call returns.
+        unsafe { core::enqueue_write_buffer(&queue.queue, &self.0, true, offset, data, None::<()>, None::<()>) }
+            .map_err(failed("clEnqueueWriteBuffer"))
+    }
+
+    /// Copies `out.len()` elements from element `offset` on into `out`, blocking until done.
+    pub(crate) fn read_at<T: Sealed>(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
+        // SAFETY: blocking read: `out` is fully written before the call returns.
+        unsafe { core::enqueue_read_buffer(&queue.queue, &self.0, true, offset, out, None::<()>, None::<()>) }
+            .map_err(failed("clEnqueueReadBuffer"))
+    }
+
     /// Enqueues copying the first `len` elements of `T` of `src` into this buffer.
     pub(crate) fn copy_from<T: Sealed>(&self, queue: &Queue, src: &Mem, len: usize) -> Result<Event> {
         let mut ev = Event::null();

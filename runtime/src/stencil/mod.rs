@@ -1,6 +1,7 @@
 //! Launching generated stencils: device grids, ping-pong pairs, launch plans that size the
 //! plain, tiled and vector variants, and the assembly of the generated source.
 
+pub mod target;
 pub mod tune;
 
 use std::sync::{Mutex, OnceLock};
@@ -67,32 +68,33 @@ impl<T: Scalar> DeviceGrid<T> {
     }
 }
 
-/// Two device grids for iterating `next = f(current)` without copies: launch into
-/// [`PingPong::split`]'s first element, then [`PingPong::swap`].
+/// Two grids for iterating `next = f(current)` without copies: launch into
+/// [`PingPong::split`]'s first element, then [`PingPong::swap`]. The grids are the target's:
+/// [`DeviceGrid`]s on one [`Device`], [`SplitGrid`](crate::split::SplitGrid)s on
+/// [`Devices`](crate::split::Devices).
 #[derive(Debug)]
-pub struct PingPong<T: Scalar> {
-    grids: [DeviceGrid<T>; 2],
+pub struct PingPong<T: Scalar, G = DeviceGrid<T>> {
+    grids: [G; 2],
     current: usize,
+    _elem: std::marker::PhantomData<T>,
 }
 
-impl<T: Scalar> PingPong<T> {
+impl<T: Scalar, G: target::TargetGrid<T>> PingPong<T, G> {
     /// Both grids start as copies of `initial`, so boundary points a stencil never writes
     /// (a `fixed` boundary) keep their values in both.
-    pub fn from_host(device: &Device, initial: &HostGrid<T>) -> Result<Self> {
+    pub fn from_host<D: target::Target<Grid<T> = G>>(device: &D, initial: &HostGrid<T>) -> Result<Self> {
         Ok(PingPong {
-            grids: [
-                DeviceGrid::from_host(device, initial)?,
-                DeviceGrid::from_host(device, initial)?,
-            ],
+            grids: [device.upload(initial)?, device.upload(initial)?],
             current: 0,
+            _elem: std::marker::PhantomData,
         })
     }
     /// The current state.
-    pub fn current(&self) -> &DeviceGrid<T> {
+    pub fn current(&self) -> &G {
         &self.grids[self.current]
     }
     /// `(next, current)`: where to write the next state, and the current one to read.
-    pub fn split(&mut self) -> (&mut DeviceGrid<T>, &DeviceGrid<T>) {
+    pub fn split(&mut self) -> (&mut G, &G) {
         let [a, b] = &mut self.grids;
         if self.current == 0 {
             (b, a)
@@ -739,10 +741,10 @@ fn check_extents(extents: &[usize], rank: usize, what: impl Fn() -> String, fiel
 }
 
 /// One argument of a generated stencil launch (built by the generated code).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct StencilArg<'a>(ArgKind<'a>);
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum ArgKind<'a> {
     Grid { name: &'a str, shape: Shape, arg: Arg<'a> },
     Params(Vec<u8>),

@@ -1,0 +1,565 @@
+//! Several devices in one host (issue 13, item 1): a grid split along its slowest axis (`y` in
+//! 2-D, `z` in 3-D, `x` in 1-D) into slabs, one per device, each slab with `depth` halo planes
+//! on the sides it shares with a neighbour (and on both ends when the split axis is periodic).
+//!
+//! Each device runs the ordinary generated kernel on its slab as if the slab were a whole grid.
+//! Points of the slab's own planes read at most `reach = halo × steps per launch` planes
+//! away, so they compute exactly what one device computes (the same arithmetic on the same
+//! values: bitwise equal), as long as the halo planes they read hold the neighbours' values.
+//! The halo planes themselves are computed too, from halo planes further out, so after a launch
+//! the halo is still right up to `depth − reach` planes deep. A grid therefore tracks how deep
+//! its halo is valid and is exchanged only when a launch needs more than it has: with the
+//! default depth of 8 planes a Jacobi sweep (halo 1) exchanges every 8th launch, so the cost
+//! of a transfer (latency dominated: a few planes) is spread over 8 launches (communication-
+//! avoiding deep halos). Exchanges go through host memory: OpenCL buffers of different devices
+//! (contexts) cannot be copied into each other.
+//!
+//! [`Devices`] replaces [`Device`] in the generated `plan` and its grids replace
+//! [`DeviceGrid`](crate::DeviceGrid) in `launch_plan` (see [`crate::stencil::target`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::buffer::{Buffer, Scalar};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::host::{Boundary, HostGrid, Params, Shape};
+use crate::program::Event;
+use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
+
+/// Halo planes per side when none are asked for: a Jacobi sweep exchanges every 8th launch.
+pub const DEFAULT_DEPTH: usize = 8;
+
+/// Several devices sharing a grid, and how it is split among them: relative rates (the share of
+/// planes each gets), halo depth, and whether the split axis wraps.
+#[derive(Clone, Debug)]
+pub struct Devices {
+    devices: Vec<Device>,
+    weights: Vec<f64>,
+    depth: usize,
+    periodic: bool,
+}
+
+impl Devices {
+    /// `devices` with equal shares, [`DEFAULT_DEPTH`] halo planes, a non-periodic split axis.
+    /// The same device may appear several times (its slabs then share its queue).
+    pub fn new(devices: Vec<Device>) -> Result<Devices> {
+        if devices.is_empty() {
+            return Err(Error::InvalidConfig(
+                "`Devices::new` needs at least one device; `Device::list()` shows what exists".into(),
+            ));
+        }
+        let weights = vec![1.0; devices.len()];
+        Ok(Devices {
+            devices,
+            weights,
+            depth: DEFAULT_DEPTH,
+            periodic: false,
+        })
+    }
+
+    /// Shares proportional to `weights` (one positive, finite number per device: e.g. each
+    /// device's measured bandwidth for a memory-bound stencil).
+    pub fn with_weights(mut self, weights: &[f64]) -> Result<Devices> {
+        if weights.len() != self.devices.len() {
+            return Err(Error::LengthMismatch {
+                what: "weights of `Devices::with_weights` (one per device)".into(),
+                expected: self.devices.len(),
+                found: weights.len(),
+            });
+        }
+        if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+            return Err(Error::InvalidConfig(format!(
+                "weight {w} of `Devices::with_weights` is not a positive finite number"
+            )));
+        }
+        self.weights = weights.to_vec();
+        Ok(self)
+    }
+
+    /// Shares from each device's measured rate: a device-side copy of `bytes` bytes, the
+    /// median of 5 profiled copies (stencils are bandwidth bound, so the copy rate predicts
+    /// their speed). The rates are in [`Devices::weights`] (GB/s).
+    pub fn measured(self, bytes: usize) -> Result<Devices> {
+        let mut rates = Vec::with_capacity(self.devices.len());
+        for d in &self.devices {
+            rates.push(copy_rate(d, bytes)?);
+        }
+        self.with_weights(&rates)
+    }
+
+    /// `planes` halo planes per shared side (at least 1): a grid is exchanged once its valid
+    /// halo is shallower than a launch's reach (the stencil's halo along the split axis ×
+    /// steps per launch), so deeper halos mean rarer exchanges and more redundant planes.
+    pub fn depth(mut self, planes: usize) -> Result<Devices> {
+        if planes == 0 {
+            return Err(Error::InvalidConfig("`Devices::depth` must be at least 1 plane".into()));
+        }
+        self.depth = planes;
+        Ok(self)
+    }
+
+    /// Declares the split axis periodic: the first and last slabs exchange with each other.
+    /// Stencils with `boundary = periodic` need it; others refuse it.
+    pub fn periodic(mut self, periodic: bool) -> Devices {
+        self.periodic = periodic;
+        self
+    }
+
+    /// The devices, in slab order (the first gets the lowest planes).
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    /// The relative shares.
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// How a grid of `shape` is split among the devices.
+    pub fn layout(&self, shape: Shape) -> Result<Layout> {
+        Layout::new(shape, &self.weights, self.depth, self.periodic)
+    }
+}
+
+/// Median copy rate of `device` in GB/s over 5 profiled device-side copies of `bytes` bytes.
+fn copy_rate(device: &Device, bytes: usize) -> Result<f64> {
+    let n = (bytes / 4).max(1);
+    let src = Buffer::<f32>::new(device, n)?;
+    let mut dst = Buffer::<f32>::new(device, n)?;
+    let mut times = Vec::with_capacity(5);
+    dst.copy_from(&src)?.wait()?;
+    for _ in 0..5 {
+        let ns = dst.copy_from(&src)?.duration_ns()?;
+        times.push(ns.max(1) as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(2.0 * (n * 4) as f64 / times[2])
+}
+
+/// The split of one grid shape: the axis, each slab's own planes and its halo planes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    shape: Shape,
+    axis: usize,
+    /// Elements per plane (the product of the other extents).
+    plane: usize,
+    /// Each slab's own planes `lo..hi` along the axis.
+    owned: Vec<(usize, usize)>,
+    depth: usize,
+    periodic: bool,
+}
+
+impl Layout {
+    fn new(shape: Shape, weights: &[f64], depth: usize, periodic: bool) -> Result<Layout> {
+        let axis = shape.rank().max(1) - 1;
+        let dims = shape.dims();
+        let n = dims[axis];
+        let plane: usize = dims
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k != axis)
+            .map(|(_, &d)| d)
+            .product();
+        let parts = weights.len();
+        let total: f64 = weights.iter().sum();
+        let mut bounds = vec![0usize];
+        let mut acc = 0.0;
+        for w in weights {
+            acc += w;
+            bounds.push(((acc / total) * n as f64).round() as usize);
+        }
+        bounds[parts] = n;
+        let owned: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+        // A halo is a neighbour's own planes: each slab needs `depth` of them to share.
+        let exchanges = parts > 1 || periodic;
+        if let Some((i, &(lo, hi))) = owned
+            .iter()
+            .enumerate()
+            .find(|(_, &(lo, hi))| hi - lo == 0 || (exchanges && hi - lo < depth))
+        {
+            return Err(Error::InvalidConfig(format!(
+                "grid {shape} split along axis {axis} among {parts} devices gives device {i} planes {lo}..{hi}; \
+                 each needs at least {} (its halo depth): use fewer devices, a shallower `Devices::depth`, or a \
+                 larger grid",
+                if exchanges { depth.max(1) } else { 1 }
+            )));
+        }
+        Ok(Layout {
+            shape,
+            axis,
+            plane,
+            owned,
+            depth,
+            periodic,
+        })
+    }
+
+    /// The whole grid's shape.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+    /// The split axis (0 = x).
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+    /// Each device's own planes `lo..hi` along the split axis.
+    pub fn owned(&self) -> &[(usize, usize)] {
+        &self.owned
+    }
+    /// Halo planes per shared side.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+    /// Halo planes below slab `i`.
+    fn below(&self, i: usize) -> usize {
+        if i > 0 || self.periodic {
+            self.depth
+        } else {
+            0
+        }
+    }
+    /// Halo planes above slab `i`.
+    fn above(&self, i: usize) -> usize {
+        if i + 1 < self.owned.len() || self.periodic {
+            self.depth
+        } else {
+            0
+        }
+    }
+    /// Planes slab `i` holds (halo included).
+    fn planes(&self, i: usize) -> usize {
+        let (lo, hi) = self.owned[i];
+        self.below(i) + (hi - lo) + self.above(i)
+    }
+    /// The shape of slab `i` as its device sees it.
+    fn part_shape(&self, i: usize) -> Shape {
+        let mut d = self.shape.dims();
+        d[self.axis] = self.planes(i);
+        match self.shape.rank() {
+            1 => Shape::d1(d[0]),
+            2 => Shape::d2(d[0], d[1]),
+            _ => Shape::d3(d[0], d[1], d[2]),
+        }
+    }
+    /// The whole grid's plane that slab `i`'s plane `k` holds (wrapping where periodic).
+    fn global_plane(&self, i: usize, k: usize) -> usize {
+        let n = self.shape.dims()[self.axis] as isize;
+        let p = self.owned[i].0 as isize - self.below(i) as isize + k as isize;
+        p.rem_euclid(n) as usize
+    }
+}
+
+/// A grid split over [`Devices`]: one [`DeviceGrid`] slab per device.
+#[derive(Debug)]
+pub struct SplitGrid<T: Scalar> {
+    parts: Vec<DeviceGrid<T>>,
+    layout: Arc<Layout>,
+    /// Halo planes (per shared side) that hold the neighbours' current values.
+    valid: AtomicUsize,
+}
+
+impl<T: Scalar> SplitGrid<T> {
+    /// A zero-filled grid of `shape` split over `devices`.
+    pub fn new(devices: &Devices, shape: Shape) -> Result<SplitGrid<T>> {
+        let layout = Arc::new(devices.layout(shape)?);
+        let parts = (0..devices.devices.len())
+            .map(|i| DeviceGrid::new(&devices.devices[i], layout.part_shape(i)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SplitGrid {
+            parts,
+            valid: AtomicUsize::new(layout.depth),
+            layout,
+        })
+    }
+
+    /// A copy of `host` split over `devices` (halos filled).
+    pub fn from_host(devices: &Devices, host: &HostGrid<T>) -> Result<SplitGrid<T>> {
+        let mut g = SplitGrid::new(devices, host.shape())?;
+        g.upload(host)?;
+        Ok(g)
+    }
+
+    /// The whole grid's shape.
+    pub fn shape(&self) -> Shape {
+        self.layout.shape
+    }
+
+    /// How the grid is split.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The slabs, one per device (halo planes included).
+    pub fn parts(&self) -> &[DeviceGrid<T>] {
+        &self.parts
+    }
+
+    /// Overwrites the grid (halos included) with a host grid of its shape.
+    pub fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        crate::host::check_shape("upload", self.shape(), host.shape())?;
+        let l = &self.layout;
+        for (i, part) in self.parts.iter_mut().enumerate() {
+            let mut data = Vec::with_capacity(l.planes(i) * l.plane);
+            for k in 0..l.planes(i) {
+                let g = l.global_plane(i, k);
+                data.extend_from_slice(&host.data()[g * l.plane..(g + 1) * l.plane]);
+            }
+            part.buffer().write_at(0, &data)?;
+        }
+        self.valid.store(l.depth, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Reads the grid's own planes back into a host grid of its shape (waits for the
+    /// launches that write it).
+    pub fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        crate::host::check_shape("download", host.shape(), self.shape())?;
+        let l = &self.layout;
+        for (i, part) in self.parts.iter().enumerate() {
+            let (lo, hi) = l.owned[i];
+            part.buffer()
+                .read_at(l.below(i) * l.plane, &mut host.data_mut()[lo * l.plane..hi * l.plane])?;
+        }
+        Ok(())
+    }
+
+    /// The whole grid on the host.
+    pub fn to_host(&self) -> Result<HostGrid<T>> {
+        let mut h = HostGrid::new(self.shape())?;
+        self.download(&mut h)?;
+        Ok(h)
+    }
+
+    /// Halo planes that hold the neighbours' current values.
+    pub fn valid_depth(&self) -> usize {
+        self.valid.load(Ordering::Relaxed)
+    }
+
+    /// Fills every halo with the neighbours' current planes: all reads first (each waits for
+    /// its own device's queue while the others keep running), then the writes.
+    pub fn exchange(&self) -> Result<()> {
+        let l = &self.layout;
+        let k = self.parts.len();
+        let (d, p) = (l.depth, l.plane);
+        // (to slab, at element, from slab, at element)
+        let mut moves = Vec::new();
+        for i in 0..k {
+            if l.below(i) > 0 {
+                let j = (i + k - 1) % k;
+                let from = (l.below(j) + (l.owned[j].1 - l.owned[j].0) - d) * p;
+                moves.push((i, 0, j, from));
+            }
+            if l.above(i) > 0 {
+                let j = (i + 1) % k;
+                let to = (l.below(i) + (l.owned[i].1 - l.owned[i].0)) * p;
+                moves.push((i, to, j, l.below(j) * p));
+            }
+        }
+        let mut staged = Vec::with_capacity(moves.len());
+        for &(_, _, j, from) in &moves {
+            let mut v = vec![T::default(); d * p];
+            self.parts[j].buffer().read_at(from, &mut v)?;
+            staged.push(v);
+        }
+        for (&(i, to, _, _), v) in moves.iter().zip(&staged) {
+            self.parts[i].buffer().write_at(to, v)?;
+        }
+        self.valid.store(d, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A grid argument's view for a split launch: its layout, valid depth and exchange.
+trait Halo {
+    fn layout(&self) -> &Layout;
+    fn valid_depth(&self) -> usize;
+    fn exchange(&self) -> Result<()>;
+}
+
+impl<T: Scalar> Halo for SplitGrid<T> {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn valid_depth(&self) -> usize {
+        SplitGrid::valid_depth(self)
+    }
+    fn exchange(&self) -> Result<()> {
+        SplitGrid::exchange(self)
+    }
+}
+
+/// One argument of a split launch (built by the generated code).
+pub struct SplitArg<'a> {
+    /// The argument for each slab's launch.
+    parts: Vec<StencilArg<'a>>,
+    /// A grid argument's halo state.
+    grid: Option<(&'a str, &'a dyn Halo)>,
+    /// A params struct or scalar: the same for every slab.
+    shared: Option<StencilArg<'a>>,
+}
+
+impl std::fmt::Debug for SplitArg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitArg")
+            .field("grid", &self.grid.map(|g| g.0))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> SplitArg<'a> {
+    /// A grid argument named as in the stencil function.
+    pub fn grid<T: Scalar>(name: &'a str, grid: &'a SplitGrid<T>) -> SplitArg<'a> {
+        SplitArg {
+            parts: grid.parts.iter().map(|p| StencilArg::grid(name, p)).collect(),
+            grid: Some((name, grid)),
+            shared: None,
+        }
+    }
+    /// A params struct, the same on every device.
+    pub fn params<P: Params>(p: &P) -> SplitArg<'a> {
+        SplitArg {
+            parts: vec![],
+            grid: None,
+            shared: Some(StencilArg::params(p)),
+        }
+    }
+    /// A scalar passed by value to every device.
+    pub fn scalar<S: KernelScalar>(v: S) -> SplitArg<'a> {
+        SplitArg {
+            parts: vec![],
+            grid: None,
+            shared: Some(StencilArg::scalar(v)),
+        }
+    }
+}
+
+/// A stencil launch on every slab of a split grid: one [`StencilPlan`] per device.
+#[derive(Clone, Debug)]
+pub struct SplitPlan {
+    parts: Vec<StencilPlan>,
+    layout: Arc<Layout>,
+    /// Planes along the split axis a launch reads beyond a point: halo × steps per launch.
+    reach: usize,
+    name: &'static str,
+}
+
+impl SplitPlan {
+    /// Sizes and builds `spec` for each slab of `shape` over `devices`. Refuses a halo
+    /// shallower than the launch's reach and a boundary that disagrees with the split axis
+    /// (periodic stencils need [`Devices::periodic`], others refuse it).
+    pub fn new(devices: &Devices, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<SplitPlan> {
+        crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
+        let layout = devices.layout(shape)?;
+        let axis = layout.axis;
+        let reach = spec.halo[axis].saturating_mul(config.iterations());
+        let periodic = spec.boundary == Boundary::Periodic;
+        if periodic != layout.periodic {
+            return Err(Error::InvalidConfig(format!(
+                "stencil `{}` has a {:?} boundary but the devices' split axis is {}: {}",
+                spec.name,
+                spec.boundary,
+                if layout.periodic { "periodic" } else { "not periodic" },
+                if periodic {
+                    "use `Devices::periodic(true)` so the first and last slabs exchange"
+                } else {
+                    "use `Devices::periodic(false)` (the default) for stencils that do not wrap"
+                }
+            )));
+        }
+        if reach > layout.depth {
+            return Err(Error::InvalidConfig(format!(
+                "stencil `{}` reads {reach} planes along axis {axis} per launch (halo {} x {} steps) but the devices \
+                 keep {} halo planes; use `Devices::depth({reach})` or more",
+                spec.name,
+                spec.halo[axis],
+                config.iterations(),
+                layout.depth
+            )));
+        }
+        let parts = (0..devices.devices.len())
+            .map(|i| StencilPlan::new(&devices.devices[i], spec, config, layout.part_shape(i)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SplitPlan {
+            parts,
+            layout: Arc::new(layout),
+            reach,
+            name: spec.name,
+        })
+    }
+
+    /// Each device's plan.
+    pub fn parts(&self) -> &[StencilPlan] {
+        &self.parts
+    }
+
+    /// Launches on every slab, exchanging an input's halo first where it is shallower than the
+    /// launch's reach. Returns the event of the slab with the most planes.
+    pub fn launch<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<Event> {
+        let check = |what: &str, l: &Layout| {
+            if *l == *self.layout {
+                Ok(())
+            } else {
+                Err(Error::InvalidConfig(format!(
+                    "grid `{what}` of stencil `{}` is split as {:?} over devices, the plan as {:?}: make grids and \
+                     plan from the same `Devices` and shape",
+                    self.name,
+                    l.owned(),
+                    self.layout.owned()
+                )))
+            }
+        };
+        check("out", &out.layout)?;
+        let mut valid = self.layout.depth;
+        for a in args {
+            if let Some((name, g)) = a.grid {
+                check(name, g.layout())?;
+                if g.valid_depth() < self.reach {
+                    g.exchange()?;
+                }
+                valid = valid.min(g.valid_depth());
+            }
+        }
+        let mut largest: Option<(usize, Event)> = None;
+        for (i, plan) in self.parts.iter().enumerate() {
+            let part_args: Vec<StencilArg<'_>> = args
+                .iter()
+                .map(|a| match &a.shared {
+                    Some(s) => s.clone(),
+                    None => a.parts[i].clone(),
+                })
+                .collect();
+            let ev = plan.launch(&mut out.parts[i], &part_args)?;
+            let planes = self.layout.planes(i);
+            if largest.as_ref().is_none_or(|(p, _)| planes > *p) {
+                largest = Some((planes, ev));
+            }
+        }
+        out.valid.store(valid.saturating_sub(self.reach), Ordering::Relaxed);
+        largest
+            .map(|(_, e)| e)
+            .ok_or_else(|| Error::InvalidConfig("no devices".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_follow_weights_and_cover_the_axis() {
+        let l = Layout::new(Shape::d2(10, 100), &[1.0, 3.0], 4, false).unwrap();
+        assert_eq!(l.owned(), &[(0, 25), (25, 100)]);
+        assert_eq!((l.below(0), l.above(0), l.below(1), l.above(1)), (0, 4, 4, 0));
+        assert_eq!(l.part_shape(1), Shape::d2(10, 79));
+        assert_eq!(l.global_plane(1, 0), 21);
+        let p = Layout::new(Shape::d1(12), &[1.0, 1.0, 1.0], 2, true).unwrap();
+        assert_eq!(p.owned(), &[(0, 4), (4, 8), (8, 12)]);
+        assert_eq!((p.global_plane(0, 0), p.global_plane(2, 7)), (10, 1));
+        // Too thin a slab for its halo is an error naming the slab.
+        let e = Layout::new(Shape::d3(4, 4, 10), &[1.0, 1.0, 1.0], 4, false).unwrap_err();
+        assert!(e.to_string().contains("device 0 planes 0..3"), "{e}");
+        // One device, not periodic: no halo, any extent.
+        assert!(Layout::new(Shape::d2(3, 1), &[1.0], 8, false).is_ok());
+    }
+}

@@ -1,0 +1,157 @@
+//! Where a stencil runs: one [`Device`] or several ([`Devices`]), behind the same generated
+//! calls. `Jacobi::plan(&target, &config, shape)` takes either; `Jacobi::launch_plan(&plan,
+//! next, current, ..)` takes the grids of the plan's target ([`DeviceGrid`] or [`SplitGrid`]);
+//! [`PingPong::from_host`](super::PingPong::from_host) and [`Target::upload`] make them. A
+//! program written against these traits runs unchanged on one device or on several.
+
+use crate::buffer::Scalar;
+use crate::device::Device;
+use crate::error::Result;
+use crate::host::{HostGrid, Params, Shape};
+use crate::program::Event;
+use crate::split::{Devices, SplitArg, SplitGrid, SplitPlan};
+
+use super::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
+
+/// One device or several: what a stencil plan is built for and grids are uploaded to.
+pub trait Target {
+    /// A grid on this target.
+    type Grid<T: Scalar>: TargetGrid<T>;
+    /// A sized, built launch on this target.
+    type Plan: Launch;
+    /// Builds and sizes a launch of `spec` for grids of `shape` (the generated `plan`).
+    fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<Self::Plan>;
+    /// A copy of `host` on this target.
+    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<Self::Grid<T>>;
+    /// A zero-filled grid of `shape` on this target.
+    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<Self::Grid<T>>;
+}
+
+/// What every target's grid can do.
+pub trait TargetGrid<T: Scalar>: Sized {
+    /// The shape of the whole grid.
+    fn shape(&self) -> Shape;
+    /// Reads the whole grid back (waits for the launches that write it).
+    fn to_host(&self) -> Result<HostGrid<T>>;
+    /// Overwrites the grid with a host grid of its shape.
+    fn upload(&mut self, host: &HostGrid<T>) -> Result<()>;
+    /// Reads the grid into a host grid of its shape.
+    fn download(&self, host: &mut HostGrid<T>) -> Result<()>;
+}
+
+/// A built launch: the generated `launch_plan`/`enqueue_plan` call these with the arguments
+/// in the stencil function's order.
+pub trait Launch {
+    /// The grids this launch reads and writes.
+    type Grid<T: Scalar>: TargetGrid<T>;
+    /// One argument of the launch.
+    type Arg<'a>;
+    /// A grid argument named as in the stencil function.
+    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a Self::Grid<T>) -> Self::Arg<'a>;
+    /// A params-struct argument.
+    fn params_arg<'a, P: Params>(p: &P) -> Self::Arg<'a>;
+    /// A scalar passed by value.
+    fn scalar_arg<'a, S: KernelScalar>(v: S) -> Self::Arg<'a>;
+    /// Launches, returning a profiling event.
+    fn launch_args<T: Scalar>(&self, out: &mut Self::Grid<T>, args: &[Self::Arg<'_>]) -> Result<Event>;
+    /// Launches without an event.
+    fn enqueue_args<T: Scalar>(&self, out: &mut Self::Grid<T>, args: &[Self::Arg<'_>]) -> Result<()>;
+}
+
+impl Target for Device {
+    type Grid<T: Scalar> = DeviceGrid<T>;
+    type Plan = StencilPlan;
+    fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<StencilPlan> {
+        StencilPlan::new(self, spec, config, shape)
+    }
+    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<DeviceGrid<T>> {
+        DeviceGrid::from_host(self, host)
+    }
+    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<DeviceGrid<T>> {
+        DeviceGrid::new(self, shape)
+    }
+}
+
+impl<T: Scalar> TargetGrid<T> for DeviceGrid<T> {
+    fn shape(&self) -> Shape {
+        DeviceGrid::shape(self)
+    }
+    fn to_host(&self) -> Result<HostGrid<T>> {
+        DeviceGrid::to_host(self)
+    }
+    fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        DeviceGrid::upload(self, host)
+    }
+    fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        DeviceGrid::download(self, host)
+    }
+}
+
+impl Launch for StencilPlan {
+    type Grid<T: Scalar> = DeviceGrid<T>;
+    type Arg<'a> = StencilArg<'a>;
+    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a DeviceGrid<T>) -> StencilArg<'a> {
+        StencilArg::grid(name, grid)
+    }
+    fn params_arg<'a, P: Params>(p: &P) -> StencilArg<'a> {
+        StencilArg::params(p)
+    }
+    fn scalar_arg<'a, S: KernelScalar>(v: S) -> StencilArg<'a> {
+        StencilArg::scalar(v)
+    }
+    fn launch_args<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<Event> {
+        self.launch(out, args)
+    }
+    fn enqueue_args<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<()> {
+        self.enqueue(out, args)
+    }
+}
+
+impl Target for Devices {
+    type Grid<T: Scalar> = SplitGrid<T>;
+    type Plan = SplitPlan;
+    fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<SplitPlan> {
+        SplitPlan::new(self, spec, config, shape)
+    }
+    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<SplitGrid<T>> {
+        SplitGrid::from_host(self, host)
+    }
+    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<SplitGrid<T>> {
+        SplitGrid::new(self, shape)
+    }
+}
+
+impl<T: Scalar> TargetGrid<T> for SplitGrid<T> {
+    fn shape(&self) -> Shape {
+        SplitGrid::shape(self)
+    }
+    fn to_host(&self) -> Result<HostGrid<T>> {
+        SplitGrid::to_host(self)
+    }
+    fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        SplitGrid::upload(self, host)
+    }
+    fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        SplitGrid::download(self, host)
+    }
+}
+
+impl Launch for SplitPlan {
+    type Grid<T: Scalar> = SplitGrid<T>;
+    type Arg<'a> = SplitArg<'a>;
+    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a SplitGrid<T>) -> SplitArg<'a> {
+        SplitArg::grid(name, grid)
+    }
+    fn params_arg<'a, P: Params>(p: &P) -> SplitArg<'a> {
+        SplitArg::params(p)
+    }
+    fn scalar_arg<'a, S: KernelScalar>(v: S) -> SplitArg<'a> {
+        SplitArg::scalar(v)
+    }
+    fn launch_args<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<Event> {
+        self.launch(out, args)
+    }
+    fn enqueue_args<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<()> {
+        self.launch(out, args).map(drop)
+    }
+}
