@@ -26,6 +26,7 @@ mod options;
 mod real;
 mod report;
 mod roofline;
+mod scaling;
 mod stencils;
 mod sweeps;
 
@@ -68,6 +69,9 @@ enum Suite {
     FractureStudy,
     /// Seed 004's table: f64 element stiffness matrices of trunk hexahedra, p = 1..6.
     ElementMatrices,
+    /// Stencils split over every device of the chosen kind (`Devices`): weak and strong
+    /// scaling of Jacobi 2-D and the 3-D heat step, halo exchange time.
+    Scaling,
 }
 
 /// Benchmarks clforge's generated OpenCL kernels on one device.
@@ -136,6 +140,9 @@ struct Cli {
     /// element-matrices: the device kernels alone (no host columns, splits or mixed mesh).
     #[arg(long)]
     device_only: bool,
+    /// scaling: halo depths (planes) to measure, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    depths: Vec<usize>,
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -209,6 +216,13 @@ fn main() -> Result<()> {
         let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
         return publish(&report.table(), &report, cli.json.as_deref());
     }
+    if cli.suite == Suite::Scaling {
+        if cli.depths.is_empty() || cli.depths.contains(&0) {
+            bail!("--depths must name at least one depth of 1 plane or more");
+        }
+        let report = scaling::run(&dev, cli.quick, &cli.depths)?;
+        return publish(&report.table(), &report, cli.json.as_deref());
+    }
     if cli.suite == Suite::Chain {
         let report = chain::run(&dev, reps)?;
         return publish(&report.table(), &report, cli.json.as_deref());
@@ -274,7 +288,8 @@ fn main() -> Result<()> {
         | Suite::Lattice
         | Suite::Fracture
         | Suite::FractureStudy
-        | Suite::ElementMatrices => {
+        | Suite::ElementMatrices
+        | Suite::Scaling => {
             bail!("the sweeps, chain and lattice suites report on their own")
         }
         Suite::Roofline => {

@@ -159,6 +159,31 @@ impl<T: Scalar> Buffer<T> {
         self.mem.read_at(self.device.queue(), offset, out)
     }
 
+    /// Pinned host memory of `len` elements in this buffer's device context.
+    pub(crate) fn pinned(&self, len: usize) -> Result<crate::cl::Pinned<T>> {
+        crate::cl::Pinned::new(self.device.queue(), len)
+    }
+
+    /// Enqueues reading elements `offset..offset + out.len()` into `out`; returns at once.
+    ///
+    /// # Safety
+    /// `out` must stay valid and untouched until the event completes.
+    pub(crate) unsafe fn read_at_async(&self, offset: usize, out: &mut [T]) -> Result<Event> {
+        self.check_range(offset, out.len(), "read from")?;
+        // SAFETY: forwarded to the caller.
+        unsafe { self.mem.read_at_async(self.device.queue(), offset, out) }
+    }
+
+    /// Enqueues writing `data` into elements `offset..offset + data.len()`; returns at once.
+    ///
+    /// # Safety
+    /// `data` must stay valid and unchanged until the event completes.
+    pub(crate) unsafe fn write_at_async(&self, offset: usize, data: &[T]) -> Result<Event> {
+        self.check_range(offset, data.len(), "write to")?;
+        // SAFETY: forwarded to the caller.
+        unsafe { self.mem.write_at_async(self.device.queue(), offset, data) }
+    }
+
     fn check_range(&self, offset: usize, len: usize, what: &str) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),

@@ -18,10 +18,11 @@
 //! [`DeviceGrid`](crate::DeviceGrid) in `launch_plan` (see [`crate::stencil::target`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::buffer::{Buffer, Scalar};
-use crate::device::Device;
+use crate::cl::Pinned;
+use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{Boundary, HostGrid, Params, Shape};
 use crate::program::Event;
@@ -251,12 +252,38 @@ impl Layout {
 }
 
 /// A grid split over [`Devices`]: one [`DeviceGrid`] slab per device.
-#[derive(Debug)]
 pub struct SplitGrid<T: Scalar> {
     parts: Vec<DeviceGrid<T>>,
     layout: Arc<Layout>,
     /// Halo planes (per shared side) that hold the neighbours' current values.
     valid: AtomicUsize,
+    /// Pinned host memory of the exchanges (one per halo filled, made on first use) and the
+    /// writes of the last exchange still reading it.
+    staging: Mutex<Staging<T>>,
+}
+
+struct Staging<T: Scalar> {
+    buffers: Vec<Pinned<T>>,
+    pending: Vec<Event>,
+}
+
+impl<T: Scalar> std::fmt::Debug for SplitGrid<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitGrid")
+            .field("parts", &self.parts)
+            .field("layout", &self.layout)
+            .field("valid", &self.valid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Scalar> Drop for SplitGrid<T> {
+    fn drop(&mut self) {
+        // The last exchange's writes read the staging memory: let them finish first.
+        for e in lock(&self.staging).pending.drain(..) {
+            let _ = e.wait();
+        }
+    }
 }
 
 impl<T: Scalar> SplitGrid<T> {
@@ -270,6 +297,10 @@ impl<T: Scalar> SplitGrid<T> {
             parts,
             valid: AtomicUsize::new(layout.depth),
             layout,
+            staging: Mutex::new(Staging {
+                buffers: Vec::new(),
+                pending: Vec::new(),
+            }),
         })
     }
 
@@ -356,14 +387,37 @@ impl<T: Scalar> SplitGrid<T> {
                 moves.push((i, to, j, l.below(j) * p));
             }
         }
-        let mut staged = Vec::with_capacity(moves.len());
-        for &(_, _, j, from) in &moves {
-            let mut v = vec![T::default(); d * p];
-            self.parts[j].buffer().read_at(from, &mut v)?;
-            staged.push(v);
+        let mut staging = lock(&self.staging);
+        let st = &mut *staging;
+        // The previous exchange's writes read the staging memory we are about to refill.
+        for e in st.pending.drain(..) {
+            e.wait()?;
         }
-        for (&(i, to, _, _), v) in moves.iter().zip(&staged) {
-            self.parts[i].buffer().write_at(to, v)?;
+        if st.buffers.len() != moves.len() {
+            st.buffers = moves
+                .iter()
+                .map(|&(_, _, j, _)| self.parts[j].buffer().pinned(d * p))
+                .collect::<Result<_>>()?;
+        }
+        // All reads first, each on its source device's queue (the devices drain in parallel),
+        // then the writes, queued before the next launches on each target device.
+        let mut reads = Vec::with_capacity(moves.len());
+        for (&(_, _, j, from), buf) in moves.iter().zip(st.buffers.iter_mut()) {
+            // SAFETY: the staging buffer is owned by this grid and waited for just below.
+            reads.push(unsafe {
+                self.parts[j]
+                    .buffer()
+                    .read_at_async(from, &mut buf.as_mut_slice()[..d * p])
+            }?);
+        }
+        for r in &reads {
+            r.wait()?;
+        }
+        for (&(i, to, _, _), buf) in moves.iter().zip(st.buffers.iter()) {
+            // SAFETY: the write's event is kept in `pending` and waited for before the buffer
+            // is refilled or dropped.
+            st.pending
+                .push(unsafe { self.parts[i].buffer().write_at_async(to, &buf.as_slice()[..d * p]) }?);
         }
         self.valid.store(d, Ordering::Relaxed);
         Ok(())

@@ -132,3 +132,127 @@ impl Mem {
         &self.0
     }
 }
+
+/// Page-locked host memory for transfers between devices: a `CL_MEM_ALLOC_HOST_PTR` buffer
+/// of one device's context, mapped once for its lifetime (drivers back it with pinned pages,
+/// so reads and writes run at the bus's rate instead of through a driver's bounce buffer).
+pub(crate) struct Pinned<T: Sealed> {
+    mem: core::Mem,
+    map: core::MemMap<T>,
+    len: usize,
+    queue: Queue,
+}
+
+// SAFETY: the mapping is plain host memory owned by this value; OpenCL handles are thread-safe.
+unsafe impl<T: Sealed> Send for Pinned<T> {}
+// SAFETY: as above; shared access only reads through `as_slice`.
+unsafe impl<T: Sealed> Sync for Pinned<T> {}
+
+impl<T: Sealed> Pinned<T> {
+    /// `len` elements of pinned host memory from `queue`'s context, mapped for reading and
+    /// writing.
+    pub(crate) fn new(queue: &Queue, len: usize) -> Result<Pinned<T>> {
+        let len = len.max(1);
+        let what = || format!("pinned host staging of {len} elements");
+        // SAFETY: no host pointer is passed.
+        let mem = unsafe {
+            core::create_buffer::<_, T>(
+                &queue.context,
+                core::MEM_READ_WRITE | core::MEM_ALLOC_HOST_PTR,
+                len,
+                None,
+            )
+        }
+        .map_err(alloc_err("clCreateBuffer", what, len.saturating_mul(size_of::<T>())))?;
+        // SAFETY: a blocking map: the pointer is valid on return until the unmap in `drop`.
+        let map = unsafe {
+            core::enqueue_map_buffer::<T, _, _, _>(
+                &queue.queue,
+                &mem,
+                true,
+                core::MAP_READ | core::MAP_WRITE,
+                0,
+                len,
+                None::<()>,
+                None::<&mut core::Event>,
+            )
+        }
+        .map_err(failed("clEnqueueMapBuffer"))?;
+        Ok(Pinned {
+            mem,
+            map,
+            len,
+            queue: queue.clone(),
+        })
+    }
+
+    /// The mapped memory.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: the mapping holds `len` elements until `drop` unmaps it.
+        unsafe { self.map.as_slice_mut(self.len) }
+    }
+
+    /// The mapped memory.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        // SAFETY: as `as_mut_slice`.
+        unsafe { self.map.as_slice(self.len) }
+    }
+}
+
+impl<T: Sealed> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        // The mapping is not used after this; the unmap completes before the queue finishes
+        // (errors cannot be reported from drop: the memory is then leaked, not freed twice).
+        let _ = core::enqueue_unmap_mem_object::<T, _, _, _>(
+            &self.queue.queue,
+            &self.mem,
+            &self.map,
+            None::<()>,
+            None::<&mut core::Event>,
+        );
+        let _ = core::finish(&self.queue.queue);
+    }
+}
+
+impl Mem {
+    /// Enqueues reading `out.len()` elements from element `offset` on into pinned memory;
+    /// returns without waiting.
+    ///
+    /// # Safety
+    /// `out` must stay valid and untouched until the returned event completes.
+    pub(crate) unsafe fn read_at_async<T: Sealed>(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<Event> {
+        let mut ev = Event::null();
+        // SAFETY: the caller keeps `out` alive until the event completes.
+        core::enqueue_read_buffer(
+            &queue.queue,
+            &self.0,
+            false,
+            offset,
+            out,
+            None::<()>,
+            Some(&mut ev.inner),
+        )
+        .map_err(failed("clEnqueueReadBuffer"))?;
+        Ok(ev)
+    }
+
+    /// Enqueues writing `data` from element `offset` on; returns without waiting.
+    ///
+    /// # Safety
+    /// `data` must stay valid and unchanged until the returned event completes.
+    pub(crate) unsafe fn write_at_async<T: Sealed>(&self, queue: &Queue, offset: usize, data: &[T]) -> Result<Event> {
+        let mut ev = Event::null();
+        // SAFETY: the caller keeps `data` alive until the event completes.
+        core::enqueue_write_buffer(
+            &queue.queue,
+            &self.0,
+            false,
+            offset,
+            data,
+            None::<()>,
+            Some(&mut ev.inner),
+        )
+        .map_err(failed("clEnqueueWriteBuffer"))?;
+        Ok(ev)
+    }
+}

@@ -10,7 +10,7 @@ mod queue;
 use ocl::core;
 
 pub use event::Event;
-pub(crate) use mem::{Mem, Sealed};
+pub(crate) use mem::{Mem, Pinned, Sealed};
 #[cfg(test)]
 pub(crate) use platform::test_info;
 pub(crate) use platform::{discover, Found};

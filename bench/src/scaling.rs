@@ -1,0 +1,387 @@
+//! The `scaling` suite (issue 13): stencils split over several devices of one host
+//! (`Devices`, deep halos exchanged through the host), weak and strong scaling.
+//!
+//! Devices: every device of the chosen device's kind (all GPUs of the machine); on a machine
+//! with one device (PoCL on the CPU) the same device twice, which checks the path but cannot
+//! scale. Per row: the median wall time per step of `steps` launches enqueued without events
+//! and waited for on every device (5 repetitions), the time of one halo exchange alone
+//! (median of 20), how many exchanges a step needs (reach / depth), and the efficiency
+//! against the single device (`Device`, no split). Before timing, the split run is checked
+//! against the single device bit for bit.
+//!
+//! Weak scaling keeps the grid per device (8192² in 2-D, 512³ in 3-D by default) and stacks
+//! the devices along the split axis; strong scaling splits one grid (16384², 512³).
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clforge::prelude::*;
+use clforge::runtime::DeviceKind;
+use serde::Serialize;
+
+/// Jacobi for `Δu = f`, 5 points, fixed boundary (seed 002 without the cell mask).
+#[clforge::stencil]
+fn scale_jacobi(u: &Grid<f32>, f: &Grid<f32>) -> f32 {
+    0.25 * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) - 0.25 * f.at(0, 0)
+}
+
+/// The 3-D 7-point heat step.
+#[clforge::stencil]
+fn scale_heat(u: &Grid3<f32>) -> f32 {
+    u.at(0, 0, 0)
+        + 0.1
+            * (u.at(1, 0, 0) + u.at(-1, 0, 0) + u.at(0, 1, 0) + u.at(0, -1, 0) + u.at(0, 0, 1) + u.at(0, 0, -1)
+                - 6.0 * u.at(0, 0, 0))
+}
+
+/// One measured configuration.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub case: String,
+    pub scaling: &'static str,
+    pub devices: usize,
+    pub shape: String,
+    pub shares: Vec<(usize, usize)>,
+    pub depth: usize,
+    pub step_us: f64,
+    pub step_min_us: f64,
+    pub exchange_us: f64,
+    pub exchanges_per_step: f64,
+    /// Exchange time per step over the step time.
+    pub exchange_share: f64,
+    /// Weak: t(1) / t(n); strong: t(1) / t(n) / n.
+    pub efficiency: f64,
+    /// Strong: t(1) / t(n).
+    pub speedup: f64,
+}
+
+/// The suite's report.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub devices: Vec<String>,
+    pub weights_gb_s: Vec<f64>,
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "clforge-bench — suite `scaling`\ndevices: {}\nmeasured copy rates (shares): {:?} GB/s\n\
+             time per step: wall clock, median of 5 runs of a batch enqueued without events and waited for on \
+             every device\n\n",
+            self.devices.join("; "),
+            self.weights_gb_s
+                .iter()
+                .map(|w| (w * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
+        );
+        s += &format!(
+            "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>10} {:>10} {:>12} {:>8} {:>8} {:>7} {:>7}\n",
+            "case",
+            "scale",
+            "dev",
+            "shape",
+            "depth",
+            "step us",
+            "min us",
+            "exchange us",
+            "exch/st",
+            "exch %",
+            "eff",
+            "speedup"
+        );
+        for r in &self.rows {
+            s += &format!(
+                "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>10.1} {:>10.1} {:>12.1} {:>8.3} {:>7.1}% {:>6.1}% {:>7.2}\n",
+                r.case,
+                r.scaling,
+                r.devices,
+                r.shape,
+                r.depth,
+                r.step_us,
+                r.step_min_us,
+                r.exchange_us,
+                r.exchanges_per_step,
+                100.0 * r.exchange_share,
+                100.0 * r.efficiency,
+                r.speedup
+            );
+        }
+        s
+    }
+}
+
+/// The devices to split over: every device of `dev`'s kind, or `dev` twice where it is alone.
+fn devices_like(dev: &Device) -> Result<Vec<Device>> {
+    let kind = dev.info().kind.clone();
+    let mut all = Vec::new();
+    for info in Device::list()? {
+        if info.kind == kind
+            && (!matches!(kind, DeviceKind::Gpu) || !info.platform.contains("Portable Computing Language"))
+        {
+            all.push(Device::select(&info.index.to_string())?);
+        }
+    }
+    if all.len() < 2 {
+        all = vec![dev.clone(), dev.clone()];
+    }
+    Ok(all)
+}
+
+/// Wall time per step (µs) of `steps` launches of `step`, median and min of 5 runs;
+/// `finish` waits for every device.
+fn time_steps(
+    steps: usize,
+    mut step: impl FnMut() -> Result<()>,
+    finish: impl Fn() -> Result<()>,
+) -> Result<(f64, f64)> {
+    for _ in 0..steps.min(20) {
+        step()?;
+    }
+    finish()?;
+    let mut t = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        for _ in 0..steps {
+            step()?;
+        }
+        finish()?;
+        t.push(start.elapsed().as_secs_f64() * 1e6 / steps as f64);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok((t[2], t[0]))
+}
+
+/// Times of one configuration.
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    step: f64,
+    min: f64,
+    exchange: f64,
+    per_step: f64,
+}
+
+fn check_same(a: &HostGrid<f32>, b: &HostGrid<f32>, what: &str) -> Result<()> {
+    if a.data().iter().zip(b.data()).any(|(x, y)| x.to_bits() != y.to_bits()) {
+        bail!("{what}: the split run differs from the single device; refusing to time it");
+    }
+    Ok(())
+}
+
+fn noise(shape: Shape, seed: u32) -> Result<HostGrid<f32>> {
+    let mut x = seed.wrapping_mul(2_654_435_761).max(1);
+    Ok(HostGrid::from_fn(shape, |_| {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        (x >> 8) as f32 / (1u32 << 24) as f32
+    })?)
+}
+
+/// Jacobi on `dev` alone (`None`) or split over `devices`: checked bit for bit against the
+/// single device (split), then timed.
+fn jacobi(dev: &Device, devices: Option<&Devices>, shape: Shape, steps: usize) -> Result<Timing> {
+    let (u0, f) = (noise(shape, 1)?, noise(shape, 2)?);
+    let config = LaunchConfig::default();
+    let mut one = PingPong::from_host(dev, &u0)?;
+    let f1 = dev.upload(&f)?;
+    let p1 = ScaleJacobi::plan(dev, &config, shape)?;
+    let Some(devices) = devices else {
+        let (step, min) = time_steps(
+            steps,
+            || {
+                let (n, c) = one.split();
+                ScaleJacobi::enqueue_plan(&p1, n, c, &f1)?;
+                one.swap();
+                Ok(())
+            },
+            || Ok(dev.finish()?),
+        )?;
+        return Ok(Timing {
+            step,
+            min,
+            exchange: 0.0,
+            per_step: 0.0,
+        });
+    };
+    let mut many = PingPong::from_host(devices, &u0)?;
+    let fs = devices.upload(&f)?;
+    let ps = ScaleJacobi::plan(devices, &config, shape)?;
+    let depth = devices.layout(shape)?.depth();
+    for _ in 0..2 * depth + 3 {
+        let (n, c) = one.split();
+        ScaleJacobi::enqueue_plan(&p1, n, c, &f1)?;
+        one.swap();
+        let (n, c) = many.split();
+        ScaleJacobi::enqueue_plan(&ps, n, c, &fs)?;
+        many.swap();
+    }
+    check_same(&many.current().to_host()?, &one.current().to_host()?, "jacobi-2d")?;
+    drop(one);
+    let finish = || -> Result<()> {
+        for d in devices.devices() {
+            d.finish()?;
+        }
+        Ok(())
+    };
+    let (step, min) = time_steps(
+        steps,
+        || {
+            let (n, c) = many.split();
+            ScaleJacobi::enqueue_plan(&ps, n, c, &fs)?;
+            many.swap();
+            Ok(())
+        },
+        finish,
+    )?;
+    let exchange = time_exchange(many.current(), &finish)?;
+    Ok(Timing {
+        step,
+        min,
+        exchange,
+        per_step: 1.0 / depth as f64,
+    })
+}
+
+/// The 3-D heat step, as [`jacobi`].
+fn heat(dev: &Device, devices: Option<&Devices>, shape: Shape, steps: usize) -> Result<Timing> {
+    let u0 = noise(shape, 3)?;
+    let config = LaunchConfig::default();
+    let mut one = PingPong::from_host(dev, &u0)?;
+    let p1 = ScaleHeat::plan(dev, &config, shape)?;
+    let Some(devices) = devices else {
+        let (step, min) = time_steps(
+            steps,
+            || {
+                let (n, c) = one.split();
+                ScaleHeat::enqueue_plan(&p1, n, c)?;
+                one.swap();
+                Ok(())
+            },
+            || Ok(dev.finish()?),
+        )?;
+        return Ok(Timing {
+            step,
+            min,
+            exchange: 0.0,
+            per_step: 0.0,
+        });
+    };
+    let mut many = PingPong::from_host(devices, &u0)?;
+    let ps = ScaleHeat::plan(devices, &config, shape)?;
+    let depth = devices.layout(shape)?.depth();
+    for _ in 0..2 * depth + 3 {
+        let (n, c) = one.split();
+        ScaleHeat::enqueue_plan(&p1, n, c)?;
+        one.swap();
+        let (n, c) = many.split();
+        ScaleHeat::enqueue_plan(&ps, n, c)?;
+        many.swap();
+    }
+    check_same(&many.current().to_host()?, &one.current().to_host()?, "heat-3d")?;
+    drop(one);
+    let finish = || -> Result<()> {
+        for d in devices.devices() {
+            d.finish()?;
+        }
+        Ok(())
+    };
+    let (step, min) = time_steps(
+        steps,
+        || {
+            let (n, c) = many.split();
+            ScaleHeat::enqueue_plan(&ps, n, c)?;
+            many.swap();
+            Ok(())
+        },
+        finish,
+    )?;
+    let exchange = time_exchange(many.current(), &finish)?;
+    Ok(Timing {
+        step,
+        min,
+        exchange,
+        per_step: 1.0 / depth as f64,
+    })
+}
+
+/// One exchange of `grid` alone (devices idle), median of 20, in µs.
+fn time_exchange(grid: &SplitGrid<f32>, finish: &dyn Fn() -> Result<()>) -> Result<f64> {
+    finish()?;
+    let mut t = Vec::new();
+    for _ in 0..20 {
+        let start = Instant::now();
+        grid.exchange()?;
+        t.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[10])
+}
+
+pub fn run(dev: &Device, quick: bool, depths: &[usize]) -> Result<Report> {
+    let all = devices_like(dev)?;
+    let rates = Devices::new(all.clone())?.measured(if quick { 1 << 22 } else { 1 << 28 })?;
+    let mut rows = Vec::new();
+    let (w2, s2, w3) = if quick { (512, 1024, 64) } else { (8192, 16384, 512) };
+    let steps = |shape: Shape| -> usize {
+        let pts = shape.len() as f64;
+        ((4e9 / pts) as usize).clamp(20, 400)
+    };
+    for n in 1..=all.len() {
+        for (case, scaling, shape) in [
+            ("jacobi-2d", "weak", Shape::d2(w2, w2 * n)),
+            ("jacobi-2d", "strong", Shape::d2(s2, s2)),
+            ("heat-3d", "weak", Shape::d3(w3, w3, w3 * n)),
+            ("heat-3d", "strong", Shape::d3(w3, w3, w3)),
+        ] {
+            let st = steps(shape);
+            let single = if shape.rank() == 2 {
+                jacobi(dev, None, shape, st)?
+            } else {
+                heat(dev, None, shape, st)?
+            };
+            let depths_here = if n == 1 { &depths[..1] } else { depths };
+            for &depth in depths_here {
+                let devices = Devices::new(all[..n].to_vec())?
+                    .with_weights(&rates.weights()[..n])?
+                    .depth(depth)?;
+                let t = if n == 1 {
+                    single
+                } else if shape.rank() == 2 {
+                    jacobi(dev, Some(&devices), shape, st)?
+                } else {
+                    heat(dev, Some(&devices), shape, st)?
+                };
+                let base = rows
+                    .iter()
+                    .find(|r: &&Row| r.case == case && r.scaling == scaling && r.devices == 1)
+                    .map_or(t.step, |r| r.step_us);
+                let speedup = base / t.step;
+                rows.push(Row {
+                    case: case.to_string(),
+                    scaling,
+                    devices: n,
+                    shape: shape.to_string(),
+                    shares: devices.layout(shape)?.owned().to_vec(),
+                    depth,
+                    step_us: t.step,
+                    step_min_us: t.min,
+                    exchange_us: t.exchange,
+                    exchanges_per_step: t.per_step,
+                    exchange_share: if t.step > 0.0 {
+                        t.exchange * t.per_step / t.step
+                    } else {
+                        0.0
+                    },
+                    efficiency: if scaling == "weak" { speedup } else { speedup / n as f64 },
+                    speedup,
+                });
+            }
+        }
+    }
+    Ok(Report {
+        devices: all.iter().map(|d| d.info().name.clone()).collect(),
+        weights_gb_s: rates.weights().to_vec(),
+        rows,
+    })
+}
