@@ -17,6 +17,7 @@ test: deps lint
 	$(CARGO) run --example custom_template
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20 --f64
+	$(CARGO) run --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
 
@@ -41,6 +42,7 @@ bench-smoke:
 	$(CARGO) run --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
 	$(CARGO) run --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
 	$(CARGO) run --bin clforge-bench -- element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
+	$(CARGO) run --bin clforge-bench -- scaling --quick --json target/bench-scaling-smoke.json
 	$(CARGO) run --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
 
 lint:

@@ -132,6 +132,11 @@ struct Args {
     /// Print the generated OpenCL C of the Jacobi stencil and exit.
     #[arg(long)]
     print_source: bool,
+    /// Split the channel along y over this many devices: every GPU of the machine in turn
+    /// (the default device repeated where there are fewer), halos exchanged through the host.
+    /// The iterations are the same bits as on one device.
+    #[arg(long, default_value_t = 1)]
+    devices: usize,
     /// Where to write the picture of the streamlines.
     #[arg(long, default_value = "out/poisson_cylinder.png")]
     out: PathBuf,
@@ -282,19 +287,52 @@ fn main() -> Result<()> {
     );
     self_check(&device, &p)?;
 
+    let psi_host = if args.devices <= 1 {
+        solve(&device, &args, &p)?
+    } else {
+        let devices = Devices::new(devices_for(&device, args.devices)?)?;
+        println!(
+            "split along y over {} devices: {}",
+            args.devices,
+            devices
+                .devices()
+                .iter()
+                .map(|d| d.info().name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        solve(&devices, &args, &p)?
+    };
+
+    plot(&args.out, &psi_host, &p)?;
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+/// Devices to split over: every GPU of the machine, else `device`, repeated up to `n`.
+fn devices_for(device: &Device, n: usize) -> Result<Vec<Device>> {
+    let mut gpus = Vec::new();
+    for info in Device::list()? {
+        if matches!(info.kind, clforge::runtime::DeviceKind::Gpu) && info.platform == device.info().platform {
+            gpus.push(Device::select(&info.index.to_string())?);
+        }
+    }
+    if gpus.is_empty() {
+        gpus.push(device.clone());
+    }
+    Ok((0..n).map(|i| gpus[i % gpus.len()].clone()).collect())
+}
+
+/// Jacobi iterations until the change is below the tolerance, on one device or split over
+/// several: the same calls either way. Returns ψ.
+fn solve<D: Target>(target: &D, args: &Args, p: &Problem) -> Result<HostGrid<f32>> {
     let config = LaunchConfig::variant(args.variant.into());
-    let plan = Jacobi::plan(&device, &config, p.shape)?;
-    let check_plan = JacobiChange::plan(&device, &LaunchConfig::default(), p.shape)?;
-    println!(
-        "kernel {}: global {:?}, local {:?}",
-        plan.kernel(),
-        plan.global(),
-        plan.local()
-    );
-    let omega = DeviceGrid::from_host(&device, &p.omega)?;
-    let cell = DeviceGrid::from_host(&device, &p.cell)?;
-    let mut psi = PingPong::from_host(&device, &p.psi0)?;
-    let mut change = DeviceGrid::new(&device, p.shape)?;
+    let plan = Jacobi::plan(target, &config, p.shape)?;
+    let check_plan = JacobiChange::plan(target, &LaunchConfig::default(), p.shape)?;
+    let omega = target.upload(&p.omega)?;
+    let cell = target.upload(&p.cell)?;
+    let mut psi = PingPong::from_host(target, &p.psi0)?;
+    let mut change = target.zeros(p.shape)?;
     let mut change_host = HostGrid::new(p.shape)?;
 
     let mut events = Vec::with_capacity(args.check_every);
@@ -356,9 +394,7 @@ fn main() -> Result<()> {
         kernel_ns as f64 * 1e-3 / n
     );
 
-    plot(&args.out, &psi_host, &p)?;
-    println!("wrote {}", args.out.display());
-    Ok(())
+    Ok(psi_host)
 }
 
 /// A colour map of ψ, 20 black isolines (the streamlines of seed 002's Fig. 1), the body grey.

@@ -43,7 +43,7 @@ pub use stencil::{
 /// Several devices in one host: grids split into slabs with deep halos.
 pub mod split;
 pub use split::{Devices, SplitGrid, SplitPlan};
-pub use stencil::target::{Launch, Target, TargetGrid};
+pub use stencil::target::{GridOn, Launch, Target, TargetGrid};
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;
 /// The lattice kind's building blocks: counter-based random streams and bit-packed state.

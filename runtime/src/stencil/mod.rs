@@ -82,7 +82,11 @@ pub struct PingPong<T: Scalar, G = DeviceGrid<T>> {
 impl<T: Scalar, G: target::TargetGrid<T>> PingPong<T, G> {
     /// Both grids start as copies of `initial`, so boundary points a stencil never writes
     /// (a `fixed` boundary) keep their values in both.
-    pub fn from_host<D: target::Target<Grid<T> = G>>(device: &D, initial: &HostGrid<T>) -> Result<Self> {
+    pub fn from_host<D>(device: &D, initial: &HostGrid<T>) -> Result<Self>
+    where
+        D: target::Target,
+        D::Plan: target::Launch<Grid<T> = G>,
+    {
         Ok(PingPong {
             grids: [device.upload(initial)?, device.upload(initial)?],
             current: 0,

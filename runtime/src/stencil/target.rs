@@ -13,18 +13,20 @@ use crate::split::{Devices, SplitArg, SplitGrid, SplitPlan};
 
 use super::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
 
-/// One device or several: what a stencil plan is built for and grids are uploaded to.
+/// A grid on target `D`: [`DeviceGrid`] on a [`Device`], [`SplitGrid`] on [`Devices`].
+pub type GridOn<D, T> = <<D as Target>::Plan as Launch>::Grid<T>;
+
+/// One device or several: what a stencil plan is built for and grids are uploaded to. Its
+/// grids are its plans' ([`GridOn`]), so code generic over a target launches its own grids.
 pub trait Target {
-    /// A grid on this target.
-    type Grid<T: Scalar>: TargetGrid<T>;
     /// A sized, built launch on this target.
     type Plan: Launch;
     /// Builds and sizes a launch of `spec` for grids of `shape` (the generated `plan`).
     fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<Self::Plan>;
     /// A copy of `host` on this target.
-    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<Self::Grid<T>>;
+    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<GridOn<Self, T>>;
     /// A zero-filled grid of `shape` on this target.
-    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<Self::Grid<T>>;
+    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<GridOn<Self, T>>;
 }
 
 /// What every target's grid can do.
@@ -59,7 +61,6 @@ pub trait Launch {
 }
 
 impl Target for Device {
-    type Grid<T: Scalar> = DeviceGrid<T>;
     type Plan = StencilPlan;
     fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<StencilPlan> {
         StencilPlan::new(self, spec, config, shape)
@@ -108,7 +109,6 @@ impl Launch for StencilPlan {
 }
 
 impl Target for Devices {
-    type Grid<T: Scalar> = SplitGrid<T>;
     type Plan = SplitPlan;
     fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<SplitPlan> {
         SplitPlan::new(self, spec, config, shape)
