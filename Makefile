@@ -3,7 +3,7 @@ CARGO ?= cargo
 # PoCL's kernel cache, kept in the tree so repeated runs skip compilation.
 export POCL_CACHE_DIR ?= $(CURDIR)/target/pocl-cache
 
-.PHONY: deps run test lint bench-quick bench-smoke difftest difftest-long
+.PHONY: deps run test lint mpi-test bench-quick bench-smoke difftest difftest-long
 
 deps:
 	@scripts/install-deps.sh
@@ -18,6 +18,7 @@ test: deps lint
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20 --f64
 	$(CARGO) run --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
+	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
 
@@ -48,6 +49,14 @@ bench-smoke:
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p clforge-runtime --features mpi --all-targets -- -D warnings
+	$(CARGO) clippy -p clforge --features mpi --example jacobi_ranks -- -D warnings
+
+# MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
+# bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
+mpi-test:
+	$(CARGO) build --features mpi --example jacobi_ranks
+	scripts/mpi-test.sh target/debug/examples/jacobi_ranks
 
 # Smoke run of the benchmark suites (stencils under a minute, elements ~10 s on PoCL); timings
 # are reported, never asserted.

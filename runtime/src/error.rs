@@ -105,6 +105,17 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
 
+    /// Work across MPI ranks failed: on every rank, naming the rank that failed first.
+    #[error("MPI rank {rank} of {size}: {detail}")]
+    Ranks {
+        /// The rank that reports (or, for a failure agreed on by all, the first that failed).
+        rank: i32,
+        /// The ranks in the job.
+        size: i32,
+        /// What went wrong and what to do.
+        detail: String,
+    },
+
     /// Reading or writing a file (a checkpoint) failed.
     #[error("{what}: {source}")]
     Io {

@@ -43,6 +43,11 @@ pub use stencil::{
 /// Several devices in one host: grids split into slabs with deep halos.
 pub mod split;
 pub use split::{Devices, SplitGrid, SplitPlan};
+/// MPI across hosts: one rank per device, the grid split among ranks (feature `mpi`).
+#[cfg(feature = "mpi")]
+pub mod ranks;
+#[cfg(feature = "mpi")]
+pub use ranks::{RankGrid, RankPlan, Ranks};
 pub use stencil::target::{GridOn, Launch, Target, TargetGrid};
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;

@@ -124,7 +124,7 @@ impl Devices {
 }
 
 /// Median copy rate of `device` in GB/s over 5 profiled device-side copies of `bytes` bytes.
-fn copy_rate(device: &Device, bytes: usize) -> Result<f64> {
+pub(crate) fn copy_rate(device: &Device, bytes: usize) -> Result<f64> {
     let n = (bytes / 4).max(1);
     let src = Buffer::<f32>::new(device, n)?;
     let mut dst = Buffer::<f32>::new(device, n)?;
@@ -144,15 +144,15 @@ pub struct Layout {
     shape: Shape,
     axis: usize,
     /// Elements per plane (the product of the other extents).
-    plane: usize,
+    pub(crate) plane: usize,
     /// Each slab's own planes `lo..hi` along the axis.
-    owned: Vec<(usize, usize)>,
-    depth: usize,
-    periodic: bool,
+    pub(crate) owned: Vec<(usize, usize)>,
+    pub(crate) depth: usize,
+    pub(crate) periodic: bool,
 }
 
 impl Layout {
-    fn new(shape: Shape, weights: &[f64], depth: usize, periodic: bool) -> Result<Layout> {
+    pub(crate) fn new(shape: Shape, weights: &[f64], depth: usize, periodic: bool) -> Result<Layout> {
         let axis = shape.rank().max(1) - 1;
         let dims = shape.dims();
         let n = dims[axis];
@@ -213,7 +213,7 @@ impl Layout {
         self.depth
     }
     /// Halo planes below slab `i`.
-    fn below(&self, i: usize) -> usize {
+    pub(crate) fn below(&self, i: usize) -> usize {
         if i > 0 || self.periodic {
             self.depth
         } else {
@@ -221,7 +221,7 @@ impl Layout {
         }
     }
     /// Halo planes above slab `i`.
-    fn above(&self, i: usize) -> usize {
+    pub(crate) fn above(&self, i: usize) -> usize {
         if i + 1 < self.owned.len() || self.periodic {
             self.depth
         } else {
@@ -229,12 +229,12 @@ impl Layout {
         }
     }
     /// Planes slab `i` holds (halo included).
-    fn planes(&self, i: usize) -> usize {
+    pub(crate) fn planes(&self, i: usize) -> usize {
         let (lo, hi) = self.owned[i];
         self.below(i) + (hi - lo) + self.above(i)
     }
     /// The shape of slab `i` as its device sees it.
-    fn part_shape(&self, i: usize) -> Shape {
+    pub(crate) fn part_shape(&self, i: usize) -> Shape {
         let mut d = self.shape.dims();
         d[self.axis] = self.planes(i);
         match self.shape.rank() {
@@ -244,7 +244,7 @@ impl Layout {
         }
     }
     /// The whole grid's plane that slab `i`'s plane `k` holds (wrapping where periodic).
-    fn global_plane(&self, i: usize, k: usize) -> usize {
+    pub(crate) fn global_plane(&self, i: usize, k: usize) -> usize {
         let n = self.shape.dims()[self.axis] as isize;
         let p = self.owned[i].0 as isize - self.below(i) as isize + k as isize;
         p.rem_euclid(n) as usize
@@ -488,6 +488,38 @@ impl<'a> SplitArg<'a> {
     }
 }
 
+/// The planes a launch of `spec` with `config` reads along the split axis of `layout` (halo ×
+/// steps per launch), checked against the layout's halo depth and periodicity.
+pub(crate) fn check_split(spec: &StencilSpec, config: &LaunchConfig, layout: &Layout) -> Result<usize> {
+    let axis = layout.axis;
+    let reach = spec.halo[axis].saturating_mul(config.iterations());
+    let periodic = spec.boundary == Boundary::Periodic;
+    if periodic != layout.periodic {
+        return Err(Error::InvalidConfig(format!(
+            "stencil `{}` has a {:?} boundary but the split axis is {}: {}",
+            spec.name,
+            spec.boundary,
+            if layout.periodic { "periodic" } else { "not periodic" },
+            if periodic {
+                "use `Devices::periodic(true)` (or `Ranks::periodic(true)`) so the first and last slabs exchange"
+            } else {
+                "use `periodic(false)` (the default) for stencils that do not wrap"
+            }
+        )));
+    }
+    if reach > layout.depth {
+        return Err(Error::InvalidConfig(format!(
+            "stencil `{}` reads {reach} planes along axis {axis} per launch (halo {} x {} steps) but the split \
+             keeps {} halo planes; use `Devices::depth({reach})` (or `Ranks::depth`) or more",
+            spec.name,
+            spec.halo[axis],
+            config.iterations(),
+            layout.depth
+        )));
+    }
+    Ok(reach)
+}
+
 /// A stencil launch on every slab of a split grid: one [`StencilPlan`] per device.
 #[derive(Clone, Debug)]
 pub struct SplitPlan {
@@ -505,32 +537,7 @@ impl SplitPlan {
     pub fn new(devices: &Devices, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<SplitPlan> {
         crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
         let layout = devices.layout(shape)?;
-        let axis = layout.axis;
-        let reach = spec.halo[axis].saturating_mul(config.iterations());
-        let periodic = spec.boundary == Boundary::Periodic;
-        if periodic != layout.periodic {
-            return Err(Error::InvalidConfig(format!(
-                "stencil `{}` has a {:?} boundary but the devices' split axis is {}: {}",
-                spec.name,
-                spec.boundary,
-                if layout.periodic { "periodic" } else { "not periodic" },
-                if periodic {
-                    "use `Devices::periodic(true)` so the first and last slabs exchange"
-                } else {
-                    "use `Devices::periodic(false)` (the default) for stencils that do not wrap"
-                }
-            )));
-        }
-        if reach > layout.depth {
-            return Err(Error::InvalidConfig(format!(
-                "stencil `{}` reads {reach} planes along axis {axis} per launch (halo {} x {} steps) but the devices \
-                 keep {} halo planes; use `Devices::depth({reach})` or more",
-                spec.name,
-                spec.halo[axis],
-                config.iterations(),
-                layout.depth
-            )));
-        }
+        let reach = check_split(&spec, config, &layout)?;
         let parts = (0..devices.devices.len())
             .map(|i| StencilPlan::new(&devices.devices[i], spec, config, layout.part_shape(i)))
             .collect::<Result<Vec<_>>>()?;

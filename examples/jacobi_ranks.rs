@@ -1,0 +1,126 @@
+//! Jacobi iterations split across MPI ranks (feature `mpi`): the same `solve` runs on one
+//! device and on `Ranks`, and every rank checks that the split run gives the single device's
+//! bits.
+//!
+//! ```text
+//! cargo build --release --features mpi --example jacobi_ranks
+//! mpirun -np 4 target/release/examples/jacobi_ranks --nx 256 --ny 512
+//! ```
+//!
+//! `--fail-rank R --fail-at S` makes rank R stop with an error at step S: every other rank
+//! then returns an error naming it (no rank waits for ever). `--expect N` refuses a job of
+//! another size on every rank.
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use clforge::prelude::*;
+use clforge::runtime::Ranks;
+
+/// Jacobi for `Δu = f` with a fixed boundary.
+#[clforge::stencil]
+fn jacobi(u: &Grid<f32>, f: &Grid<f32>) -> f32 {
+    0.25 * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) - 0.25 * f.at(0, 0)
+}
+
+/// Jacobi split across MPI ranks, checked against one device.
+#[derive(Parser, Debug)]
+struct Args {
+    /// Grid points along x.
+    #[arg(long, default_value_t = 96)]
+    nx: usize,
+    /// Grid points along y (the split axis).
+    #[arg(long, default_value_t = 64)]
+    ny: usize,
+    /// Jacobi iterations.
+    #[arg(long, default_value_t = 40)]
+    steps: usize,
+    /// Halo planes per shared side.
+    #[arg(long, default_value_t = 3)]
+    depth: usize,
+    /// Refuse to run unless the job has this many ranks.
+    #[arg(long)]
+    expect: Option<usize>,
+    /// This rank stops with an error (to show that every rank then stops).
+    #[arg(long)]
+    fail_rank: Option<usize>,
+    /// The step at which `--fail-rank` stops.
+    #[arg(long, default_value_t = 10)]
+    fail_at: usize,
+}
+
+/// `steps` Jacobi iterations from `u0` on any target; `stop` may end the run early with an
+/// error. Returns the whole grid.
+fn solve<D: Target>(
+    target: &D,
+    u0: &HostGrid<f32>,
+    f: &HostGrid<f32>,
+    steps: usize,
+    stop: impl Fn(usize) -> Result<()>,
+) -> Result<HostGrid<f32>> {
+    let plan = Jacobi::plan(target, &LaunchConfig::default(), u0.shape())?;
+    let f = target.upload(f)?;
+    let mut u = PingPong::from_host(target, u0)?;
+    for step in 0..steps {
+        stop(step)?;
+        let (next, current) = u.split();
+        Jacobi::enqueue_plan(&plan, next, current, &f)?;
+        u.swap();
+    }
+    Ok(u.current().to_host()?)
+}
+
+fn run(args: &Args, ranks: &Ranks) -> Result<()> {
+    let (r, n) = (ranks.rank(), ranks.size());
+    let shape = Shape::d2(args.nx, args.ny);
+    let u0 = HostGrid::from_fn(shape, |[x, y, _]| ((x * 7 + y * 13) % 17) as f32 * 0.1)?;
+    let f = HostGrid::from_fn(shape, |[x, y, _]| ((x as f32) * 0.1).sin() * ((y as f32) * 0.07).cos())?;
+    let split = solve(ranks, &u0, &f, args.steps, |step| {
+        if args.fail_rank == Some(r) && step == args.fail_at {
+            bail!("rank {r}: injected failure at step {step} (--fail-rank)");
+        }
+        Ok(())
+    })?;
+    let one = solve(ranks.device(), &u0, &f, args.steps, |_| Ok(()))?;
+    if let Some(i) = split
+        .data()
+        .iter()
+        .zip(one.data())
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        bail!(
+            "rank {r}: point {i} is {} split across {n} ranks but {} on one device",
+            split.data()[i],
+            one.data()[i]
+        );
+    }
+    // A reduction through MPI: the largest |u| of each rank's own planes, over all ranks.
+    let layout = ranks.layout(shape)?;
+    let (lo, hi) = layout.owned()[r];
+    let own = &split.data()[lo * args.nx..hi * args.nx];
+    let local = own.iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
+    let global = ranks.max(local)?;
+    let whole = split.data().iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
+    if global != whole {
+        bail!("rank {r}: max |u| over ranks {global} differs from the whole grid's {whole}");
+    }
+    println!(
+        "rank {r} of {n}: planes {lo}..{hi} on {}; {} steps of {shape} equal one device bit for bit; max |u| = {global}",
+        ranks.device().info().name,
+        args.steps
+    );
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let mut ranks = Ranks::init(Device::default()?)?;
+    if let Some(n) = args.expect {
+        ranks = ranks.expect(n)?;
+    }
+    let ranks = ranks.depth(args.depth)?;
+    if let Err(e) = run(&args, &ranks) {
+        eprintln!("rank {} error: {e:#}", ranks.rank());
+        return Err(e);
+    }
+    Ok(())
+}

@@ -1,0 +1,580 @@
+//! MPI across hosts (issue 13, item 2; feature `mpi`): one rank per device, the grid split
+//! among the ranks exactly as [`Devices`](crate::Devices) splits it among local devices (the
+//! same [`Layout`], the same deep halos, the same bits), halos exchanged with one packed
+//! message per neighbour and direction (slabs are contiguous planes: no strided datatypes).
+//!
+//! Every rank runs the same program. [`Ranks`] replaces the device in the generated `plan`
+//! and its grids ([`RankGrid`]) replace `DeviceGrid` in `launch_plan`; every rank uploads the
+//! whole host grid and keeps its slab. Reductions (`max`, `sum`) go through MPI collectives.
+//!
+//! Failure: every collective step (a plan, an exchange, a gather, a reduction, and the end of
+//! the run when the last `Ranks` handle is dropped) first agrees on a status with one
+//! `MPI_Allreduce`. A rank that fails returns its error; when its `Ranks` is dropped it joins
+//! the others' next agreement as "stopped", so every other rank returns
+//! [`Error::Ranks`] naming it instead of waiting for it. A mismatched rank count is an error on
+//! every rank ([`Ranks::expect`]).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::PartitionMut;
+use mpi::topology::Communicator;
+use mpi::traits::*;
+
+use crate::buffer::Scalar;
+use crate::device::{lock, Device};
+use crate::error::{Error, Result};
+use crate::host::{HostGrid, Params, Shape};
+use crate::program::Event;
+use crate::split::{Layout, DEFAULT_DEPTH};
+use crate::stencil::target::{GridOn, Launch, Target, TargetGrid};
+use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
+
+/// Status sent by a rank that is healthy, in [`Ranks::agree`]. A rank that failed sends its
+/// rank `r`; a rank whose `Ranks` is dropped (its run ended, or stopped on an error of the
+/// program's own) sends `size + r`. The minimum names the first failed rank, else the first
+/// that left.
+const HEALTHY: i32 = i32::MAX;
+
+struct Inner {
+    universe: mpi::environment::Universe,
+    device: Device,
+    weights: Vec<f64>,
+    depth: usize,
+    periodic: bool,
+    /// This rank failed and has not yet told the others.
+    failed: AtomicBool,
+    /// Another rank stopped: no more collectives (they would wait for it).
+    broken: AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.broken.load(Ordering::Relaxed) {
+            return;
+        }
+        // The end of the run, or this rank stopping early: one last agreement. The others
+        // meet it at the end of their run (all leaving) or in their next step (they then
+        // return an error naming this rank).
+        let world = self.universe.world();
+        let me = if self.failed.load(Ordering::Relaxed) {
+            world.rank()
+        } else {
+            world.size() + world.rank()
+        };
+        let mut status = 0;
+        world.all_reduce_into(&me, &mut status, SystemOperation::min());
+    }
+}
+
+/// This process's MPI rank with its device: the target of a stencil split across ranks.
+#[derive(Clone)]
+pub struct Ranks {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Ranks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ranks")
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .field("device", &self.inner.device.info().name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ranks {
+    /// Initialises MPI (once per process) with `device` as this rank's device; equal shares,
+    /// [`DEFAULT_DEPTH`] halo planes, a non-periodic split axis.
+    pub fn init(device: Device) -> Result<Ranks> {
+        let universe = mpi::initialize().ok_or_else(|| {
+            Error::InvalidConfig("MPI is already initialised in this process: make one `Ranks` and clone it".into())
+        })?;
+        let size = universe.world().size() as usize;
+        Ok(Ranks {
+            inner: Arc::new(Inner {
+                universe,
+                device,
+                weights: vec![1.0; size],
+                depth: DEFAULT_DEPTH,
+                periodic: false,
+                failed: AtomicBool::new(false),
+                broken: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    fn with(self, f: impl FnOnce(&mut Inner)) -> Result<Ranks> {
+        let mut inner = Arc::try_unwrap(self.inner).map_err(|_| {
+            Error::InvalidConfig("configure `Ranks` before cloning it or making grids and plans".into())
+        })?;
+        f(&mut inner);
+        Ok(Ranks { inner: Arc::new(inner) })
+    }
+
+    /// Fails on every rank unless the job has exactly `n` ranks (the run was planned for `n`).
+    pub fn expect(self, n: usize) -> Result<Ranks> {
+        if self.size() != n {
+            return Err(self.error(format!(
+                "this run is planned for {n} ranks but the job has {}; start it with `mpirun -np {n}`",
+                self.size()
+            )));
+        }
+        Ok(self)
+    }
+
+    /// `planes` halo planes per shared side (at least 1); see [`Devices::depth`](crate::Devices::depth).
+    pub fn depth(self, planes: usize) -> Result<Ranks> {
+        if planes == 0 {
+            return Err(self.error("`Ranks::depth` must be at least 1 plane".into()));
+        }
+        self.with(|i| i.depth = planes)
+    }
+
+    /// Declares the split axis periodic (needed by `boundary = periodic` stencils).
+    pub fn periodic(self, periodic: bool) -> Result<Ranks> {
+        self.with(|i| i.periodic = periodic)
+    }
+
+    /// Shares from each rank's measured device copy rate (gathered from every rank).
+    pub fn measured(self, bytes: usize) -> Result<Ranks> {
+        let rate = crate::split::copy_rate(&self.inner.device, bytes);
+        let rate = self.agree(rate)?;
+        let mut all = vec![0f64; self.size()];
+        self.inner.universe.world().all_gather_into(&rate, &mut all[..]);
+        self.with(|i| i.weights = all)
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.inner.universe.world().rank() as usize
+    }
+
+    /// Ranks in the job.
+    pub fn size(&self) -> usize {
+        self.inner.universe.world().size() as usize
+    }
+
+    /// This rank's device.
+    pub fn device(&self) -> &Device {
+        &self.inner.device
+    }
+
+    /// The shares of the ranks (equal unless measured).
+    pub fn weights(&self) -> &[f64] {
+        &self.inner.weights
+    }
+
+    /// How a grid of `shape` is split among the ranks.
+    pub fn layout(&self, shape: Shape) -> Result<Layout> {
+        Layout::new(shape, &self.inner.weights, self.inner.depth, self.inner.periodic)
+    }
+
+    fn error(&self, detail: String) -> Error {
+        Error::Ranks {
+            rank: self.rank() as i32,
+            size: self.size() as i32,
+            detail,
+        }
+    }
+
+    /// Every rank learns whether every rank got here healthy: `local` on this rank, else an
+    /// error naming the first rank that failed or stopped. A collective: every rank calls it at
+    /// the same step.
+    pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
+        if self.inner.broken.load(Ordering::Relaxed) {
+            return Err(self.error("an earlier step failed on another rank; no further collective steps".into()));
+        }
+        let world = self.inner.universe.world();
+        let me = if local.is_ok() { HEALTHY } else { world.rank() };
+        let mut first = 0;
+        world.all_reduce_into(&me, &mut first, SystemOperation::min());
+        match (local, first) {
+            (Err(e), _) => {
+                // The others know now: nothing left to tell them.
+                self.inner.broken.store(true, Ordering::Relaxed);
+                Err(e)
+            }
+            (Ok(v), HEALTHY) => Ok(v),
+            (Ok(_), r) if r >= world.size() => {
+                self.inner.broken.store(true, Ordering::Relaxed);
+                Err(Error::Ranks {
+                    rank: r - world.size(),
+                    size: world.size(),
+                    detail: "stopped before this step while the others went on (an error of its own, on its \
+                             output, or a program whose ranks take different steps); every rank stops"
+                        .into(),
+                })
+            }
+            (Ok(_), r) => {
+                self.inner.broken.store(true, Ordering::Relaxed);
+                Err(Error::Ranks {
+                    rank: r,
+                    size: self.size() as i32,
+                    detail: "failed (its own error is on its output); every rank stops".into(),
+                })
+            }
+        }
+    }
+
+    /// Marks this rank failed: its last agreement (when `Ranks` is dropped) tells the others.
+    fn failed<T>(&self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.inner.failed.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// The largest of every rank's `x` (NaN if any is NaN).
+    pub fn max(&self, x: f64) -> Result<f64> {
+        self.agree(Ok(()))?;
+        let nan = if x.is_nan() { 1 } else { 0 };
+        let (mut any_nan, mut m) = (0, 0f64);
+        let world = self.inner.universe.world();
+        world.all_reduce_into(&nan, &mut any_nan, SystemOperation::max());
+        world.all_reduce_into(&x, &mut m, SystemOperation::max());
+        Ok(if any_nan != 0 { f64::NAN } else { m })
+    }
+
+    /// The sum of every rank's `x`.
+    pub fn sum(&self, x: f64) -> Result<f64> {
+        self.agree(Ok(()))?;
+        let mut s = 0f64;
+        self.inner
+            .universe
+            .world()
+            .all_reduce_into(&x, &mut s, SystemOperation::sum());
+        Ok(s)
+    }
+}
+
+/// The bytes of a slice of plain scalars (MPI moves them as bytes: every `Scalar` is plain data).
+fn bytes<T: Scalar>(v: &[T]) -> &[u8] {
+    // SAFETY: `Scalar` types are plain numbers without padding or invalid bit patterns.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), size_of_val(v)) }
+}
+
+fn bytes_mut<T: Scalar>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as `bytes`; every byte pattern is a valid `Scalar`.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of_val(v)) }
+}
+
+/// This rank's slab of a grid split across ranks.
+pub struct RankGrid<T: Scalar> {
+    part: DeviceGrid<T>,
+    layout: Arc<Layout>,
+    ranks: Ranks,
+    valid: AtomicUsize,
+    /// Send and receive buffers of the exchange.
+    staging: Mutex<Vec<Vec<T>>>,
+}
+
+impl<T: Scalar> std::fmt::Debug for RankGrid<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RankGrid")
+            .field("rank", &self.ranks.rank())
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Scalar> RankGrid<T> {
+    /// A zero-filled grid of `shape`; this rank holds its slab.
+    pub fn new(ranks: &Ranks, shape: Shape) -> Result<RankGrid<T>> {
+        let r = ranks.rank();
+        let made = ranks
+            .layout(shape)
+            .and_then(|l| Ok((DeviceGrid::new(ranks.device(), l.part_shape(r))?, l)));
+        let (part, layout) = ranks.failed(made)?;
+        Ok(RankGrid {
+            part,
+            valid: AtomicUsize::new(layout.depth),
+            layout: Arc::new(layout),
+            ranks: ranks.clone(),
+            staging: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The whole grid's shape.
+    pub fn shape(&self) -> Shape {
+        self.layout.shape()
+    }
+
+    /// This rank's slab (halo planes included).
+    pub fn part(&self) -> &DeviceGrid<T> {
+        &self.part
+    }
+
+    /// Writes this rank's slab (and halos) from the whole grid `host` (every rank passes it).
+    pub fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        crate::host::check_shape("upload", self.shape(), host.shape())?;
+        let (l, r) = (&self.layout, self.ranks.rank());
+        let mut data = Vec::with_capacity(l.planes(r) * l.plane);
+        for k in 0..l.planes(r) {
+            let g = l.global_plane(r, k);
+            data.extend_from_slice(&host.data()[g * l.plane..(g + 1) * l.plane]);
+        }
+        self.ranks.failed(self.part.buffer().write_at(0, &data))?;
+        self.valid.store(l.depth, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The whole grid on every rank (a collective: every rank's own planes gathered).
+    pub fn to_host(&self) -> Result<HostGrid<T>> {
+        let l = &self.layout;
+        let r = self.ranks.rank();
+        let (lo, hi) = l.owned[r];
+        let mut mine = vec![T::default(); (hi - lo) * l.plane];
+        let read = self.part.buffer().read_at(l.below(r) * l.plane, &mut mine);
+        self.ranks.agree(read)?;
+        let size = size_of::<T>() as i32;
+        let counts: Vec<i32> = l
+            .owned
+            .iter()
+            .map(|&(a, b)| ((b - a) * l.plane) as i32 * size)
+            .collect();
+        let displs: Vec<i32> = l.owned.iter().map(|&(a, _)| (a * l.plane) as i32 * size).collect();
+        let mut all = HostGrid::new(self.shape())?;
+        {
+            let mut part = PartitionMut::new(bytes_mut(all.data_mut()), counts, displs);
+            self.ranks
+                .inner
+                .universe
+                .world()
+                .all_gather_varcount_into(bytes(&mine), &mut part);
+        }
+        Ok(all)
+    }
+
+    /// Reads the whole grid into `host` on every rank (a collective).
+    pub fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        crate::host::check_shape("download", host.shape(), self.shape())?;
+        *host = self.to_host()?;
+        Ok(())
+    }
+
+    /// Fills both halos with the neighbours' current planes: one message per neighbour and
+    /// direction, sent and received without blocking, after all ranks agreed they are healthy.
+    pub fn exchange(&self) -> Result<()> {
+        let l = &self.layout;
+        let (r, k) = (self.ranks.rank(), self.ranks.size());
+        let (d, p) = (l.depth, l.plane);
+        let own = l.owned[r].1 - l.owned[r].0;
+        let mut staging = lock(&self.staging);
+        if staging.len() != 4 {
+            *staging = vec![vec![T::default(); d * p]; 4];
+        }
+        let [send_lo, send_hi, recv_lo, recv_hi] = &mut staging[..] else {
+            return Err(Error::InvalidConfig("exchange buffers".into()));
+        };
+        let (below, above) = (l.below(r) > 0, l.above(r) > 0);
+        let read = (|| -> Result<()> {
+            if below {
+                self.part.buffer().read_at(l.below(r) * p, send_lo)?;
+            }
+            if above {
+                self.part.buffer().read_at((l.below(r) + own - d) * p, send_hi)?;
+            }
+            Ok(())
+        })();
+        self.ranks.agree(read)?;
+        let world = self.ranks.inner.universe.world();
+        let (lo_rank, hi_rank) = (((r + k - 1) % k) as i32, ((r + 1) % k) as i32);
+        // Tag 0: planes going down (to the lower neighbour's upper halo), 1: going up.
+        mpi::request::scope(|scope| {
+            let mut reqs = Vec::new();
+            if below {
+                reqs.push(
+                    world
+                        .process_at_rank(lo_rank)
+                        .immediate_receive_into_with_tag(scope, bytes_mut(recv_lo), 1),
+                );
+            }
+            if above {
+                reqs.push(
+                    world
+                        .process_at_rank(hi_rank)
+                        .immediate_receive_into_with_tag(scope, bytes_mut(recv_hi), 0),
+                );
+            }
+            let mut sends = Vec::new();
+            if below {
+                sends.push(
+                    world
+                        .process_at_rank(lo_rank)
+                        .immediate_send_with_tag(scope, bytes(send_lo), 0),
+                );
+            }
+            if above {
+                sends.push(
+                    world
+                        .process_at_rank(hi_rank)
+                        .immediate_send_with_tag(scope, bytes(send_hi), 1),
+                );
+            }
+            for q in reqs.into_iter().chain(sends) {
+                q.wait();
+            }
+        });
+        let write = (|| -> Result<()> {
+            if below {
+                self.part.buffer().write_at(0, recv_lo)?;
+            }
+            if above {
+                self.part.buffer().write_at((l.below(r) + own) * p, recv_hi)?;
+            }
+            Ok(())
+        })();
+        self.ranks.failed(write)?;
+        self.valid.store(d, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A grid argument's halo state, for [`RankPlan::launch`].
+trait RankHalo {
+    fn layout(&self) -> &Layout;
+    fn valid_depth(&self) -> usize;
+    fn exchange(&self) -> Result<()>;
+}
+
+impl<T: Scalar> RankHalo for RankGrid<T> {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn valid_depth(&self) -> usize {
+        self.valid.load(Ordering::Relaxed)
+    }
+    fn exchange(&self) -> Result<()> {
+        RankGrid::exchange(self)
+    }
+}
+
+/// One argument of a launch across ranks (built by the generated code).
+pub struct RankArg<'a> {
+    arg: StencilArg<'a>,
+    grid: Option<(&'a str, &'a dyn RankHalo)>,
+}
+
+/// A stencil launch on this rank's slab.
+#[derive(Debug)]
+pub struct RankPlan {
+    plan: StencilPlan,
+    layout: Arc<Layout>,
+    reach: usize,
+    ranks: Ranks,
+    name: &'static str,
+}
+
+impl RankPlan {
+    /// Sizes and builds `spec` for this rank's slab of `shape`; a collective (every rank fails
+    /// if one does).
+    pub fn new(ranks: &Ranks, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<RankPlan> {
+        let made = (|| -> Result<(StencilPlan, Layout, usize)> {
+            crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
+            let layout = ranks.layout(shape)?;
+            let reach = crate::split::check_split(&spec, config, &layout)?;
+            let plan = StencilPlan::new(ranks.device(), spec, config, layout.part_shape(ranks.rank()))?;
+            Ok((plan, layout, reach))
+        })();
+        let (plan, layout, reach) = ranks.agree(made)?;
+        Ok(RankPlan {
+            plan,
+            layout: Arc::new(layout),
+            reach,
+            ranks: ranks.clone(),
+            name: spec.name,
+        })
+    }
+
+    /// Launches on this rank's slab, exchanging an input's halos first where they are
+    /// shallower than the launch's reach (a collective then).
+    pub fn launch<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<Event> {
+        let check = |what: &str, l: &Layout| {
+            if *l == *self.layout {
+                Ok(())
+            } else {
+                Err(Error::InvalidConfig(format!(
+                    "grid `{what}` of stencil `{}` is split differently from the plan: make grids and plan from \
+                     the same `Ranks` and shape",
+                    self.name
+                )))
+            }
+        };
+        self.ranks.failed(check("out", &out.layout))?;
+        let mut valid = self.layout.depth;
+        for a in args {
+            if let Some((name, g)) = a.grid {
+                self.ranks.failed(check(name, g.layout()))?;
+                if g.valid_depth() < self.reach {
+                    g.exchange()?;
+                }
+                valid = valid.min(g.valid_depth());
+            }
+        }
+        let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
+        let ev = self.ranks.failed(self.plan.launch(&mut out.part, &list))?;
+        out.valid.store(valid.saturating_sub(self.reach), Ordering::Relaxed);
+        Ok(ev)
+    }
+}
+
+impl Target for Ranks {
+    type Plan = RankPlan;
+    fn stencil_plan(&self, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<RankPlan> {
+        RankPlan::new(self, spec, config, shape)
+    }
+    fn upload<T: Scalar>(&self, host: &HostGrid<T>) -> Result<GridOn<Self, T>> {
+        let mut g = RankGrid::new(self, host.shape())?;
+        g.upload(host)?;
+        Ok(g)
+    }
+    fn zeros<T: Scalar>(&self, shape: Shape) -> Result<GridOn<Self, T>> {
+        RankGrid::new(self, shape)
+    }
+}
+
+impl<T: Scalar> TargetGrid<T> for RankGrid<T> {
+    fn shape(&self) -> Shape {
+        RankGrid::shape(self)
+    }
+    fn to_host(&self) -> Result<HostGrid<T>> {
+        RankGrid::to_host(self)
+    }
+    fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
+        RankGrid::upload(self, host)
+    }
+    fn download(&self, host: &mut HostGrid<T>) -> Result<()> {
+        RankGrid::download(self, host)
+    }
+}
+
+impl Launch for RankPlan {
+    type Grid<T: Scalar> = RankGrid<T>;
+    type Arg<'a> = RankArg<'a>;
+    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a RankGrid<T>) -> RankArg<'a> {
+        RankArg {
+            arg: StencilArg::grid(name, &grid.part),
+            grid: Some((name, grid)),
+        }
+    }
+    fn params_arg<'a, P: Params>(p: &P) -> RankArg<'a> {
+        RankArg {
+            arg: StencilArg::params(p),
+            grid: None,
+        }
+    }
+    fn scalar_arg<'a, S: KernelScalar>(v: S) -> RankArg<'a> {
+        RankArg {
+            arg: StencilArg::scalar(v),
+            grid: None,
+        }
+    }
+    fn launch_args<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<Event> {
+        self.launch(out, args)
+    }
+    fn enqueue_args<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<()> {
+        self.launch(out, args).map(drop)
+    }
+}
