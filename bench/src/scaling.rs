@@ -178,132 +178,71 @@ fn noise(shape: Shape, seed: u32) -> Result<HostGrid<f32>> {
     })?)
 }
 
-/// Jacobi on `dev` alone (`None`) or split over `devices`: checked bit for bit against the
-/// single device (split), then timed.
-fn jacobi(dev: &Device, devices: Option<&Devices>, shape: Shape, steps: usize) -> Result<Timing> {
-    let (u0, f) = (noise(shape, 1)?, noise(shape, 2)?);
-    let config = LaunchConfig::default();
-    let mut one = PingPong::from_host(dev, &u0)?;
-    let f1 = dev.upload(&f)?;
-    let p1 = ScaleJacobi::plan(dev, &config, shape)?;
-    let Some(devices) = devices else {
-        let (step, min) = time_steps(
-            steps,
-            || {
+/// `fn $name(dev, devices, shape, steps) -> Result<Timing>`: stencil `$st` (its state, then the
+/// extra read-only grids `$extra` made from noise of the given seeds) on `dev` alone (`None`) or
+/// split over `devices`; the split run is checked bit for bit against the single device, then
+/// timed. One body for every case, so the cases cannot drift apart.
+macro_rules! case {
+    ($name:ident, $st:ty, $what:literal, [$($extra:ident = $seed:literal),*]) => {
+        fn $name(dev: &Device, devices: Option<&Devices>, shape: Shape, steps: usize) -> Result<Timing> {
+            let u0 = noise(shape, 1)?;
+            let config = LaunchConfig::default();
+            let mut one = PingPong::from_host(dev, &u0)?;
+            $(let $extra = noise(shape, $seed)?;)*
+            let p1 = <$st>::plan(dev, &config, shape)?;
+            let Some(devices) = devices else {
+                $(let $extra = dev.upload(&$extra)?;)*
+                let (step, min) = time_steps(
+                    steps,
+                    || {
+                        let (n, c) = one.split();
+                        <$st>::enqueue_plan(&p1, n, c $(, &$extra)*)?;
+                        one.swap();
+                        Ok(())
+                    },
+                    || Ok(dev.finish()?),
+                )?;
+                return Ok(Timing { step, min, exchange: 0.0, per_step: 0.0 });
+            };
+            let mut many = PingPong::from_host(devices, &u0)?;
+            let ps = <$st>::plan(devices, &config, shape)?;
+            let depth = devices.layout(shape)?.depth();
+            // (on the one device, split)
+            $(let $extra = (dev.upload(&$extra)?, devices.upload(&$extra)?);)*
+            for _ in 0..2 * depth + 3 {
                 let (n, c) = one.split();
-                ScaleJacobi::enqueue_plan(&p1, n, c, &f1)?;
+                <$st>::enqueue_plan(&p1, n, c $(, &$extra.0)*)?;
                 one.swap();
+                let (n, c) = many.split();
+                <$st>::enqueue_plan(&ps, n, c $(, &$extra.1)*)?;
+                many.swap();
+            }
+            check_same(&many.current().to_host()?, &one.current().to_host()?, $what)?;
+            drop(one);
+            let finish = || -> Result<()> {
+                for d in devices.devices() {
+                    d.finish()?;
+                }
                 Ok(())
-            },
-            || Ok(dev.finish()?),
-        )?;
-        return Ok(Timing {
-            step,
-            min,
-            exchange: 0.0,
-            per_step: 0.0,
-        });
-    };
-    let mut many = PingPong::from_host(devices, &u0)?;
-    let fs = devices.upload(&f)?;
-    let ps = ScaleJacobi::plan(devices, &config, shape)?;
-    let depth = devices.layout(shape)?.depth();
-    for _ in 0..2 * depth + 3 {
-        let (n, c) = one.split();
-        ScaleJacobi::enqueue_plan(&p1, n, c, &f1)?;
-        one.swap();
-        let (n, c) = many.split();
-        ScaleJacobi::enqueue_plan(&ps, n, c, &fs)?;
-        many.swap();
-    }
-    check_same(&many.current().to_host()?, &one.current().to_host()?, "jacobi-2d")?;
-    drop(one);
-    let finish = || -> Result<()> {
-        for d in devices.devices() {
-            d.finish()?;
+            };
+            let (step, min) = time_steps(
+                steps,
+                || {
+                    let (n, c) = many.split();
+                    <$st>::enqueue_plan(&ps, n, c $(, &$extra.1)*)?;
+                    many.swap();
+                    Ok(())
+                },
+                finish,
+            )?;
+            let exchange = time_exchange(many.current(), &finish)?;
+            Ok(Timing { step, min, exchange, per_step: 1.0 / depth as f64 })
         }
-        Ok(())
     };
-    let (step, min) = time_steps(
-        steps,
-        || {
-            let (n, c) = many.split();
-            ScaleJacobi::enqueue_plan(&ps, n, c, &fs)?;
-            many.swap();
-            Ok(())
-        },
-        finish,
-    )?;
-    let exchange = time_exchange(many.current(), &finish)?;
-    Ok(Timing {
-        step,
-        min,
-        exchange,
-        per_step: 1.0 / depth as f64,
-    })
 }
 
-/// The 3-D heat step, as [`jacobi`].
-fn heat(dev: &Device, devices: Option<&Devices>, shape: Shape, steps: usize) -> Result<Timing> {
-    let u0 = noise(shape, 3)?;
-    let config = LaunchConfig::default();
-    let mut one = PingPong::from_host(dev, &u0)?;
-    let p1 = ScaleHeat::plan(dev, &config, shape)?;
-    let Some(devices) = devices else {
-        let (step, min) = time_steps(
-            steps,
-            || {
-                let (n, c) = one.split();
-                ScaleHeat::enqueue_plan(&p1, n, c)?;
-                one.swap();
-                Ok(())
-            },
-            || Ok(dev.finish()?),
-        )?;
-        return Ok(Timing {
-            step,
-            min,
-            exchange: 0.0,
-            per_step: 0.0,
-        });
-    };
-    let mut many = PingPong::from_host(devices, &u0)?;
-    let ps = ScaleHeat::plan(devices, &config, shape)?;
-    let depth = devices.layout(shape)?.depth();
-    for _ in 0..2 * depth + 3 {
-        let (n, c) = one.split();
-        ScaleHeat::enqueue_plan(&p1, n, c)?;
-        one.swap();
-        let (n, c) = many.split();
-        ScaleHeat::enqueue_plan(&ps, n, c)?;
-        many.swap();
-    }
-    check_same(&many.current().to_host()?, &one.current().to_host()?, "heat-3d")?;
-    drop(one);
-    let finish = || -> Result<()> {
-        for d in devices.devices() {
-            d.finish()?;
-        }
-        Ok(())
-    };
-    let (step, min) = time_steps(
-        steps,
-        || {
-            let (n, c) = many.split();
-            ScaleHeat::enqueue_plan(&ps, n, c)?;
-            many.swap();
-            Ok(())
-        },
-        finish,
-    )?;
-    let exchange = time_exchange(many.current(), &finish)?;
-    Ok(Timing {
-        step,
-        min,
-        exchange,
-        per_step: 1.0 / depth as f64,
-    })
-}
+case!(jacobi, ScaleJacobi, "jacobi-2d", [f = 2]);
+case!(heat, ScaleHeat, "heat-3d", []);
 
 /// One exchange of `grid` alone (devices idle), median of 20, in µs.
 fn time_exchange(grid: &SplitGrid<f32>, finish: &dyn Fn() -> Result<()>) -> Result<f64> {

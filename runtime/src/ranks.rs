@@ -27,7 +27,7 @@ use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{HostGrid, Params, Shape};
 use crate::program::Event;
-use crate::split::{Layout, DEFAULT_DEPTH};
+use crate::split::{refresh_inputs, Halo, Layout, DEFAULT_DEPTH};
 use crate::stencil::target::{GridOn, Launch, Target, TargetGrid};
 use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
 
@@ -432,14 +432,7 @@ impl<T: Scalar> RankGrid<T> {
     }
 }
 
-/// A grid argument's halo state, for [`RankPlan::launch`].
-trait RankHalo {
-    fn layout(&self) -> &Layout;
-    fn valid_depth(&self) -> usize;
-    fn exchange(&self) -> Result<()>;
-}
-
-impl<T: Scalar> RankHalo for RankGrid<T> {
+impl<T: Scalar> Halo for RankGrid<T> {
     fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -454,7 +447,7 @@ impl<T: Scalar> RankHalo for RankGrid<T> {
 /// One argument of a launch across ranks (built by the generated code).
 pub struct RankArg<'a> {
     arg: StencilArg<'a>,
-    grid: Option<(&'a str, &'a dyn RankHalo)>,
+    grid: Option<(&'a str, &'a dyn Halo)>,
 }
 
 /// A stencil launch on this rank's slab.
@@ -491,28 +484,10 @@ impl RankPlan {
     /// Launches on this rank's slab, exchanging an input's halos first where they are
     /// shallower than the launch's reach (a collective then).
     pub fn launch<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<Event> {
-        let check = |what: &str, l: &Layout| {
-            if *l == *self.layout {
-                Ok(())
-            } else {
-                Err(Error::InvalidConfig(format!(
-                    "grid `{what}` of stencil `{}` is split differently from the plan: make grids and plan from \
-                     the same `Ranks` and shape",
-                    self.name
-                )))
-            }
-        };
-        self.ranks.failed(check("out", &out.layout))?;
-        let mut valid = self.layout.depth;
-        for a in args {
-            if let Some((name, g)) = a.grid {
-                self.ranks.failed(check(name, g.layout()))?;
-                if g.valid_depth() < self.reach {
-                    g.exchange()?;
-                }
-                valid = valid.min(g.valid_depth());
-            }
-        }
+        let grids = args.iter().filter_map(|a| a.grid);
+        let valid = self
+            .ranks
+            .failed(refresh_inputs(self.name, &self.layout, self.reach, &out.layout, grids))?;
         let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
         let ev = self.ranks.failed(self.plan.launch(&mut out.part, &list))?;
         out.valid.store(valid.saturating_sub(self.reach), Ordering::Relaxed);

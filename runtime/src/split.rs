@@ -424,8 +424,42 @@ impl<T: Scalar> SplitGrid<T> {
     }
 }
 
+/// Checks that `out` and every grid argument are split as the plan (`layout`), exchanges each
+/// input whose valid halo is shallower than the launch's `reach`, and returns the depth the
+/// output's halo is valid to before the launch's reach is taken off.
+pub(crate) fn refresh_inputs<'a>(
+    stencil: &str,
+    layout: &Layout,
+    reach: usize,
+    out: &Layout,
+    grids: impl Iterator<Item = (&'a str, &'a dyn Halo)>,
+) -> Result<usize> {
+    let check = |what: &str, l: &Layout| {
+        if l == layout {
+            Ok(())
+        } else {
+            Err(Error::InvalidConfig(format!(
+                "grid `{what}` of stencil `{stencil}` is split as {:?}, the plan as {:?}: make grids and plan from \
+                 the same `Devices` (or `Ranks`) and shape",
+                l.owned(),
+                layout.owned()
+            )))
+        }
+    };
+    check("out", out)?;
+    let mut valid = layout.depth;
+    for (name, g) in grids {
+        check(name, g.layout())?;
+        if g.valid_depth() < reach {
+            g.exchange()?;
+        }
+        valid = valid.min(g.valid_depth());
+    }
+    Ok(valid)
+}
+
 /// A grid argument's view for a split launch: its layout, valid depth and exchange.
-trait Halo {
+pub(crate) trait Halo {
     fn layout(&self) -> &Layout;
     fn valid_depth(&self) -> usize;
     fn exchange(&self) -> Result<()>;
@@ -557,30 +591,8 @@ impl SplitPlan {
     /// Launches on every slab, exchanging an input's halo first where it is shallower than the
     /// launch's reach. Returns the event of the slab with the most planes.
     pub fn launch<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<Event> {
-        let check = |what: &str, l: &Layout| {
-            if *l == *self.layout {
-                Ok(())
-            } else {
-                Err(Error::InvalidConfig(format!(
-                    "grid `{what}` of stencil `{}` is split as {:?} over devices, the plan as {:?}: make grids and \
-                     plan from the same `Devices` and shape",
-                    self.name,
-                    l.owned(),
-                    self.layout.owned()
-                )))
-            }
-        };
-        check("out", &out.layout)?;
-        let mut valid = self.layout.depth;
-        for a in args {
-            if let Some((name, g)) = a.grid {
-                check(name, g.layout())?;
-                if g.valid_depth() < self.reach {
-                    g.exchange()?;
-                }
-                valid = valid.min(g.valid_depth());
-            }
-        }
+        let grids = args.iter().filter_map(|a| a.grid);
+        let valid = refresh_inputs(self.name, &self.layout, self.reach, &out.layout, grids)?;
         let mut largest: Option<(usize, Event)> = None;
         for (i, plan) in self.parts.iter().enumerate() {
             let part_args: Vec<StencilArg<'_>> = args
