@@ -46,6 +46,10 @@ struct Args {
     /// The step at which `--fail-rank` stops.
     #[arg(long, default_value_t = 10)]
     fail_at: usize,
+    /// Each rank also writes its outcome (`ok` or its error) to `DIR/rank-R.txt` (the ranks'
+    /// terminal lines may interleave).
+    #[arg(long)]
+    report_dir: Option<std::path::PathBuf>,
 }
 
 /// `steps` Jacobi iterations from `u0` on any target; `stop` may end the run early with an
@@ -111,16 +115,41 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let mut ranks = Ranks::init(Device::default()?)?;
-    if let Some(n) = args.expect {
-        ranks = ranks.expect(n)?;
+    let ranks = match Device::default()
+        .map_err(anyhow::Error::from)
+        .and_then(|d| Ok(Ranks::init(d)?))
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let rank = ranks.rank();
+    // Every error, `--expect`'s included, is reported in one write per rank.
+    let a = &args;
+    let outcome = (move || -> Result<()> {
+        let ranks = match a.expect {
+            Some(n) => ranks.expect(n)?,
+            None => ranks,
+        };
+        let ranks = ranks.depth(a.depth)?;
+        run(a, &ranks)
+    })();
+    let line = match &outcome {
+        Ok(()) => "ok\n".to_string(),
+        Err(e) => format!("rank {rank} error: {e:#}\n"),
+    };
+    if let Some(dir) = &args.report_dir {
+        if let Err(e) = std::fs::write(dir.join(format!("rank-{rank}.txt")), &line) {
+            eprintln!("rank {rank}: writing the report: {e}");
+        }
     }
-    let ranks = ranks.depth(args.depth)?;
-    if let Err(e) = run(&args, &ranks) {
-        eprintln!("rank {} error: {e:#}", ranks.rank());
-        return Err(e);
+    if outcome.is_err() {
+        eprint!("{line}");
+        return std::process::ExitCode::FAILURE;
     }
-    Ok(())
+    std::process::ExitCode::SUCCESS
 }

@@ -137,6 +137,11 @@ struct Args {
     /// The iterations are the same bits as on one device.
     #[arg(long, default_value_t = 1)]
     devices: usize,
+    /// Split the channel across the MPI ranks of this job, one device each (built with
+    /// `--features mpi`, started with `mpirun -np N`); rank 0 writes the picture.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    ranks: bool,
     /// Where to write the picture of the streamlines.
     #[arg(long, default_value = "out/poisson_cylinder.png")]
     out: PathBuf,
@@ -287,6 +292,21 @@ fn main() -> Result<()> {
     );
     self_check(&device, &p)?;
 
+    #[cfg(feature = "mpi")]
+    if args.ranks {
+        let ranks = clforge::runtime::Ranks::init(device.clone())?;
+        println!(
+            "rank {} of {}: split along y across the ranks",
+            ranks.rank(),
+            ranks.size()
+        );
+        let psi_host = solve(&ranks, &args, &p)?;
+        if ranks.rank() == 0 {
+            plot(&args.out, &psi_host, &p)?;
+            println!("wrote {}", args.out.display());
+        }
+        return Ok(());
+    }
     let psi_host = if args.devices <= 1 {
         solve(&device, &args, &p)?
     } else {
