@@ -18,6 +18,7 @@ test: deps lint
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
 	$(CARGO) run --example elastic_wave_unstructured -- --steps 20 --f64
 	$(CARGO) run --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
+	$(CARGO) run --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out target/elastic_split
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest

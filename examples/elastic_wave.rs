@@ -56,7 +56,7 @@ use clforge::runtime::fem::io::{CellKind, Field, VtkSeries};
 use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
 use clforge::runtime::fem::stepper::{
-    check_resolution, stability_bound, wave_speed, Load, Model, Stepper, StepperConfig, TimeFunction,
+    check_resolution, stability_bound, wave_speed, Explicit, Load, Model, Stepper, StepperConfig, TimeFunction,
 };
 use clforge::runtime::fem::Element;
 
@@ -201,6 +201,10 @@ struct Args {
     /// Also write every frame as VTK (`.vtu` per frame, `elastic_wave.pvd` time series) here.
     #[arg(long)]
     vtk: Option<PathBuf>,
+    /// Split the plate over this many devices (every GPU in turn, else the default device
+    /// repeated): each steps its part with the node gather, ghosts exchanged every step.
+    #[arg(long, default_value_t = 1)]
+    devices: usize,
 }
 
 const STEEL: Plate = Plate {
@@ -343,7 +347,26 @@ fn main() -> Result<()> {
         cycles: args.cycles,
     };
     let build = Instant::now();
-    let mut stepper = Stepper::new(&device, &model, &config)?;
+    let mut stepper: Box<dyn Explicit<f32>> = if args.devices > 1 {
+        let mut all: Vec<Device> = Device::list()?
+            .iter()
+            .filter(|i| matches!(i.kind, clforge::runtime::DeviceKind::Gpu) && i.platform == device.info().platform)
+            .map(|i| Device::select(&i.index.to_string()))
+            .collect::<clforge::runtime::Result<_>>()?;
+        if all.is_empty() {
+            all.push(device.clone());
+        }
+        let devices = Devices::new((0..args.devices).map(|i| all[i % all.len()].clone()).collect())?;
+        println!(
+            "split over {} devices (node gather per part, ghosts exchanged every step)",
+            args.devices
+        );
+        Box::new(clforge::runtime::fem::split::SplitStepper::with_precision(
+            &devices, &model, &config,
+        )?)
+    } else {
+        Box::new(Stepper::new(&device, &model, &config)?)
+    };
     // The grid as cells for VTK: the structured numbering of nodes and elements, unchanged.
     let mut vtk = match &args.vtk {
         Some(dir) => Some((

@@ -549,3 +549,131 @@ fn a_structured_grid_steps_with_the_unstructured_scatter() {
     parity_in::<f32>(&model, &cfg, 20, 38, 1e-5);
     parity_in::<f64>(&model, &cfg, 20, 38, 1e-12);
 }
+
+/// The explicit step split over several devices (issue 13): with the node gather, each DOF
+/// sums its elements in element order on every part, so without loads the split run gives the
+/// single device's bits (f32 and f64, dead elements and non-finite values included); with a
+/// load too (the owner applies it). On PoCL the devices are the one CPU device several times.
+#[test]
+fn a_split_fem_step_gives_the_single_device_bits() {
+    use clforge::runtime::fem::split::SplitStepper;
+    use clforge::runtime::Devices;
+    let mut r = rng(40);
+    let mesh = simplex_mesh::<Tet4>(3, 0.2, 41);
+    let materials: Vec<Solid> = (0..mesh.element_count()).map(|_| solid(&mut r)).collect();
+    let mut model = Model::per_element::<Tet4>(Mesh::Unstructured(mesh), &materials).unwrap();
+    for e in [2, 17, 40] {
+        model.elements.dead[e] = true;
+    }
+    let cfg = config_with(&model, Schedule::Gather);
+    let n = model.dof_count();
+    let d = device();
+    fn run<R: Real>(
+        model: &Model,
+        cfg: &StepperConfig,
+        parts: &[f64],
+        u: &[R],
+        v: &[R],
+        load: Option<&Load>,
+    ) -> Result<(), String> {
+        let d = device();
+        let devices = Devices::new(vec![d.clone(); parts.len()])
+            .unwrap()
+            .with_weights(parts)
+            .unwrap();
+        let mut one = Stepper::<R>::with_precision(&d, model, cfg).unwrap();
+        let mut split = clforge::runtime::fem::split::SplitStepper::<R>::with_precision(&devices, model, cfg)
+            .map_err(|e| e.to_string())?;
+        one.set_state(u, v).unwrap();
+        split.set_state(u, v).unwrap();
+        if let Some(l) = load {
+            one.add_load(l).unwrap();
+            split.add_load(l).unwrap();
+        }
+        for step in 0..15 {
+            one.step(1).unwrap();
+            split.step(1).unwrap();
+            for (what, a, b) in [
+                ("u", split.displacement().unwrap(), one.displacement().unwrap()),
+                ("v", split.velocity().unwrap(), one.velocity().unwrap()),
+            ] {
+                let differs = |(x, y): (&R, &R)| {
+                    x.widen().to_bits() != y.widen().to_bits() && !(x.widen().is_nan() && y.widen().is_nan())
+                };
+                if let Some(i) = a.iter().zip(&b).position(differs) {
+                    return Err(format!(
+                        "{} parts, step {step}, {what}[{i}]: split {:?}, one {:?}",
+                        parts.len(),
+                        a[i],
+                        b[i]
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+    let u: Vec<f32> = (0..n).map(|_| r.random_range(-1e-2..1e-2)).collect();
+    let v: Vec<f32> = (0..n).map(|_| r.random_range(-1e-2..1e-2)).collect();
+    let mut u_nan = u.clone();
+    u_nan[5] = f32::NAN;
+    u_nan[11] = f32::INFINITY;
+    let load = Load::point(
+        model.mesh.node_count() / 2,
+        model.spec.dofs,
+        1,
+        0.5,
+        TimeFunction::WindowedSine {
+            frequency: 0.5 / (15.0 * cfg.dt),
+            cycles: 1.0,
+        },
+    );
+    for parts in [vec![1.0, 1.0], vec![1.0, 3.0, 2.0], vec![1.0; 4]] {
+        run::<f32>(&model, &cfg, &parts, &u, &v, None).unwrap();
+        run::<f32>(&model, &cfg, &parts, &u_nan, &v, None).unwrap();
+        run::<f32>(&model, &cfg, &parts, &u, &v, Some(&load)).unwrap();
+        let (u64s, v64s): (Vec<f64>, Vec<f64>) = (
+            u.iter().map(|&x| x as f64).collect(),
+            v.iter().map(|&x| x as f64).collect(),
+        );
+        run::<f64>(&model, &cfg, &parts, &u64s, &v64s, Some(&load)).unwrap();
+    }
+    // More devices than elements is refused with the count.
+    let tiny = Model::per_element::<Tet4>(
+        Mesh::Unstructured(simplex_mesh::<Tet4>(1, 0.0, 42)),
+        &[solid(&mut r); 6],
+    )
+    .unwrap();
+    let err = SplitStepper::<f32>::with_precision(&Devices::new(vec![d; 7]).unwrap(), &tiny, &cfg).unwrap_err();
+    assert!(err.to_string().contains("use at most 6"), "{err}");
+}
+
+/// A structured grid in one material, stepped by the structured gather on one device and
+/// split into unstructured parts: the same to 1e-6 relative in f32 (the summation order differs);
+/// and with the coloured scatter on the parts.
+#[test]
+fn a_split_structured_grid_steps_as_one_device() {
+    use clforge::runtime::fem::split::SplitStepper;
+    use clforge::runtime::Devices;
+    let grid = StructuredMesh::for_element(&Quad4::spec(), [12, 9, 1], [1.2, 0.9, 1.0]).unwrap();
+    let model = Model::of::<Quad4>(Mesh::Structured(grid), &plate(&mut rng(43))).unwrap();
+    let n = model.dof_count();
+    let u: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 * 1e-3).collect();
+    let d = device();
+    let cfg = config_with(&model, Schedule::Gather);
+    let mut one = Stepper::new(&d, &model, &cfg).unwrap();
+    one.set_state(&u, &vec![0.0; n]).unwrap();
+    one.step(25).unwrap();
+    let want = one.displacement().unwrap();
+    assert!(slice_rel_error(&want, &u) > 1e-3, "the state hardly moved");
+    for schedule in [Schedule::Gather, Schedule::Unstructured] {
+        let devices = Devices::new(vec![d.clone(); 3])
+            .unwrap()
+            .with_weights(&[2.0, 1.0, 1.0])
+            .unwrap();
+        let mut split = SplitStepper::<f32>::with_precision(&devices, &model, &config_with(&model, schedule)).unwrap();
+        split.set_state(&u, &vec![0.0; n]).unwrap();
+        split.step(25).unwrap();
+        let e = slice_rel_error(&split.displacement().unwrap(), &want);
+        assert!(e <= 1e-6, "{schedule:?}: split vs one device {e:e}");
+    }
+}

@@ -18,6 +18,7 @@ mod real;
 pub mod reference;
 pub mod schedule;
 pub mod sparse;
+pub mod split;
 pub mod stability;
 pub mod stepper;
 

@@ -130,6 +130,49 @@ fn interleaved<R: Real>(order: &[usize], group_sizes: &[usize], len: usize, own:
     out
 }
 
+/// What every explicit stepper does — one device ([`Stepper`]) or several
+/// ([`SplitStepper`](crate::fem::split::SplitStepper)) — so that a program can take either.
+pub trait Explicit<R: Real> {
+    /// Runs `n` steps.
+    fn step(&mut self, n: usize) -> Result<()>;
+    /// Sets displacements and velocities.
+    fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()>;
+    /// Adds an external force.
+    fn add_load(&mut self, load: &Load) -> Result<()>;
+    /// Displacements per DOF.
+    fn displacement(&self) -> Result<Vec<R>>;
+    /// Velocities per DOF.
+    fn velocity(&self) -> Result<Vec<R>>;
+    /// `σ = G_e·U_e` per element.
+    fn stress(&self) -> Result<Vec<R>>;
+    /// The stability bound the run was checked against.
+    fn stability_bound(&self) -> &StabilityBound;
+}
+
+impl<R: Real> Explicit<R> for Stepper<R> {
+    fn step(&mut self, n: usize) -> Result<()> {
+        Stepper::step(self, n)
+    }
+    fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
+        Stepper::set_state(self, u, v)
+    }
+    fn add_load(&mut self, load: &Load) -> Result<()> {
+        Stepper::add_load(self, load)
+    }
+    fn displacement(&self) -> Result<Vec<R>> {
+        Stepper::displacement(self)
+    }
+    fn velocity(&self) -> Result<Vec<R>> {
+        Stepper::velocity(self)
+    }
+    fn stress(&self) -> Result<Vec<R>> {
+        Stepper::stress(self)
+    }
+    fn stability_bound(&self) -> &StabilityBound {
+        Stepper::stability_bound(self)
+    }
+}
+
 struct DeviceLoad<R: Real> {
     dofs: Buffer<i32>,
     weights: Buffer<R>,
@@ -459,6 +502,42 @@ impl<R: Real> Stepper<R> {
         let damp = self.damp.to_vec()?;
         let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
         self.f.write(&f)
+    }
+
+    /// Displacements and velocities of DOFs `first..first + len` (waits for queued steps).
+    pub(crate) fn state_range(&self, first: usize, len: usize) -> Result<(Vec<R>, Vec<R>)> {
+        let (mut u, mut v) = (vec![R::default(); len], vec![R::default(); len]);
+        if len == 0 {
+            return Ok((u, v));
+        }
+        self.u.read_at(first, &mut u)?;
+        self.v.read_at(first, &mut v)?;
+        Ok((u, v))
+    }
+
+    /// Overwrites displacements and velocities of DOFs from `first` on (and their damping
+    /// force `F = C·v`, as [`Stepper::set_state`]).
+    pub(crate) fn set_state_range(&mut self, first: usize, u: &[R], v: &[R]) -> Result<()> {
+        crate::error::check_len("velocities", u.len(), v.len())?;
+        if u.is_empty() {
+            return Ok(());
+        }
+        self.u.write_at(first, u)?;
+        self.v.write_at(first, v)?;
+        let mut damp = vec![R::default(); v.len()];
+        self.damp.read_at(first, &mut damp)?;
+        let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
+        self.f.write_at(first, &f)
+    }
+
+    /// The device this stepper runs on.
+    pub fn device(&self) -> &Device {
+        self.u.device()
+    }
+
+    /// Elements of the model.
+    pub fn element_count(&self) -> usize {
+        self.n_elements
     }
 
     /// Adds an external force.

@@ -1,0 +1,398 @@
+//! The explicit step on several devices of one host (issue 13, item 1): the mesh's elements
+//! cut into contiguous parts (by element order on a structured grid, whose order is by rows and
+//! planes; by centroid along the mesh's longest extent on an unstructured one) in proportion
+//! to the devices' shares; each node is owned by the part of its first element.
+//!
+//! Each device steps an ordinary [`Stepper`] on a sub-model: every element that touches one of
+//! its nodes, in the mesh's element order, with their nodes. Its own nodes thus see all their
+//! elements and step exactly as on one device; the other nodes of its elements (ghosts) step
+//! with part of their forces and are overwritten after every step with their owners' values,
+//! through host memory. Nodes are numbered per part as: own nodes that are ghosts elsewhere,
+//! other own nodes, ghosts — so an exchange reads and writes one contiguous range per part.
+//!
+//! The sub-models step with `Schedule::Gather` (the node gather on their unstructured
+//! sub-meshes) unless the configuration asks for `Schedule::Unstructured`. With the gather, each
+//! DOF sums its elements in element order on any number of parts: without loads a split run
+//! gives the bits of one device's gather on the same mesh as an unstructured mesh.
+
+use std::collections::BTreeMap;
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::fem::load::Load;
+use crate::fem::mesh::{ElementMap, Mesh, UnstructuredMesh};
+use crate::fem::problem::{Model, StepperConfig};
+use crate::fem::real::Real;
+use crate::fem::schedule::Schedule;
+use crate::fem::stability::{check_time_step, StabilityBound};
+use crate::fem::stepper::{Explicit, Stepper};
+use crate::split::Devices;
+
+/// One device's share of the model.
+struct Part<R: Real> {
+    stepper: Stepper<R>,
+    /// Global node of each of the part's nodes.
+    nodes: Vec<usize>,
+    /// The first `send` nodes are own nodes that other parts hold as ghosts.
+    send: usize,
+    /// The part's nodes from `ghost_from` on are ghosts.
+    ghost_from: usize,
+    /// For each ghost (in order): the owning part and the node's index in its send range.
+    ghosts: Vec<(usize, usize)>,
+}
+
+/// The explicit step split over [`Devices`]; the same calls as [`Stepper`].
+pub struct SplitStepper<R: Real = f32> {
+    parts: Vec<Part<R>>,
+    /// (part, element of the part) that reports each element's stress.
+    elem_home: Vec<(usize, usize)>,
+    strains: usize,
+    bound: StabilityBound,
+    /// (part, local node) of each global node's owner.
+    owner: Vec<(usize, usize)>,
+    dofs: usize,
+    n_dofs: usize,
+}
+
+impl<R: Real> std::fmt::Debug for SplitStepper<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitStepper")
+            .field("parts", &self.parts.len())
+            .field("real", &R::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Coordinates of every node of a mesh.
+fn node_coords(mesh: &Mesh) -> Vec<[f64; 3]> {
+    match mesh {
+        Mesh::Unstructured(m) => m.coords.clone(),
+        Mesh::Structured(m) => (0..m.node_count()).map(|n| m.node_position(n)).collect(),
+    }
+}
+
+impl<R: Real> SplitStepper<R> {
+    /// Splits `model` over `devices` (shares from [`Devices::with_weights`] or
+    /// [`Devices::measured`]) and builds a [`Stepper`] per device. Every part must hold at
+    /// least one element.
+    pub fn with_precision(devices: &Devices, model: &Model, config: &StepperConfig) -> Result<SplitStepper<R>> {
+        model.validate()?;
+        // The whole model's bound: each part checks its own again (never tighter).
+        let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
+        let spec = model.spec;
+        let (npe, dofs) = (spec.nodes, spec.dofs);
+        let ne = model.mesh.element_count();
+        let nn = model.mesh.node_count();
+        let k = devices.devices().len();
+        if ne < k {
+            return Err(Error::InvalidConfig(format!(
+                "a model of {ne} elements cannot be split over {k} devices; use at most {ne}"
+            )));
+        }
+        let conn = model.mesh.connectivity(spec.node_offsets);
+        let coords = node_coords(&model.mesh);
+        // Elements in cut order: element order on a grid, centroids along the longest extent.
+        let mut order: Vec<usize> = (0..ne).collect();
+        if let Mesh::Unstructured(_) = model.mesh {
+            let (lo, hi) = coords.iter().fold(([f64::MAX; 3], [f64::MIN; 3]), |(lo, hi), c| {
+                (
+                    std::array::from_fn(|i| lo[i].min(c[i])),
+                    std::array::from_fn(|i| hi[i].max(c[i])),
+                )
+            });
+            let axis = (0..3)
+                .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
+                .unwrap_or(0);
+            let centre = |e: usize| {
+                conn[e * npe..(e + 1) * npe]
+                    .iter()
+                    .map(|&n| coords[n as usize][axis])
+                    .sum::<f64>()
+            };
+            order.sort_by(|&a, &b| centre(a).total_cmp(&centre(b)).then(a.cmp(&b)));
+        }
+        let total: f64 = devices.weights().iter().sum();
+        let mut part_of = vec![0usize; ne];
+        let mut acc = 0.0;
+        let mut start = 0;
+        for (p, w) in devices.weights().iter().enumerate() {
+            acc += w;
+            let end = if p + 1 == k {
+                ne
+            } else {
+                ((acc / total) * ne as f64).round() as usize
+            };
+            if end <= start {
+                return Err(Error::InvalidConfig(format!(
+                    "device {p} gets no elements of the model's {ne}: give it a larger share or use fewer devices"
+                )));
+            }
+            for &e in &order[start..end] {
+                part_of[e] = p;
+            }
+            start = end;
+        }
+        // A node belongs to the part of its first element in cut order.
+        let mut node_part = vec![usize::MAX; nn];
+        for &e in &order {
+            for &n in &conn[e * npe..(e + 1) * npe] {
+                if node_part[n as usize] == usize::MAX {
+                    node_part[n as usize] = part_of[e];
+                }
+            }
+        }
+        // Each part's elements (mesh order) and nodes.
+        let mut parts_elems: Vec<Vec<usize>> = vec![Vec::new(); k];
+        for e in 0..ne {
+            let mut touched: Vec<usize> = conn[e * npe..(e + 1) * npe]
+                .iter()
+                .map(|&n| node_part[n as usize])
+                .collect();
+            touched.sort_unstable();
+            touched.dedup();
+            for p in touched {
+                parts_elems[p].push(e);
+            }
+        }
+        let mut held: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); k];
+        for (p, elems) in parts_elems.iter().enumerate() {
+            for &e in elems {
+                held[p].extend(conn[e * npe..(e + 1) * npe].iter().map(|&n| n as usize));
+            }
+        }
+        // Own nodes held elsewhere are sent; number them first.
+        let mut sent = vec![false; nn];
+        for (p, h) in held.iter().enumerate() {
+            for &n in h {
+                if node_part[n] != p {
+                    sent[n] = true;
+                }
+            }
+        }
+        let mut layouts = Vec::with_capacity(k);
+        let mut owner = vec![(0, 0); nn];
+        for (p, h) in held.iter().enumerate() {
+            let own_sent: Vec<usize> = h.iter().copied().filter(|&n| node_part[n] == p && sent[n]).collect();
+            let own_rest: Vec<usize> = h.iter().copied().filter(|&n| node_part[n] == p && !sent[n]).collect();
+            let ghosts: Vec<usize> = h.iter().copied().filter(|&n| node_part[n] != p).collect();
+            for (i, &n) in own_sent.iter().chain(&own_rest).enumerate() {
+                owner[n] = (p, i);
+            }
+            layouts.push((own_sent, own_rest, ghosts));
+        }
+        let mut elem_home = vec![(0, 0); ne];
+        for (p, elems) in parts_elems.iter().enumerate() {
+            for (i, &e) in elems.iter().enumerate() {
+                if part_of[e] == p {
+                    elem_home[e] = (p, i);
+                }
+            }
+        }
+        let schedule = match config.schedule {
+            Schedule::Unstructured => Schedule::Unstructured,
+            _ => Schedule::Gather,
+        };
+        let cfg = StepperConfig { schedule, ..*config };
+        let mut parts = Vec::with_capacity(k);
+        for (p, (own_sent, own_rest, ghosts)) in layouts.into_iter().enumerate() {
+            let send = own_sent.len();
+            let ghost_from = send + own_rest.len();
+            let nodes: Vec<usize> = own_sent.into_iter().chain(own_rest).chain(ghosts).collect();
+            let local: BTreeMap<usize, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+            let elems = &parts_elems[p];
+            let sub_conn: Vec<u32> = elems
+                .iter()
+                .flat_map(|&e| {
+                    conn[e * npe..(e + 1) * npe]
+                        .iter()
+                        .map(|n| local[&(*n as usize)] as u32)
+                })
+                .collect();
+            let mesh = UnstructuredMesh::new(nodes.iter().map(|&n| coords[n]).collect(), npe, sub_conn)?;
+            let pick = |v: &[f64]| -> Vec<f64> {
+                nodes
+                    .iter()
+                    .flat_map(|&n| (0..dofs).map(move |d| v[n * dofs + d]))
+                    .collect()
+            };
+            let fixed: Vec<bool> = nodes
+                .iter()
+                .flat_map(|&n| (0..dofs).map(move |d| model.fixed[n * dofs + d]))
+                .collect();
+            let sub = Model {
+                spec,
+                mesh: Mesh::Unstructured(mesh),
+                stiffness: if model.per_element {
+                    elems.iter().map(|&e| model.stiffness[e].clone()).collect()
+                } else {
+                    model.stiffness.clone()
+                },
+                stress: if model.per_element && !model.stress.is_empty() {
+                    elems.iter().map(|&e| model.stress[e].clone()).collect()
+                } else {
+                    model.stress.clone()
+                },
+                elements: ElementMap {
+                    material: elems.iter().map(|&e| model.elements.material[e]).collect(),
+                    dead: elems.iter().map(|&e| model.elements.dead[e]).collect(),
+                },
+                per_element: model.per_element,
+                mass: pick(&model.mass),
+                fixed,
+            };
+            let stepper = Stepper::<R>::with_precision(&devices.devices()[p], &sub, &cfg)?;
+            let ghosts = nodes[ghost_from..].iter().map(|&n| owner[n]).collect();
+            parts.push(Part {
+                stepper,
+                nodes,
+                send,
+                ghost_from,
+                ghosts,
+            });
+        }
+        Ok(SplitStepper {
+            parts,
+            elem_home,
+            strains: spec.strains,
+            bound,
+            owner,
+            dofs,
+            n_dofs: nn * dofs,
+        })
+    }
+
+    /// Runs `n` steps: each a step on every device, then the ghosts' exchange.
+    pub fn step(&mut self, n: usize) -> Result<()> {
+        let d = self.dofs;
+        for _ in 0..n {
+            for p in &mut self.parts {
+                p.stepper.step(1)?;
+            }
+            let sent: Vec<(Vec<R>, Vec<R>)> = self
+                .parts
+                .iter()
+                .map(|p| p.stepper.state_range(0, p.send * d))
+                .collect::<Result<_>>()?;
+            for p in &mut self.parts {
+                let mut u = Vec::with_capacity(p.ghosts.len() * d);
+                let mut v = Vec::with_capacity(p.ghosts.len() * d);
+                for &(o, i) in &p.ghosts {
+                    u.extend_from_slice(&sent[o].0[i * d..(i + 1) * d]);
+                    v.extend_from_slice(&sent[o].1[i * d..(i + 1) * d]);
+                }
+                p.stepper.set_state_range(p.ghost_from * d, &u, &v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets displacements and velocities of the whole model.
+    pub fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
+        for (what, x) in [("displacements", u), ("velocities", v)] {
+            crate::error::check_len(what, self.n_dofs, x.len())?;
+        }
+        let d = self.dofs;
+        for p in &mut self.parts {
+            let pick = |x: &[R]| -> Vec<R> { p.nodes.iter().flat_map(|&n| x[n * d..(n + 1) * d].to_vec()).collect() };
+            p.stepper.set_state(&pick(u), &pick(v))?;
+        }
+        Ok(())
+    }
+
+    /// Adds an external force; each DOF is applied by the part that owns its node.
+    pub fn add_load(&mut self, load: &Load) -> Result<()> {
+        crate::fem::load::check_load(load, self.n_dofs)?;
+        let d = self.dofs;
+        let mut per_part: Vec<(Vec<u32>, Vec<f64>)> = vec![(vec![], vec![]); self.parts.len()];
+        for (&dof, &w) in load.dofs.iter().zip(&load.weights) {
+            let (node, k) = (dof as usize / d, dof as usize % d);
+            let (p, i) = self.owner[node];
+            per_part[p].0.push((i * d + k) as u32);
+            per_part[p].1.push(w);
+        }
+        for (p, (dofs, weights)) in per_part.into_iter().enumerate() {
+            if !dofs.is_empty() {
+                let l = Load {
+                    dofs,
+                    weights,
+                    time: load.time,
+                };
+                self.parts[p].stepper.add_load(&l)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole model's displacements (each node from its owner).
+    pub fn displacement(&self) -> Result<Vec<R>> {
+        self.gather(|s| s.displacement())
+    }
+
+    /// The whole model's velocities.
+    pub fn velocity(&self) -> Result<Vec<R>> {
+        self.gather(|s| s.velocity())
+    }
+
+    fn gather(&self, read: impl Fn(&Stepper<R>) -> Result<Vec<R>>) -> Result<Vec<R>> {
+        let d = self.dofs;
+        let all: Vec<Vec<R>> = self.parts.iter().map(|p| read(&p.stepper)).collect::<Result<_>>()?;
+        let mut out = vec![R::default(); self.n_dofs];
+        for (n, &(p, i)) in self.owner.iter().enumerate() {
+            out[n * d..(n + 1) * d].copy_from_slice(&all[p][i * d..(i + 1) * d]);
+        }
+        Ok(out)
+    }
+
+    /// `σ = G_e·U_e` per element (each from the part it was cut into).
+    pub fn stress(&self) -> Result<Vec<R>> {
+        let s = self.strains;
+        let all: Vec<Vec<R>> = self.parts.iter().map(|p| p.stepper.stress()).collect::<Result<_>>()?;
+        let mut out = vec![R::default(); self.elem_home.len() * s];
+        for (e, &(p, i)) in self.elem_home.iter().enumerate() {
+            out[e * s..(e + 1) * s].copy_from_slice(&all[p][i * s..(i + 1) * s]);
+        }
+        Ok(out)
+    }
+
+    /// The whole model's stability bound this run was checked against.
+    pub fn stability_bound(&self) -> &StabilityBound {
+        &self.bound
+    }
+
+    /// Steps taken.
+    pub fn steps(&self) -> u64 {
+        self.parts.first().map_or(0, |p| p.stepper.steps())
+    }
+
+    /// The device of each part and its element count, for reports.
+    pub fn parts(&self) -> Vec<(&Device, usize)> {
+        self.parts
+            .iter()
+            .map(|p| (p.stepper.device(), p.stepper.element_count()))
+            .collect()
+    }
+}
+
+impl<R: Real> Explicit<R> for SplitStepper<R> {
+    fn step(&mut self, n: usize) -> Result<()> {
+        SplitStepper::step(self, n)
+    }
+    fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
+        SplitStepper::set_state(self, u, v)
+    }
+    fn add_load(&mut self, load: &Load) -> Result<()> {
+        SplitStepper::add_load(self, load)
+    }
+    fn displacement(&self) -> Result<Vec<R>> {
+        SplitStepper::displacement(self)
+    }
+    fn velocity(&self) -> Result<Vec<R>> {
+        SplitStepper::velocity(self)
+    }
+    fn stress(&self) -> Result<Vec<R>> {
+        SplitStepper::stress(self)
+    }
+    fn stability_bound(&self) -> &StabilityBound {
+        SplitStepper::stability_bound(self)
+    }
+}
