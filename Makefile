@@ -51,13 +51,14 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p clforge-runtime --features mpi --all-targets -- -D warnings
-	$(CARGO) clippy -p clforge --features mpi --example jacobi_ranks --example poisson_cylinder -- -D warnings
+	$(CARGO) clippy -p clforge --features mpi --example jacobi_ranks --example poisson_cylinder --example elastic_wave -- -D warnings
 
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
 mpi-test:
-	$(CARGO) build --features mpi --example jacobi_ranks --example poisson_cylinder
-	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder
+	$(CARGO) build --features mpi --example jacobi_ranks --example poisson_cylinder --example elastic_wave
+	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder \
+		target/debug/examples/elastic_wave
 
 # Smoke run of the benchmark suites (stencils under a minute, elements ~10 s on PoCL); timings
 # are reported, never asserted.

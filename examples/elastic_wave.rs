@@ -205,6 +205,11 @@ struct Args {
     /// repeated): each steps its part with the node gather, ghosts exchanged every step.
     #[arg(long, default_value_t = 1)]
     devices: usize,
+    /// Split the plate across the MPI ranks of this job, one device each (built with
+    /// `--features mpi`, started with `mpirun -np N`); rank 0 writes the frames.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    ranks: bool,
 }
 
 const STEEL: Plate = Plate {
@@ -347,7 +352,23 @@ fn main() -> Result<()> {
         cycles: args.cycles,
     };
     let build = Instant::now();
-    let mut stepper: Box<dyn Explicit<f32>> = if args.devices > 1 {
+    // Whether this process writes the frames (rank 0 of an MPI job, else the only one).
+    #[allow(unused_mut)]
+    let mut writer = true;
+    #[allow(unused_mut)]
+    let mut across_ranks: Option<Box<dyn Explicit<f32>>> = None;
+    #[cfg(feature = "mpi")]
+    if args.ranks {
+        let r = clforge::runtime::Ranks::init(device.clone())?;
+        writer = r.rank() == 0;
+        println!("rank {} of {}: its part of the plate", r.rank(), r.size());
+        across_ranks = Some(Box::new(clforge::runtime::RankStepper::with_precision(
+            &r, &model, &config,
+        )?));
+    }
+    let mut stepper: Box<dyn Explicit<f32>> = if let Some(s) = across_ranks {
+        s
+    } else if args.devices > 1 {
         let mut all: Vec<Device> = Device::list()?
             .iter()
             .filter(|i| matches!(i.kind, clforge::runtime::DeviceKind::Gpu) && i.platform == device.info().platform)
@@ -368,7 +389,7 @@ fn main() -> Result<()> {
         Box::new(Stepper::new(&device, &model, &config)?)
     };
     // The grid as cells for VTK: the structured numbering of nodes and elements, unchanged.
-    let mut vtk = match &args.vtk {
+    let mut vtk = match args.vtk.as_ref().filter(|_| writer) {
         Some(dir) => Some((
             VtkSeries::new(dir, "elastic_wave")?,
             UnstructuredMesh::from_structured(&sm, spec.node_offsets)?,
@@ -403,7 +424,7 @@ fn main() -> Result<()> {
         build.elapsed().as_secs_f64()
     );
 
-    if args.frames > 0 {
+    if args.frames > 0 && writer {
         remove_old_frames(&args.out)?;
     }
     let mut step_time = Duration::ZERO;
@@ -427,10 +448,17 @@ fn main() -> Result<()> {
                 bail!("stress is not finite at element {bad} after {done} steps: the run diverged");
             }
             let path = args.out.join(format!("elastic_wave_{done:04}.png"));
+            // Every rank reads the state (a collective across ranks); the writer writes it.
+            let uv = match args.vtk {
+                Some(_) => Some((stepper.displacement()?, stepper.velocity()?)),
+                None => None,
+            };
+            if !writer {
+                continue;
+            }
             let (max, scale) = plot(&path, &vm, nx, ny, defect)?;
             written += 1;
-            if let Some((series, cells)) = vtk.as_mut() {
-                let (u, v) = (stepper.displacement()?, stepper.velocity()?);
+            if let (Some((series, cells)), Some((u, v))) = (vtk.as_mut(), uv) {
                 series.write(
                     done as f64 * dt,
                     cells,

@@ -4,8 +4,9 @@
 # fails makes every rank return an error naming it, and a job of the wrong size is refused on
 # every rank; neither may hang. PoCL gets one thread per rank (2 cores).
 set -euo pipefail
-bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder]}
+bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder [path/to/elastic_wave]]}
 poisson=${2:-}
+elastic=${3:-}
 export POCL_MAX_PTHREAD_COUNT=1 RUST_BACKTRACE=0
 # Open MPI ends a job when one process exits non-zero; the failure tests let every rank finish
 # so that each rank's own outcome can be read.
@@ -54,5 +55,16 @@ if [ -n "$poisson" ]; then
     cmp "$out_dir/one.png" "$out_dir/ranks.png" || { echo "FAIL: poisson_cylinder on 2 ranks differs"; exit 1; }
     rm -rf "$out_dir"
     echo "poisson_cylinder on 2 ranks: the same picture as on one device"
+fi
+# The explicit FEM step across ranks: the same frames as the same cut over two local devices.
+if [ -n "$elastic" ]; then
+    out_dir=$(mktemp -d)
+    "$elastic" --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out "$out_dir/devices" >/dev/null
+    run 2 "$elastic" --nx 128 --ny 64 --steps 40 --frames 20 --ranks --out "$out_dir/ranks" >/dev/null
+    for f in elastic_wave_0020.png elastic_wave_0040.png; do
+        cmp "$out_dir/devices/$f" "$out_dir/ranks/$f" || { echo "FAIL: elastic_wave on 2 ranks differs ($f)"; exit 1; }
+    done
+    rm -rf "$out_dir"
+    echo "elastic_wave on 2 ranks: the same frames as on 2 local devices"
 fi
 echo "mpi tests passed"

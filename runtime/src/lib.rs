@@ -47,7 +47,7 @@ pub use split::{Devices, SplitGrid, SplitPlan};
 #[cfg(feature = "mpi")]
 pub mod ranks;
 #[cfg(feature = "mpi")]
-pub use ranks::{RankGrid, RankPlan, Ranks};
+pub use ranks::{RankGrid, RankPlan, RankStepper, Ranks};
 pub use stencil::target::{GridOn, Launch, Target, TargetGrid};
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;

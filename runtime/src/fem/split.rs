@@ -41,6 +41,34 @@ struct Part<R: Real> {
     ghosts: Vec<(usize, usize)>,
 }
 
+/// One part of a [`Partition`]: its sub-model and how its nodes map to the whole model's.
+pub(crate) struct PartPlan {
+    /// The elements touching the part's own nodes, in mesh order, with their nodes.
+    pub(crate) model: Model,
+    /// Global node of each of the part's nodes.
+    pub(crate) nodes: Vec<usize>,
+    /// The first `send` nodes are own nodes that other parts hold as ghosts.
+    pub(crate) send: usize,
+    /// The part's nodes from `ghost_from` on are ghosts.
+    pub(crate) ghost_from: usize,
+    /// For each ghost (in order): the owning part and the node's index in its send range.
+    pub(crate) ghosts: Vec<(usize, usize)>,
+}
+
+/// A model cut into parts (see the module docs); the same on every rank that computes it.
+pub(crate) struct Partition {
+    pub(crate) parts: Vec<PartPlan>,
+    /// (part, element of the part) that reports each element's stress.
+    pub(crate) elem_home: Vec<(usize, usize)>,
+    /// (part, local node) of each global node's owner.
+    pub(crate) owner: Vec<(usize, usize)>,
+    pub(crate) dofs: usize,
+    pub(crate) strains: usize,
+    pub(crate) bound: StabilityBound,
+    /// The configuration the parts step with.
+    pub(crate) config: StepperConfig,
+}
+
 /// The explicit step split over [`Devices`]; the same calls as [`Stepper`].
 pub struct SplitStepper<R: Real = f32> {
     parts: Vec<Part<R>>,
@@ -76,6 +104,33 @@ impl<R: Real> SplitStepper<R> {
     /// [`Devices::measured`]) and builds a [`Stepper`] per device. Every part must hold at
     /// least one element.
     pub fn with_precision(devices: &Devices, model: &Model, config: &StepperConfig) -> Result<SplitStepper<R>> {
+        let p = partition(model, devices.weights(), config)?;
+        let mut parts = Vec::with_capacity(p.parts.len());
+        for (plan, device) in p.parts.into_iter().zip(devices.devices()) {
+            parts.push(Part {
+                stepper: Stepper::<R>::with_precision(device, &plan.model, &p.config)?,
+                nodes: plan.nodes,
+                send: plan.send,
+                ghost_from: plan.ghost_from,
+                ghosts: plan.ghosts,
+            });
+        }
+        let n_dofs = p.owner.len() * p.dofs;
+        Ok(SplitStepper {
+            parts,
+            elem_home: p.elem_home,
+            strains: p.strains,
+            bound: p.bound,
+            owner: p.owner,
+            dofs: p.dofs,
+            n_dofs,
+        })
+    }
+}
+
+/// Cuts `model` into parts in proportion to `weights` (see the module docs).
+pub(crate) fn partition(model: &Model, weights: &[f64], config: &StepperConfig) -> Result<Partition> {
+    {
         model.validate()?;
         // The whole model's bound: each part checks its own again (never tighter).
         let bound = check_time_step(model, config.dt, config.alpha, config.c_max)?;
@@ -83,7 +138,7 @@ impl<R: Real> SplitStepper<R> {
         let (npe, dofs) = (spec.nodes, spec.dofs);
         let ne = model.mesh.element_count();
         let nn = model.mesh.node_count();
-        let k = devices.devices().len();
+        let k = weights.len();
         if ne < k {
             return Err(Error::InvalidConfig(format!(
                 "a model of {ne} elements cannot be split over {k} devices; use at most {ne}"
@@ -111,11 +166,11 @@ impl<R: Real> SplitStepper<R> {
             };
             order.sort_by(|&a, &b| centre(a).total_cmp(&centre(b)).then(a.cmp(&b)));
         }
-        let total: f64 = devices.weights().iter().sum();
+        let total: f64 = weights.iter().sum();
         let mut part_of = vec![0usize; ne];
         let mut acc = 0.0;
         let mut start = 0;
-        for (p, w) in devices.weights().iter().enumerate() {
+        for (p, w) in weights.iter().enumerate() {
             acc += w;
             let end = if p + 1 == k {
                 ne
@@ -240,27 +295,28 @@ impl<R: Real> SplitStepper<R> {
                 mass: pick(&model.mass),
                 fixed,
             };
-            let stepper = Stepper::<R>::with_precision(&devices.devices()[p], &sub, &cfg)?;
             let ghosts = nodes[ghost_from..].iter().map(|&n| owner[n]).collect();
-            parts.push(Part {
-                stepper,
+            parts.push(PartPlan {
+                model: sub,
                 nodes,
                 send,
                 ghost_from,
                 ghosts,
             });
         }
-        Ok(SplitStepper {
+        Ok(Partition {
             parts,
             elem_home,
-            strains: spec.strains,
-            bound,
             owner,
             dofs,
-            n_dofs: nn * dofs,
+            strains: spec.strains,
+            bound,
+            config: cfg,
         })
     }
+}
 
+impl<R: Real> SplitStepper<R> {
     /// Runs `n` steps: each a step on every device, then the ghosts' exchange.
     pub fn step(&mut self, n: usize) -> Result<()> {
         let d = self.dofs;
