@@ -244,6 +244,46 @@ macro_rules! case {
 case!(jacobi, ScaleJacobi, "jacobi-2d", [f = 2]);
 case!(heat, ScaleHeat, "heat-3d", []);
 
+/// The explicit FEM step (seed 000's quad4 plate, `nx × ny` elements as an unstructured mesh,
+/// the node gather) on `dev` alone or split over `devices` (`SplitStepper`, ghosts exchanged
+/// every step); the split run is checked bit for bit first.
+fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usize) -> Result<Timing> {
+    use clforge::runtime::fem::schedule::Schedule;
+    use clforge::runtime::fem::split::SplitStepper;
+    use clforge::runtime::fem::stepper::{Explicit, Stepper};
+    let model = crate::elements::model::model(elements, true)?;
+    let config = crate::elements::model::config(Schedule::Gather);
+    let n = model.dof_count();
+    let u0: Vec<f32> = noise(Shape::d1(n), 4)?.data().iter().map(|x| x * 1e-3).collect();
+    let zero = vec![0f32; n];
+    let mut one = Stepper::new(dev, &model, &config)?;
+    one.set_state(&u0, &zero)?;
+    let time = |st: &mut dyn Explicit<f32>, finish: &dyn Fn() -> Result<()>| -> Result<(f64, f64)> {
+        time_steps(steps, || Ok(st.step(1)?), finish)
+    };
+    let Some(devices) = devices else {
+        let (step, min) = time(&mut one, &|| Ok(dev.finish()?))?;
+        return Ok(Timing { step, min, exchange: 0.0, per_step: 0.0 });
+    };
+    let mut split = SplitStepper::<f32>::with_precision(devices, &model, &config)?;
+    split.set_state(&u0, &zero)?;
+    one.step(5)?;
+    split.step(5)?;
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    if !same(&split.displacement()?, &one.displacement()?) {
+        bail!("fem: the split step differs from the single device; refusing to time it");
+    }
+    drop(one);
+    let finish = || -> Result<()> {
+        for d in devices.devices() {
+            d.finish()?;
+        }
+        Ok(())
+    };
+    let (step, min) = time(&mut split, &finish)?;
+    Ok(Timing { step, min, exchange: 0.0, per_step: 1.0 })
+}
+
 /// One exchange of `grid` alone (devices idle), median of 20, in µs.
 fn time_exchange(grid: &SplitGrid<f32>, finish: &dyn Fn() -> Result<()>) -> Result<f64> {
     finish()?;
@@ -262,6 +302,7 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize]) -> Result<Report> {
     let rates = Devices::new(all.clone())?.measured(if quick { 1 << 22 } else { 1 << 28 })?;
     let mut rows = Vec::new();
     let (w2, s2, w3) = if quick { (512, 1024, 64) } else { (8192, 16384, 512) };
+    let (wf, sf) = if quick { (64, [128, 64]) } else { (1024, [2048, 1024]) };
     let steps = |shape: Shape| -> usize {
         let pts = shape.len() as f64;
         ((4e9 / pts) as usize).clamp(20, 400)
@@ -272,25 +313,28 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize]) -> Result<Report> {
             ("jacobi-2d", "strong", Shape::d2(s2, s2)),
             ("heat-3d", "weak", Shape::d3(w3, w3, w3 * n)),
             ("heat-3d", "strong", Shape::d3(w3, w3, w3)),
+            ("fem-quad4", "weak", Shape::d2(wf, wf * n)),
+            ("fem-quad4", "strong", Shape::d2(sf[0], sf[1])),
         ] {
-            let st = steps(shape);
-            let single = if shape.rank() == 2 {
-                jacobi(dev, None, shape, st)?
-            } else {
-                heat(dev, None, shape, st)?
+            let fem_case = case.starts_with("fem");
+            let st = if fem_case { 50 } else { steps(shape) };
+            let [ex, ey, _] = shape.dims();
+            let run_case = |devices: Option<&Devices>| -> Result<Timing> {
+                if fem_case {
+                    fem(dev, devices, [ex, ey], st)
+                } else if shape.rank() == 2 {
+                    jacobi(dev, devices, shape, st)
+                } else {
+                    heat(dev, devices, shape, st)
+                }
             };
+            let single = run_case(None)?;
             let depths_here = if n == 1 { &depths[..1] } else { depths };
             for &depth in depths_here {
                 let devices = Devices::new(all[..n].to_vec())?
                     .with_weights(&rates.weights()[..n])?
                     .depth(depth)?;
-                let t = if n == 1 {
-                    single
-                } else if shape.rank() == 2 {
-                    jacobi(dev, Some(&devices), shape, st)?
-                } else {
-                    heat(dev, Some(&devices), shape, st)?
-                };
+                let t = if n == 1 { single } else { run_case(Some(&devices))? };
                 let base = rows
                     .iter()
                     .find(|r: &&Row| r.case == case && r.scaling == scaling && r.devices == 1)

@@ -29,7 +29,7 @@
 //! fraction of the copy bandwidth measured in the same run (the roofline's copy kernel or
 //! `clEnqueueCopyBuffer`, whichever is faster) is `% roofline`: min bytes / median time / copy.
 
-mod model;
+pub(crate) mod model;
 mod tets;
 
 use std::time::Instant;

@@ -524,6 +524,10 @@ impl<R: Real> Stepper<R> {
         }
         self.u.write_at(first, u)?;
         self.v.write_at(first, v)?;
+        if self.schedule == Schedule::Gather {
+            // The fused gather starts each step from `C·v` itself: there is no `F` to keep.
+            return Ok(());
+        }
         let mut damp = vec![R::default(); v.len()];
         self.damp.read_at(first, &mut damp)?;
         let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
