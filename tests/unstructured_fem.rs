@@ -572,6 +572,7 @@ fn a_split_fem_step_gives_the_single_device_bits() {
         model: &Model,
         cfg: &StepperConfig,
         parts: &[f64],
+        depth: usize,
         u: &[R],
         v: &[R],
         load: Option<&Load>,
@@ -580,6 +581,8 @@ fn a_split_fem_step_gives_the_single_device_bits() {
         let devices = Devices::new(vec![d.clone(); parts.len()])
             .unwrap()
             .with_weights(parts)
+            .unwrap()
+            .depth(depth)
             .unwrap();
         let mut one = Stepper::<R>::with_precision(&d, model, cfg).unwrap();
         let mut split = clforge::runtime::fem::split::SplitStepper::<R>::with_precision(&devices, model, cfg)
@@ -602,7 +605,7 @@ fn a_split_fem_step_gives_the_single_device_bits() {
                 };
                 if let Some(i) = a.iter().zip(&b).position(differs) {
                     return Err(format!(
-                        "{} parts, step {step}, {what}[{i}]: split {:?}, one {:?}",
+                        "{} parts, depth {depth}, step {step}, {what}[{i}]: split {:?}, one {:?}",
                         parts.len(),
                         a[i],
                         b[i]
@@ -627,15 +630,15 @@ fn a_split_fem_step_gives_the_single_device_bits() {
             cycles: 1.0,
         },
     );
-    for parts in [vec![1.0, 1.0], vec![1.0, 3.0, 2.0], vec![1.0; 4]] {
-        run::<f32>(&model, &cfg, &parts, &u, &v, None).unwrap();
-        run::<f32>(&model, &cfg, &parts, &u_nan, &v, None).unwrap();
-        run::<f32>(&model, &cfg, &parts, &u, &v, Some(&load)).unwrap();
+    for (parts, depth) in [(vec![1.0, 1.0], 1), (vec![1.0, 3.0, 2.0], 3), (vec![1.0; 4], 8)] {
+        run::<f32>(&model, &cfg, &parts, depth, &u, &v, None).unwrap();
+        run::<f32>(&model, &cfg, &parts, depth, &u_nan, &v, None).unwrap();
+        run::<f32>(&model, &cfg, &parts, depth, &u, &v, Some(&load)).unwrap();
         let (u64s, v64s): (Vec<f64>, Vec<f64>) = (
             u.iter().map(|&x| x as f64).collect(),
             v.iter().map(|&x| x as f64).collect(),
         );
-        run::<f64>(&model, &cfg, &parts, &u64s, &v64s, Some(&load)).unwrap();
+        run::<f64>(&model, &cfg, &parts, depth, &u64s, &v64s, Some(&load)).unwrap();
     }
     // More devices than elements is refused with the count.
     let tiny = Model::per_element::<Tet4>(

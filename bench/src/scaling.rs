@@ -263,7 +263,12 @@ fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usi
     };
     let Some(devices) = devices else {
         let (step, min) = time(&mut one, &|| Ok(dev.finish()?))?;
-        return Ok(Timing { step, min, exchange: 0.0, per_step: 0.0 });
+        return Ok(Timing {
+            step,
+            min,
+            exchange: 0.0,
+            per_step: 0.0,
+        });
     };
     let mut split = SplitStepper::<f32>::with_precision(devices, &model, &config)?;
     split.set_state(&u0, &zero)?;
@@ -281,7 +286,12 @@ fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usi
         Ok(())
     };
     let (step, min) = time(&mut split, &finish)?;
-    Ok(Timing { step, min, exchange: 0.0, per_step: 1.0 })
+    Ok(Timing {
+        step,
+        min,
+        exchange: 0.0,
+        per_step: 1.0,
+    })
 }
 
 /// One exchange of `grid` alone (devices idle), median of 20, in µs.

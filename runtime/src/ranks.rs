@@ -561,6 +561,9 @@ impl Launch for RankPlan {
 /// as `SplitStepper` on the same shares.
 pub struct RankStepper<R: crate::fem::Real = f32> {
     ranks: Ranks,
+    /// Rings of ghost elements: steps between exchanges; steps since the last.
+    layers: usize,
+    since: usize,
     stepper: crate::fem::stepper::Stepper<R>,
     /// This part's nodes from `ghost_from` on are ghosts; the first `send` are sent.
     send: usize,
@@ -598,7 +601,7 @@ impl<R: crate::fem::Real> RankStepper<R> {
     ) -> Result<RankStepper<R>> {
         let r = ranks.rank();
         let made = (|| {
-            let p = crate::fem::split::partition(model, ranks.weights(), config)?;
+            let p = crate::fem::split::partition(model, ranks.weights(), ranks.inner.depth, config)?;
             let stepper =
                 crate::fem::stepper::Stepper::<R>::with_precision(ranks.device(), &p.parts[r].model, &p.config)?;
             Ok((p, stepper))
@@ -625,6 +628,8 @@ impl<R: crate::fem::Real> RankStepper<R> {
         }
         Ok(RankStepper {
             ranks: ranks.clone(),
+            layers: ranks.inner.depth.max(1),
+            since: 0,
             stepper,
             send: me.send,
             ghost_from: me.ghost_from,
@@ -640,14 +645,24 @@ impl<R: crate::fem::Real> RankStepper<R> {
         })
     }
 
-    /// Runs `n` steps, exchanging ghosts after each (a collective).
+    /// Runs `n` steps, exchanging ghosts after every `depth`-th (a collective).
     pub fn step(&mut self, n: usize) -> Result<()> {
-        let d = self.dofs;
         for _ in 0..n {
-            let local = self
-                .stepper
-                .step(1)
-                .and_then(|()| self.stepper.state_range(0, self.send * d));
+            let stepped = self.stepper.step(1);
+            self.ranks.failed(stepped)?;
+            self.since += 1;
+            if self.since >= self.layers {
+                self.exchange()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites every ghost with its owner's `u` and `v`: one packed message per neighbour.
+    fn exchange(&mut self) -> Result<()> {
+        let d = self.dofs;
+        {
+            let local = self.stepper.state_range(0, self.send * d);
             let (u, v) = self.ranks.agree(local)?;
             let pack = |idx: &[usize]| -> Vec<R> {
                 let mut out = Vec::with_capacity(2 * idx.len() * d);
@@ -698,6 +713,7 @@ impl<R: crate::fem::Real> RankStepper<R> {
             self.ranks
                 .failed(self.stepper.set_state_range(self.ghost_from * d, &gu, &gv))?;
         }
+        self.since = 0;
         Ok(())
     }
 
@@ -715,32 +731,19 @@ impl<R: crate::fem::Real> RankStepper<R> {
                 .collect()
         };
         let (pu, pv) = (pick(u), pick(v));
+        self.since = 0;
         self.ranks.failed(self.stepper.set_state(&pu, &pv))
     }
 
-    /// Adds an external force; this rank applies the DOFs of its own nodes.
+    /// Adds an external force; this rank applies it to every loaded node it holds (own or
+    /// ghost, so ghost copies step as their owners until the next exchange).
     pub fn add_load(&mut self, load: &crate::fem::load::Load) -> Result<()> {
-        let d = self.dofs;
         self.ranks
-            .failed(crate::fem::load::check_load(load, self.owner.len() * d))?;
-        let me = self.ranks.rank();
-        let (mut dofs, mut weights) = (Vec::new(), Vec::new());
-        for (&dof, &w) in load.dofs.iter().zip(&load.weights) {
-            let (p, i) = self.owner[dof as usize / d];
-            if p == me {
-                dofs.push((i * d + dof as usize % d) as u32);
-                weights.push(w);
-            }
+            .failed(crate::fem::load::check_load(load, self.owner.len() * self.dofs))?;
+        match crate::fem::split::local_load(load, &self.nodes, self.dofs) {
+            Some(l) => self.ranks.failed(self.stepper.add_load(&l)),
+            None => Ok(()),
         }
-        if dofs.is_empty() {
-            return Ok(());
-        }
-        let l = crate::fem::load::Load {
-            dofs,
-            weights,
-            time: load.time,
-        };
-        self.ranks.failed(self.stepper.add_load(&l))
     }
 
     /// Gathers per-item values of every rank's own items (`per` reals each; `ids[q]` the

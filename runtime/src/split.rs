@@ -107,6 +107,11 @@ impl Devices {
         self
     }
 
+    /// Halo planes per shared side (for the FEM split: rings of ghost elements).
+    pub fn depth_planes(&self) -> usize {
+        self.depth
+    }
+
     /// The devices, in slab order (the first gets the lowest planes).
     pub fn devices(&self) -> &[Device] {
         &self.devices

@@ -72,6 +72,10 @@ pub(crate) struct Partition {
 /// The explicit step split over [`Devices`]; the same calls as [`Stepper`].
 pub struct SplitStepper<R: Real = f32> {
     parts: Vec<Part<R>>,
+    /// Element rings around each part's own nodes: steps between exchanges.
+    layers: usize,
+    /// Steps since the last exchange.
+    since: usize,
     /// (part, element of the part) that reports each element's stress.
     elem_home: Vec<(usize, usize)>,
     strains: usize,
@@ -104,7 +108,8 @@ impl<R: Real> SplitStepper<R> {
     /// [`Devices::measured`]) and builds a [`Stepper`] per device. Every part must hold at
     /// least one element.
     pub fn with_precision(devices: &Devices, model: &Model, config: &StepperConfig) -> Result<SplitStepper<R>> {
-        let p = partition(model, devices.weights(), config)?;
+        let layers = devices.depth_planes();
+        let p = partition(model, devices.weights(), layers, config)?;
         let mut parts = Vec::with_capacity(p.parts.len());
         for (plan, device) in p.parts.into_iter().zip(devices.devices()) {
             parts.push(Part {
@@ -118,6 +123,8 @@ impl<R: Real> SplitStepper<R> {
         let n_dofs = p.owner.len() * p.dofs;
         Ok(SplitStepper {
             parts,
+            layers: layers.max(1),
+            since: 0,
             elem_home: p.elem_home,
             strains: p.strains,
             bound: p.bound,
@@ -129,7 +136,7 @@ impl<R: Real> SplitStepper<R> {
 }
 
 /// Cuts `model` into parts in proportion to `weights` (see the module docs).
-pub(crate) fn partition(model: &Model, weights: &[f64], config: &StepperConfig) -> Result<Partition> {
+pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &StepperConfig) -> Result<Partition> {
     {
         model.validate()?;
         // The whole model's bound: each part checks its own again (never tighter).
@@ -196,24 +203,39 @@ pub(crate) fn partition(model: &Model, weights: &[f64], config: &StepperConfig) 
                 }
             }
         }
-        // Each part's elements (mesh order) and nodes.
-        let mut parts_elems: Vec<Vec<usize>> = vec![Vec::new(); k];
+        // Each part's elements (mesh order) and nodes: `layers` rings of elements around its
+        // own nodes (held nodes H_0 = own, H_i = the nodes of the elements touching H_{i-1}).
+        // A node of H_j steps right while H_{j+1} is right, so own nodes stay right for
+        // `layers` steps after an exchange.
+        let mut node_elems: Vec<Vec<usize>> = vec![Vec::new(); nn];
         for e in 0..ne {
-            let mut touched: Vec<usize> = conn[e * npe..(e + 1) * npe]
-                .iter()
-                .map(|&n| node_part[n as usize])
-                .collect();
-            touched.sort_unstable();
-            touched.dedup();
-            for p in touched {
-                parts_elems[p].push(e);
+            for &n in &conn[e * npe..(e + 1) * npe] {
+                node_elems[n as usize].push(e);
             }
         }
-        let mut held: Vec<std::collections::BTreeSet<usize>> = vec![Default::default(); k];
-        for (p, elems) in parts_elems.iter().enumerate() {
-            for &e in elems {
-                held[p].extend(conn[e * npe..(e + 1) * npe].iter().map(|&n| n as usize));
+        let mut parts_elems: Vec<Vec<usize>> = Vec::with_capacity(k);
+        let mut held: Vec<std::collections::BTreeSet<usize>> = Vec::with_capacity(k);
+        for p in 0..k {
+            let mut nodes: std::collections::BTreeSet<usize> = (0..nn).filter(|&n| node_part[n] == p).collect();
+            let mut elems = std::collections::BTreeSet::new();
+            let mut frontier: Vec<usize> = nodes.iter().copied().collect();
+            for _ in 0..layers.max(1) {
+                let mut next = Vec::new();
+                for &n in &frontier {
+                    for &e in &node_elems[n] {
+                        if elems.insert(e) {
+                            for &m in &conn[e * npe..(e + 1) * npe] {
+                                if nodes.insert(m as usize) {
+                                    next.push(m as usize);
+                                }
+                            }
+                        }
+                    }
+                }
+                frontier = next;
             }
+            parts_elems.push(elems.into_iter().collect());
+            held.push(nodes);
         }
         // Own nodes held elsewhere are sent; number them first.
         let mut sent = vec![false; nn];
@@ -235,10 +257,12 @@ pub(crate) fn partition(model: &Model, weights: &[f64], config: &StepperConfig) 
             }
             layouts.push((own_sent, own_rest, ghosts));
         }
+        // An element's stress comes from the owner of its first node: that part holds it in
+        // its first ring, so all its nodes are right whenever the part's own nodes are.
         let mut elem_home = vec![(0, 0); ne];
         for (p, elems) in parts_elems.iter().enumerate() {
             for (i, &e) in elems.iter().enumerate() {
-                if part_of[e] == p {
+                if node_part[conn[e * npe] as usize] == p {
                     elem_home[e] = (p, i);
                 }
             }
@@ -317,28 +341,39 @@ pub(crate) fn partition(model: &Model, weights: &[f64], config: &StepperConfig) 
 }
 
 impl<R: Real> SplitStepper<R> {
-    /// Runs `n` steps: each a step on every device, then the ghosts' exchange.
+    /// Runs `n` steps on every device; the ghosts are refreshed from their owners after every
+    /// `layers`-th step ([`Devices::depth`] rings of elements).
     pub fn step(&mut self, n: usize) -> Result<()> {
-        let d = self.dofs;
         for _ in 0..n {
             for p in &mut self.parts {
                 p.stepper.step(1)?;
             }
-            let sent: Vec<(Vec<R>, Vec<R>)> = self
-                .parts
-                .iter()
-                .map(|p| p.stepper.state_range(0, p.send * d))
-                .collect::<Result<_>>()?;
-            for p in &mut self.parts {
-                let mut u = Vec::with_capacity(p.ghosts.len() * d);
-                let mut v = Vec::with_capacity(p.ghosts.len() * d);
-                for &(o, i) in &p.ghosts {
-                    u.extend_from_slice(&sent[o].0[i * d..(i + 1) * d]);
-                    v.extend_from_slice(&sent[o].1[i * d..(i + 1) * d]);
-                }
-                p.stepper.set_state_range(p.ghost_from * d, &u, &v)?;
+            self.since += 1;
+            if self.since >= self.layers {
+                self.exchange()?;
             }
         }
+        Ok(())
+    }
+
+    /// Overwrites every ghost with its owner's `u` and `v`.
+    fn exchange(&mut self) -> Result<()> {
+        let d = self.dofs;
+        let sent: Vec<(Vec<R>, Vec<R>)> = self
+            .parts
+            .iter()
+            .map(|p| p.stepper.state_range(0, p.send * d))
+            .collect::<Result<_>>()?;
+        for p in &mut self.parts {
+            let mut u = Vec::with_capacity(p.ghosts.len() * d);
+            let mut v = Vec::with_capacity(p.ghosts.len() * d);
+            for &(o, i) in &p.ghosts {
+                u.extend_from_slice(&sent[o].0[i * d..(i + 1) * d]);
+                v.extend_from_slice(&sent[o].1[i * d..(i + 1) * d]);
+            }
+            p.stepper.set_state_range(p.ghost_from * d, &u, &v)?;
+        }
+        self.since = 0;
         Ok(())
     }
 
@@ -352,28 +387,18 @@ impl<R: Real> SplitStepper<R> {
             let pick = |x: &[R]| -> Vec<R> { p.nodes.iter().flat_map(|&n| x[n * d..(n + 1) * d].to_vec()).collect() };
             p.stepper.set_state(&pick(u), &pick(v))?;
         }
+        self.since = 0;
         Ok(())
     }
 
-    /// Adds an external force; each DOF is applied by the part that owns its node.
+    /// Adds an external force; every part holding a loaded node applies it (so a ghost copy
+    /// steps as its owner does until the next exchange).
     pub fn add_load(&mut self, load: &Load) -> Result<()> {
         crate::fem::load::check_load(load, self.n_dofs)?;
         let d = self.dofs;
-        let mut per_part: Vec<(Vec<u32>, Vec<f64>)> = vec![(vec![], vec![]); self.parts.len()];
-        for (&dof, &w) in load.dofs.iter().zip(&load.weights) {
-            let (node, k) = (dof as usize / d, dof as usize % d);
-            let (p, i) = self.owner[node];
-            per_part[p].0.push((i * d + k) as u32);
-            per_part[p].1.push(w);
-        }
-        for (p, (dofs, weights)) in per_part.into_iter().enumerate() {
-            if !dofs.is_empty() {
-                let l = Load {
-                    dofs,
-                    weights,
-                    time: load.time,
-                };
-                self.parts[p].stepper.add_load(&l)?;
+        for p in &mut self.parts {
+            if let Some(l) = local_load(load, &p.nodes, d) {
+                p.stepper.add_load(&l)?;
             }
         }
         Ok(())
@@ -451,4 +476,25 @@ impl<R: Real> Explicit<R> for SplitStepper<R> {
     fn stability_bound(&self) -> &StabilityBound {
         SplitStepper::stability_bound(self)
     }
+}
+
+/// `load` restricted to the nodes a part holds (`nodes`: the part's global node ids), in the
+/// part's numbering; `None` if it holds none of them.
+pub(crate) fn local_load(load: &Load, nodes: &[usize], d: usize) -> Option<Load> {
+    let local: BTreeMap<usize, usize> = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let (mut dofs, mut weights) = (Vec::new(), Vec::new());
+    for (&dof, &w) in load.dofs.iter().zip(&load.weights) {
+        if let Some(&i) = local.get(&(dof as usize / d)) {
+            dofs.push((i * d + dof as usize % d) as u32);
+            weights.push(w);
+        }
+    }
+    if dofs.is_empty() {
+        return None;
+    }
+    Some(Load {
+        dofs,
+        weights,
+        time: load.time,
+    })
 }
