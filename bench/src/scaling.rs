@@ -290,7 +290,7 @@ fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usi
         step,
         min,
         exchange: 0.0,
-        per_step: 1.0,
+        per_step: 1.0 / devices.depth_planes() as f64,
     })
 }
 
