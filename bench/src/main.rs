@@ -143,6 +143,9 @@ struct Cli {
     /// scaling: halo depths (planes) to measure, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "8")]
     depths: Vec<usize>,
+    /// scaling: only the cases whose name starts with one of these (`jacobi`, `heat`, `fem`).
+    #[arg(long, value_delimiter = ',')]
+    cases: Vec<String>,
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -220,7 +223,7 @@ fn main() -> Result<()> {
         if cli.depths.is_empty() || cli.depths.contains(&0) {
             bail!("--depths must name at least one depth of 1 plane or more");
         }
-        let report = scaling::run(&dev, cli.quick, &cli.depths)?;
+        let report = scaling::run(&dev, cli.quick, &cli.depths, &cli.cases)?;
         return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Chain {

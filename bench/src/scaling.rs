@@ -307,7 +307,7 @@ fn time_exchange(grid: &SplitGrid<f32>, finish: &dyn Fn() -> Result<()>) -> Resu
     Ok(t[10])
 }
 
-pub fn run(dev: &Device, quick: bool, depths: &[usize]) -> Result<Report> {
+pub fn run(dev: &Device, quick: bool, depths: &[usize], cases: &[String]) -> Result<Report> {
     let all = devices_like(dev)?;
     let rates = Devices::new(all.clone())?.measured(if quick { 1 << 22 } else { 1 << 28 })?;
     let mut rows = Vec::new();
@@ -326,6 +326,9 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize]) -> Result<Report> {
             ("fem-quad4", "weak", Shape::d2(wf, wf * n)),
             ("fem-quad4", "strong", Shape::d2(sf[0], sf[1])),
         ] {
+            if !cases.is_empty() && !cases.iter().any(|c| case.starts_with(c.as_str())) {
+                continue;
+            }
             let fem_case = case.starts_with("fem");
             let st = if fem_case { 50 } else { steps(shape) };
             let [ex, ey, _] = shape.dims();
