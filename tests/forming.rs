@@ -287,10 +287,11 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         epg: 2,
         qc: 3,
         pre: false,
+        moments: false,
     };
     let staged_default = clforge::runtime::fem::forming::default_staging::<E>();
     let (nq, s) = (E::CELL.points(E::DIM, E::QUADRATURE), E::OPERATOR.strains(E::DIM));
-    vec![
+    let mut algos = vec![
         Algorithm::PerElement,
         Algorithm::PerPoint { elements: 1 },
         Algorithm::PerPoint { elements: 2 },
@@ -302,7 +303,24 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         // J⁻¹ and w det J from the geometry pre-pass
         Algorithm::Staged(staged_default.with_pre(true, E::NODES, nq, E::DIM, E::DOFS, s)),
         Algorithm::Staged(Staging { pre: true, ..staged }),
-    ]
+    ];
+    // Moments (elasticity only): the default shape and the odd one.
+    if E::DOFS == E::DIM {
+        algos.push(Algorithm::Staged(staged_default.with_moments(
+            true,
+            E::NODES,
+            nq,
+            E::DIM,
+            E::DOFS,
+            s,
+        )));
+        algos.push(Algorithm::Staged(Staging {
+            pre: true,
+            moments: true,
+            ..staged
+        }));
+    }
+    algos
 }
 
 fn solid_case<E: Element<Material = Iso>>(m: usize, seed: u64) {

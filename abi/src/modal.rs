@@ -354,6 +354,12 @@ pub struct Staging {
     /// `J⁻¹` and `w det J` of every point from a pre-pass (`ke_geometry`, global memory,
     /// `dim² + 1` doubles per element and point) instead of computed per chunk by the group.
     pub pre: bool,
+    /// Moments (needs `pre`; operators whose `B` is linear in the gradient with `dofs = dim`,
+    /// i.e. elasticity): each pair accumulates `M_ab[k][l] = Σ_q w|J| ∂_k N_a ∂_l N_b`
+    /// (`dim²` multiply-adds per point instead of `B_aᵀ (D B_b)`'s `dofs² · dim`) and forms
+    /// `K_ab[i][j] = Σ_kl C[i][j][k][l] M_ab[k][l]` once, `C` from the element's constant `D`.
+    /// Nothing but the mapped derivatives and `w|J|` is staged per point.
+    pub moments: bool,
 }
 
 impl Staging {
@@ -427,13 +433,19 @@ impl Staging {
     /// Doubles staged per point and element (`w det J · D` and `J⁻¹` only without the
     /// pre-pass; with it `D` is staged once per element, [`Staging::local_fixed`]).
     const fn per_point(&self, nf: usize, dim: usize, dofs: usize, strains: usize) -> usize {
+        if self.moments {
+            return dim * nf.div_ceil(self.ta) * self.ta + 1;
+        }
         let geometry = if self.pre { 0 } else { strains * strains + dim * dim };
         dim * nf.div_ceil(self.ta) * self.ta + self.span(nf) * strains * dofs + geometry
     }
 
-    /// Doubles staged once per element (`D` with the pre-pass).
+    /// Doubles staged once per element (`D` with the pre-pass; and `C` with moments, `dofs² ·
+    /// dim²`, at most 81).
     const fn local_fixed(&self, strains: usize) -> usize {
-        if self.pre {
+        if self.moments {
+            strains * strains + 81
+        } else if self.pre {
             strains * strains
         } else {
             0
@@ -452,6 +464,28 @@ impl Staging {
     pub const fn with_pre(self, pre: bool, nf: usize, nq: usize, dim: usize, dofs: usize, strains: usize) -> Staging {
         let mut s = self;
         s.pre = pre;
+        if !pre {
+            s.moments = false;
+        }
+        s.qc = s.chunk(nf, nq, dim, dofs, strains);
+        s
+    }
+
+    /// This shape with moments (and so the pre-pass) on or off, the chunk resized to fit.
+    pub const fn with_moments(
+        self,
+        on: bool,
+        nf: usize,
+        nq: usize,
+        dim: usize,
+        dofs: usize,
+        strains: usize,
+    ) -> Staging {
+        let mut s = self;
+        s.moments = on;
+        if on {
+            s.pre = true;
+        }
         s.qc = s.chunk(nf, nq, dim, dofs, strains);
         s
     }
@@ -498,6 +532,7 @@ impl Staging {
             epg: 1,
             qc: 1,
             pre: false,
+            moments: false,
         };
         let tiles = s.tiles(nf);
         if tiles < group {

@@ -44,3 +44,35 @@ pub fn kb_lines(f: &Forming) -> Vec<String> {
     }
     out
 }
+
+/// `(c)[((i DOFS + j) DIM + k) DIM + l] = Σ D[s][t]` over `B`'s non-zeros `(s, i, k)` and
+/// `(t, j, l)`: the material tensor the moment form contracts, `K_ab[i][j] = Σ_kl
+/// C[i][j][k][l] M_ab[k][l]` with `M_ab[k][l] = Σ_q w|J| ∂_k N_a ∂_l N_b` (valid because every
+/// entry of `B` is one gradient component).
+pub fn c_lines(f: &Forming) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in 0..f.dofs {
+        for j in 0..f.dofs {
+            for k in 0..f.dim {
+                for l in 0..f.dim {
+                    let terms: Vec<String> =
+                        f.b.iter()
+                            .filter(|&&(_, c, a)| c == i && a == k)
+                            .flat_map(|&(s, _, _)| {
+                                f.b.iter()
+                                    .filter(move |&&(_, c, a)| c == j && a == l)
+                                    .map(move |&(t, _, _)| format!("(d)[{}]", s * f.strains + t))
+                            })
+                            .collect();
+                    let rhs = if terms.is_empty() {
+                        "0.0".to_string()
+                    } else {
+                        terms.join(" + ")
+                    };
+                    out.push(format!("(c)[{}] = {rhs};", ((i * f.dofs + j) * f.dim + k) * f.dim + l));
+                }
+            }
+        }
+    }
+    out
+}

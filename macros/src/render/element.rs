@@ -106,6 +106,7 @@ struct FormingView {
     qp: usize,
     h_lines: Vec<String>,
     kb_lines: Vec<String>,
+    c_lines: Vec<String>,
 }
 
 /// Renders the element-matrix kernels of an element (`ke_ai`, `ke_aii`, `ke_tiled`), f64.
@@ -141,6 +142,7 @@ pub fn render_forming(p: &Program) -> Result<String, Failure> {
         qp: clforge_abi::modal::points_per_group(f.nq()),
         h_lines: crate::emit::forming::h_lines(f),
         kb_lines: crate::emit::forming::kb_lines(f),
+        c_lines: crate::emit::forming::c_lines(f),
     };
     Ok(render_template(
         "element/forming.cl.tera",

@@ -93,7 +93,13 @@ impl Algorithm {
                 t.wt,
                 t.epg,
                 t.qc,
-                if t.pre { "-pre" } else { "" }
+                if t.moments {
+                    "-mom"
+                } else if t.pre {
+                    "-pre"
+                } else {
+                    ""
+                }
             ),
         }
     }
@@ -354,14 +360,15 @@ impl<E: Element> Forming<E> {
             Algorithm::PerPoint { elements } => format!("-D AEPG={elements} -D QP={}", points_per_group(points::<E>())),
             Algorithm::Tiled(t) => format!("-D TS={} -D WT={} -D EPG={} -D QC={}", t.ts, t.wt, t.epg, t.qc),
             Algorithm::Staged(t) => format!(
-                "-D TA={} -D TB={} -D SWT={} -D SEPG={} -D SQC={} -D NBS={} -D SPRE={}",
+                "-D TA={} -D TB={} -D SWT={} -D SEPG={} -D SQC={} -D NBS={} -D SPRE={} -D SMOM={}",
                 t.ta,
                 t.tb,
                 t.wt,
                 t.epg,
                 t.qc,
                 t.span(E::NODES),
-                u8::from(t.pre)
+                u8::from(t.pre || t.moments),
+                u8::from(t.moments)
             ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
@@ -470,16 +477,48 @@ impl<E: Element> Forming<E> {
                             "staged launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
                         )));
                     }
+                    if t.moments
+                        && (E::DOFS != E::DIM
+                            || !matches!(
+                                E::OPERATOR,
+                                super::Operator::Elasticity
+                                    | super::Operator::PlaneStress
+                                    | super::Operator::PlaneStrain
+                            ))
+                    {
+                        return Err(Error::InvalidConfig(format!(
+                            "staged launch {t:?}: moments need an elasticity operator (dofs = dim); `{}` is {:?} \
+                             with {} DOFs per node in {}-D",
+                            E::NAME,
+                            E::OPERATOR,
+                            E::DOFS,
+                            E::DIM
+                        )));
+                    }
+                    let t = Staging {
+                        pre: t.pre || t.moments,
+                        ..t
+                    };
                     let slices = t.tiles(E::NODES).div_ceil(t.wt);
                     let f = |n: usize| 8 * t.epg * t.qc * n;
                     let nfp = E::NODES.div_ceil(t.ta) * t.ta;
-                    let locals = vec![
-                        Arg::local(f(E::DIM * nfp)),
-                        Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
-                        // with the pre-pass: D once per element, no J⁻¹
-                        Arg::local(if t.pre { 8 * t.epg * s * s } else { f(s * s) }),
-                        Arg::local(if t.pre { 8 } else { f(E::DIM * E::DIM) }),
-                    ];
+                    let locals = if t.moments {
+                        vec![
+                            Arg::local(f(E::DIM * nfp)),
+                            // C once per element, D once per element, w det J per point
+                            Arg::local((8 * t.epg * E::DOFS * E::DOFS * E::DIM * E::DIM).next_multiple_of(16)),
+                            Arg::local(8 * t.epg * s * s),
+                            Arg::local(f(1)),
+                        ]
+                    } else {
+                        vec![
+                            Arg::local(f(E::DIM * nfp)),
+                            Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
+                            // with the pre-pass: D once per element, no J⁻¹
+                            Arg::local(if t.pre { 8 * t.epg * s * s } else { f(s * s) }),
+                            Arg::local(if t.pre { 8 } else { f(E::DIM * E::DIM) }),
+                        ]
+                    };
                     if !t.pre {
                         program.launch(
                             &name("ke_staged"),
