@@ -553,6 +553,20 @@ mod staging_tests {
 
     /// Column-major tiles with some `a >= b`, counted and spanned the long way.
     #[test]
+    fn moments_stage_only_derivatives_and_weights() {
+        // p = 5 trunk hexahedron: 222 functions, 3-D elasticity.
+        let s = Staging::sized(4, 2, 128, 222, 343, 3, 3, 6);
+        let m = s.with_moments(true, 222, 343, 3, 3, 6);
+        assert!(m.pre && m.moments);
+        assert_eq!(m.local_bytes(222, 3, 3, 6), 8 * (m.qc * (3 * 224 + 1) + 36 + 81));
+        assert!(m.local_bytes(222, 3, 3, 6) <= STAGED_LOCAL_BYTES);
+        // Without the h_b staging, a chunk holds more points than the pre-pass kernel's.
+        assert!(m.qc > s.with_pre(true, 222, 343, 3, 3, 6).qc);
+        // Turning the pre-pass off turns moments off.
+        assert!(!m.with_pre(false, 222, 343, 3, 3, 6).moments);
+    }
+
+    #[test]
     fn tiles_and_span_match_a_direct_count() {
         for nf in [4usize, 8, 20, 32, 50, 74, 105] {
             for (ta, tb, wt) in [(4, 2, 128), (2, 2, 64), (3, 3, 32), (4, 1, 16), (2, 4, 8)] {
@@ -563,6 +577,7 @@ mod staging_tests {
                     epg: 1,
                     qc: 1,
                     pre: false,
+                    moments: false,
                 };
                 // The column of each tile, in order.
                 let mut cols = [0usize; 4096];
