@@ -67,12 +67,21 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// The kernel measured fastest for `E`'s size: from 64 functions (trunk p = 5, 6) the
-    /// staged kernel after the geometry pre-pass (H100: 41 and 126 ms at p = 5, 6 for
-    /// m = 10 000, against 67 and 174 ms tiled), else the tiled kernel, with their default shapes.
+    /// The kernel measured fastest for `E`'s size (H100, m = 10 000 trunk hexahedra,
+    /// docs/ELEMENT-MATRICES.md): for elasticity from 16 functions (trunk p ≥ 2) the staged
+    /// kernel in moment form (18 and 57 ms at p = 5, 6, against 41 and 115 ms with `B_aᵀ D B_b`
+    /// after the pre-pass and 67 and 174 ms tiled); for other operators from 64 functions the
+    /// staged kernel after the geometry pre-pass; else the tiled kernel; default shapes.
     pub fn default_for<E: Element>() -> Algorithm {
-        if E::NODES >= 64 {
-            let s = E::OPERATOR.strains(E::DIM);
+        let s = E::OPERATOR.strains(E::DIM);
+        let elasticity = E::DOFS == E::DIM
+            && matches!(
+                E::OPERATOR,
+                super::Operator::Elasticity | super::Operator::PlaneStress | super::Operator::PlaneStrain
+            );
+        if elasticity && E::NODES >= 16 {
+            Algorithm::Staged(default_staging::<E>().with_moments(true, E::NODES, points::<E>(), E::DIM, E::DOFS, s))
+        } else if E::NODES >= 64 {
             Algorithm::Staged(default_staging::<E>().with_pre(true, E::NODES, points::<E>(), E::DIM, E::DOFS, s))
         } else {
             Algorithm::Tiled(default_tiling::<E>())
