@@ -319,6 +319,18 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             moments: true,
             ..staged
         }));
+        // Wider than tall tiles (more columns per work-item than rows).
+        for (ta, tb) in [(2, 4), (1, 8)] {
+            let t = Staging::sized(ta, tb, 64, E::NODES, nq, E::DIM, E::DOFS, s);
+            algos.push(Algorithm::Staged(t.with_moments(
+                true,
+                E::NODES,
+                nq,
+                E::DIM,
+                E::DOFS,
+                s,
+            )));
+        }
     }
     algos
 }

@@ -228,7 +228,16 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
         v.push(Algorithm::Staged(t.with_moments(true, E::NODES, nq, 3, 3, 6)));
     }
     if !quick && E::NODES >= 16 {
-        for (ta, tb, group) in [(4, 2, 64), (4, 2, 256), (2, 2, 128), (4, 1, 128), (3, 3, 128)] {
+        for (ta, tb, group) in [
+            (4, 2, 64),
+            (4, 2, 256),
+            (2, 2, 128),
+            (4, 1, 128),
+            (3, 3, 128),
+            (2, 4, 128),
+            (2, 4, 256),
+            (1, 8, 128),
+        ] {
             let t = Staging::sized(ta, tb, group, E::NODES, nq, 3, 3, 6);
             v.push(Algorithm::Staged(t));
             // with the geometry pre-pass (J⁻¹ and w det J from global memory)
