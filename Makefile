@@ -2,6 +2,8 @@
 CARGO ?= cargo
 # PoCL's kernel cache, kept in the tree so repeated runs skip compilation.
 export POCL_CACHE_DIR ?= $(CURDIR)/target/pocl-cache
+# `make test` builds everything once, with MPI (a second feature set would rebuild the world).
+TEST_FEATURES ?= --features clforge/mpi
 
 .PHONY: deps run test lint mpi-test bench-quick bench-smoke difftest difftest-long
 
@@ -12,13 +14,15 @@ run: deps
 	$(CARGO) run --release --example poisson_cylinder
 
 test: deps lint
-	$(CARGO) test --workspace --all-targets
-	$(CARGO) test --workspace --doc
-	$(CARGO) run --example custom_template
-	$(CARGO) run --example elastic_wave_unstructured -- --steps 20
-	$(CARGO) run --example elastic_wave_unstructured -- --steps 20 --f64
-	$(CARGO) run --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
-	$(CARGO) run --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out target/elastic_split
+	$(CARGO) test --workspace --all-targets $(TEST_FEATURES)
+	$(CARGO) test --workspace --doc $(TEST_FEATURES)
+	$(CARGO) run $(TEST_FEATURES) --example custom_template
+	$(CARGO) run $(TEST_FEATURES) --example elastic_wave_unstructured -- --steps 20
+	$(CARGO) run $(TEST_FEATURES) --example elastic_wave_unstructured -- --steps 20 --f64
+	$(CARGO) run $(TEST_FEATURES) --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 \
+		--out target/poisson_split.png
+	$(CARGO) run $(TEST_FEATURES) --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 \
+		--out target/elastic_split
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
@@ -29,7 +33,7 @@ test: deps lint
 DIFFTEST_SEED ?= 1
 DIFFTEST_COUNT ?= 100
 difftest:
-	$(CARGO) run -p clforge-difftest -- --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
+	$(CARGO) run $(TEST_FEATURES) -p clforge-difftest -- --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
 
 difftest-long:
 	$(CARGO) run --release -p clforge-difftest -- --seed $(DIFFTEST_SEED) --first 100000 --count 10000 \
@@ -38,25 +42,24 @@ difftest-long:
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
 # against the host reference before timing; timings are reported, never asserted).
 bench-smoke:
-	$(CARGO) run --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
-	$(CARGO) run --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
-	$(CARGO) run --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
-	$(CARGO) run --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
-	$(CARGO) run --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
-	$(CARGO) run --bin clforge-bench -- element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
-	$(CARGO) run --bin clforge-bench -- scaling --quick --json target/bench-scaling-smoke.json
-	$(CARGO) run --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- scaling --quick --json target/bench-scaling-smoke.json
+	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
 
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p clforge-runtime --features mpi --all-targets -- -D warnings
-	$(CARGO) clippy -p clforge --features mpi --example jacobi_ranks --example poisson_cylinder --example elastic_wave -- -D warnings
+	$(CARGO) clippy --workspace --all-targets $(TEST_FEATURES) -- -D warnings
 
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
 mpi-test:
-	$(CARGO) build --features mpi --example jacobi_ranks --example poisson_cylinder --example elastic_wave
+	$(CARGO) build $(TEST_FEATURES) --example jacobi_ranks --example poisson_cylinder --example elastic_wave
 	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder \
 		target/debug/examples/elastic_wave
 
