@@ -310,12 +310,8 @@ impl<T: Scalar> RankGrid<T> {
     pub fn upload(&mut self, host: &HostGrid<T>) -> Result<()> {
         crate::host::check_shape("upload", self.shape(), host.shape())?;
         let (l, r) = (&self.layout, self.ranks.rank());
-        let mut data = Vec::with_capacity(l.planes(r) * l.plane);
-        for k in 0..l.planes(r) {
-            let g = l.global_plane(r, k);
-            data.extend_from_slice(&host.data()[g * l.plane..(g + 1) * l.plane]);
-        }
-        self.ranks.failed(self.part.buffer().write_at(0, &data))?;
+        self.ranks
+            .failed(self.part.buffer().write_at(0, &l.slab(r, host.data())))?;
         self.valid.store(l.depth, Ordering::Relaxed);
         Ok(())
     }
@@ -359,75 +355,55 @@ impl<T: Scalar> RankGrid<T> {
     pub fn exchange(&self) -> Result<()> {
         let l = &self.layout;
         let (r, k) = (self.ranks.rank(), self.ranks.size());
-        let (d, p) = (l.depth, l.plane);
-        let own = l.owned[r].1 - l.owned[r].0;
+        let n = l.depth * l.plane;
+        // Side 0 (lower) talks to rank r - 1, side 1 (upper) to r + 1 (wrapping where periodic).
+        let edges = l.edges(r);
+        let peers = [((r + k - 1) % k) as i32, ((r + 1) % k) as i32];
         let mut staging = lock(&self.staging);
         if staging.len() != 4 {
-            *staging = vec![vec![T::default(); d * p]; 4];
+            *staging = vec![vec![T::default(); n]; 4];
         }
-        let [send_lo, send_hi, recv_lo, recv_hi] = &mut staging[..] else {
-            return Err(Error::InvalidConfig("exchange buffers".into()));
-        };
-        let (below, above) = (l.below(r) > 0, l.above(r) > 0);
+        let (sends, recvs) = staging.split_at_mut(2);
         let read = (|| -> Result<()> {
-            if below {
-                self.part.buffer().read_at(l.below(r) * p, send_lo)?;
-            }
-            if above {
-                self.part.buffer().read_at((l.below(r) + own - d) * p, send_hi)?;
+            for (edge, buf) in edges.iter().zip(sends.iter_mut()) {
+                if let Some((from, _)) = edge {
+                    self.part.buffer().read_at(*from, buf)?;
+                }
             }
             Ok(())
         })();
         self.ranks.agree(read)?;
         let world = self.ranks.inner.universe.world();
-        let (lo_rank, hi_rank) = (((r + k - 1) % k) as i32, ((r + 1) % k) as i32);
-        // Tag 0: planes going down (to the lower neighbour's upper halo), 1: going up.
+        // A message's tag is the side it leaves from: what leaves side 0 (down) arrives at the
+        // lower neighbour's side 1 and carries tag 0.
         mpi::request::scope(|scope| {
             let mut reqs = Vec::new();
-            if below {
-                reqs.push(
-                    world
-                        .process_at_rank(lo_rank)
-                        .immediate_receive_into_with_tag(scope, bytes_mut(recv_lo), 1),
-                );
+            for (side, (edge, buf)) in edges.iter().zip(recvs.iter_mut()).enumerate() {
+                if edge.is_some() {
+                    let from = world.process_at_rank(peers[side]);
+                    reqs.push(from.immediate_receive_into_with_tag(scope, bytes_mut(buf), 1 - side as i32));
+                }
             }
-            if above {
-                reqs.push(
-                    world
-                        .process_at_rank(hi_rank)
-                        .immediate_receive_into_with_tag(scope, bytes_mut(recv_hi), 0),
-                );
+            for (side, (edge, buf)) in edges.iter().zip(sends.iter()).enumerate() {
+                if edge.is_some() {
+                    let to = world.process_at_rank(peers[side]);
+                    reqs.push(to.immediate_send_with_tag(scope, bytes(buf), side as i32));
+                }
             }
-            let mut sends = Vec::new();
-            if below {
-                sends.push(
-                    world
-                        .process_at_rank(lo_rank)
-                        .immediate_send_with_tag(scope, bytes(send_lo), 0),
-                );
-            }
-            if above {
-                sends.push(
-                    world
-                        .process_at_rank(hi_rank)
-                        .immediate_send_with_tag(scope, bytes(send_hi), 1),
-                );
-            }
-            for q in reqs.into_iter().chain(sends) {
+            for q in reqs {
                 q.wait();
             }
         });
         let write = (|| -> Result<()> {
-            if below {
-                self.part.buffer().write_at(0, recv_lo)?;
-            }
-            if above {
-                self.part.buffer().write_at((l.below(r) + own) * p, recv_hi)?;
+            for (edge, buf) in edges.iter().zip(recvs.iter()) {
+                if let Some((_, at)) = edge {
+                    self.part.buffer().write_at(*at, buf)?;
+                }
             }
             Ok(())
         })();
         self.ranks.failed(write)?;
-        self.valid.store(d, Ordering::Relaxed);
+        self.valid.store(l.depth, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -248,6 +248,27 @@ impl Layout {
             _ => Shape::d3(d[0], d[1], d[2]),
         }
     }
+    /// Slab `i`'s planes (halos included) taken from the whole grid's `data`.
+    pub(crate) fn slab<T: Copy>(&self, i: usize, data: &[T]) -> Vec<T> {
+        let p = self.plane;
+        (0..self.planes(i))
+            .flat_map(|k| {
+                let g = self.global_plane(i, k);
+                data[g * p..(g + 1) * p].iter().copied()
+            })
+            .collect()
+    }
+
+    /// Where slab `i` exchanges its halos, in elements of its buffer (`depth · plane` each):
+    /// `(send from, receive at)` for its lower and its upper side, `None` where it has no halo.
+    pub(crate) fn edges(&self, i: usize) -> [Option<(usize, usize)>; 2] {
+        let (p, d) = (self.plane, self.depth);
+        let own = self.owned[i].1 - self.owned[i].0;
+        let low = (self.below(i) > 0).then(|| (self.below(i) * p, 0));
+        let high = (self.above(i) > 0).then(|| ((self.below(i) + own - d) * p, (self.below(i) + own) * p));
+        [low, high]
+    }
+
     /// The whole grid's plane that slab `i`'s plane `k` holds (wrapping where periodic).
     pub(crate) fn global_plane(&self, i: usize, k: usize) -> usize {
         let n = self.shape.dims()[self.axis] as isize;
@@ -336,12 +357,7 @@ impl<T: Scalar> SplitGrid<T> {
         crate::host::check_shape("upload", self.shape(), host.shape())?;
         let l = &self.layout;
         for (i, part) in self.parts.iter_mut().enumerate() {
-            let mut data = Vec::with_capacity(l.planes(i) * l.plane);
-            for k in 0..l.planes(i) {
-                let g = l.global_plane(i, k);
-                data.extend_from_slice(&host.data()[g * l.plane..(g + 1) * l.plane]);
-            }
-            part.buffer().write_at(0, &data)?;
+            part.buffer().write_at(0, &l.slab(i, host.data()))?;
         }
         self.valid.store(l.depth, Ordering::Relaxed);
         Ok(())
@@ -378,18 +394,17 @@ impl<T: Scalar> SplitGrid<T> {
         let l = &self.layout;
         let k = self.parts.len();
         let (d, p) = (l.depth, l.plane);
-        // (to slab, at element, from slab, at element)
+        // (to slab, at element, from slab, at element): a lower halo from the lower
+        // neighbour's upper edge, an upper halo from the upper neighbour's lower edge.
         let mut moves = Vec::new();
         for i in 0..k {
-            if l.below(i) > 0 {
-                let j = (i + k - 1) % k;
-                let from = (l.below(j) + (l.owned[j].1 - l.owned[j].0) - d) * p;
-                moves.push((i, 0, j, from));
+            let [low, high] = l.edges(i);
+            let (below, above) = ((i + k - 1) % k, (i + 1) % k);
+            if let (Some((_, at)), [_, Some((from, _))]) = (low, l.edges(below)) {
+                moves.push((i, at, below, from));
             }
-            if l.above(i) > 0 {
-                let j = (i + 1) % k;
-                let to = (l.below(i) + (l.owned[i].1 - l.owned[i].0)) * p;
-                moves.push((i, to, j, l.below(j) * p));
+            if let (Some((_, at)), [Some((from, _)), _]) = (high, l.edges(above)) {
+                moves.push((i, at, above, from));
             }
         }
         let mut staging = lock(&self.staging);
@@ -631,6 +646,12 @@ mod tests {
         assert_eq!((l.below(0), l.above(0), l.below(1), l.above(1)), (0, 4, 4, 0));
         assert_eq!(l.part_shape(1), Shape::d2(10, 79));
         assert_eq!(l.global_plane(1, 0), 21);
+        // Slab 0 sends its top 4 planes (21..25 at element 210) and receives above them (250);
+        // slab 1 sends its first own planes (after its 4-plane halo) and receives at 0.
+        assert_eq!(l.edges(0), [None, Some((210, 250))]);
+        assert_eq!(l.edges(1), [Some((40, 0)), None]);
+        let data: Vec<u32> = (0..1000).collect();
+        assert_eq!(l.slab(1, &data)[..2], [210, 211]);
         let p = Layout::new(Shape::d1(12), &[1.0, 1.0, 1.0], 2, true).unwrap();
         assert_eq!(p.owned(), &[(0, 4), (4, 8), (8, 12)]);
         assert_eq!((p.global_plane(0, 0), p.global_plane(2, 7)), (10, 1));

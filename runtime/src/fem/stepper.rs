@@ -212,6 +212,8 @@ pub struct Stepper<R: Real = f32> {
     masks: Buffer<u32>,
     minv: Buffer<R>,
     damp: Buffer<R>,
+    /// `damp` on the host, for the damping force `F = C·v` of a state set from the host.
+    damp_host: Vec<R>,
     u: Buffer<R>,
     u_alt: Buffer<R>,
     v: Buffer<R>,
@@ -470,6 +472,7 @@ impl<R: Real> Stepper<R> {
             masks: Buffer::from_slice(device, &masks)?,
             minv: Buffer::from_slice(device, &minv)?,
             damp: Buffer::from_slice(device, &damp)?,
+            damp_host: damp,
             u: Buffer::from_slice(device, &zeros)?,
             u_alt: Buffer::from_slice(device, &zeros)?,
             v: Buffer::from_slice(device, &zeros)?,
@@ -497,11 +500,9 @@ impl<R: Real> Stepper<R> {
 
     /// Sets displacements and velocities (and the damping force `F = C·v`).
     pub fn set_state(&mut self, u: &[R], v: &[R]) -> Result<()> {
-        self.u.write(u)?;
-        self.v.write(v)?;
-        let damp = self.damp.to_vec()?;
-        let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
-        self.f.write(&f)
+        crate::error::check_len("displacements", self.n_dofs, u.len())?;
+        crate::error::check_len("velocities", self.n_dofs, v.len())?;
+        self.set_state_range(0, u, v)
     }
 
     /// Displacements and velocities of DOFs `first..first + len` (waits for queued steps).
@@ -528,8 +529,13 @@ impl<R: Real> Stepper<R> {
             // The fused gather starts each step from `C·v` itself: there is no `F` to keep.
             return Ok(());
         }
-        let mut damp = vec![R::default(); v.len()];
-        self.damp.read_at(first, &mut damp)?;
+        let damp = self.damp_host.get(first..first + v.len()).ok_or_else(|| {
+            Error::InvalidConfig(format!(
+                "DOFs {first}..{} past the model's {}",
+                first + v.len(),
+                self.n_dofs
+            ))
+        })?;
         let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
         self.f.write_at(first, &f)
     }
