@@ -247,7 +247,7 @@ fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>
     let runs = algos.iter().map(|&a| (a, &forming)).chain(
         algos
             .iter()
-            .filter(|a| matches!(a, Algorithm::Staged(t) if t.pre))
+            .filter(|a| matches!(a, Algorithm::Staged(t) if t.pre) || matches!(a, Algorithm::Mma(_)))
             .map(|&a| (a, &batched)),
     );
     for (algo, forming) in runs {
@@ -318,6 +318,21 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             pre: true,
             moments: true,
             ..staged
+        }));
+        // Tensor-core moments (the portable products on PoCL): the default shape; one
+        // superblock per warp with a chunk of 4 points; runs of 3 in groups of 2 warps
+        // (slices ending in dead warps, runs past the diagonal) with a chunk of 8.
+        use clforge::runtime::abi::modal::Mma;
+        algos.push(Algorithm::Mma(clforge::runtime::fem::forming::default_mma::<E>()));
+        algos.push(Algorithm::Mma(Mma {
+            spw: 1,
+            warps: 3,
+            qc: 4,
+        }));
+        algos.push(Algorithm::Mma(Mma {
+            spw: 3,
+            warps: 2,
+            qc: 8,
         }));
         // Wider than tall tiles (more columns per work-item than rows).
         for (ta, tb) in [(2, 4), (1, 8)] {
@@ -435,6 +450,74 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         forming.form(&elements, Algorithm::PerPoint { elements: 0 }),
         Err(Error::InvalidConfig(_))
     ));
+    // Tensor-core shapes: a chunk that is not a multiple of 4, no warps, a group past the
+    // device's largest, local memory past the device's.
+    use clforge::runtime::abi::modal::Mma;
+    let max_group = dev.info().max_work_group_size;
+    for (t, what) in [
+        (
+            Mma {
+                spw: 2,
+                warps: 8,
+                qc: 6,
+            },
+            "multiple of 4",
+        ),
+        (
+            Mma {
+                spw: 2,
+                warps: 0,
+                qc: 8,
+            },
+            "at least 1",
+        ),
+        (
+            Mma {
+                spw: 0,
+                warps: 8,
+                qc: 8,
+            },
+            "at least 1",
+        ),
+        (
+            Mma {
+                spw: 1,
+                warps: max_group / 32 + 1,
+                qc: 8,
+            },
+            "largest work-group",
+        ),
+        (
+            Mma {
+                spw: 1,
+                warps: 1,
+                qc: 1 << 20,
+            },
+            "local memory",
+        ),
+    ] {
+        match forming.form(&elements, Algorithm::Mma(t)) {
+            Err(Error::InvalidConfig(m)) => assert!(m.contains(what), "{t:?}: {m}"),
+            other => panic!("{t:?}: {other:?}"),
+        }
+    }
+    // Moments only for elasticity: the diffusion element is refused by name.
+    let heat = Forming::<HeatP4>::new(&dev).unwrap();
+    let hc: Vec<f64> = (0..1).flat_map(|_| hexahedron::<HeatP4>(&mut rng, 0.1)).collect();
+    let he = heat
+        .upload(&hc, &[[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]])
+        .unwrap();
+    match heat.form(
+        &he,
+        Algorithm::Mma(Mma {
+            spw: 2,
+            warps: 8,
+            qc: 8,
+        }),
+    ) {
+        Err(Error::InvalidConfig(m)) => assert!(m.contains("elasticity") && m.contains("heat_p4"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     // No elements: nothing to do, no error.
     let none = forming.upload(&[], &[]).unwrap();
     assert_eq!(

@@ -597,3 +597,88 @@ mod staging_tests {
         }
     }
 }
+
+/// Launch shape of the tensor-core moment kernel (`ke_mma`, elasticity after the geometry
+/// pre-pass): the moments of all function pairs are one product `(Y W) Yᵀ` per element, run
+/// as 8 x 8 x 4 f64 matrix products (`mma.sync` on NVIDIA from sm_80, the same entries per
+/// work-item elsewhere). The lower triangle is cut into superblocks of `dim x dim` products
+/// (8 x 8 function pairs); a warp owns a run of up to `spw` superblocks of one block row for
+/// all points, `warps` warps per work-group, `qc` points staged at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mma {
+    /// Superblocks per warp (a run along one block row).
+    pub spw: usize,
+    /// Warps (32 work-items) per work-group.
+    pub warps: usize,
+    /// Points staged in local memory at a time (a multiple of 4).
+    pub qc: usize,
+}
+
+impl Mma {
+    /// Superblock rows of `nf` functions (8 functions each).
+    pub const fn blocks(nf: usize) -> usize {
+        nf.div_ceil(8)
+    }
+
+    /// Runs of the lower triangle: block row `I` holds `ceil((I + 1) / spw)`.
+    pub const fn runs(&self, nf: usize) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < Mma::blocks(nf) {
+            n += (i + self.spw) / self.spw;
+            i += 1;
+        }
+        n
+    }
+
+    /// Work-groups per element.
+    pub const fn slices(&self, nf: usize) -> usize {
+        self.runs(nf).div_ceil(self.warps)
+    }
+
+    /// Row stride of the staged chunk: the first from `qc` that is 4 or 12 modulo 16, so the
+    /// four rows a half-warp's fragment reads fall in different banks.
+    pub const fn stride(&self) -> usize {
+        let mut s = self.qc;
+        while s % 16 != 4 && s % 16 != 12 {
+            s += 1;
+        }
+        s
+    }
+
+    /// Doubles of the staging buffer `ly`: the chunk, or each warp's superblock at the end.
+    pub const fn staged_doubles(&self, nf: usize, dim: usize) -> usize {
+        let chunk = Mma::blocks(nf) * 8 * dim * self.stride();
+        let out = self.warps * 64 * dim * dim;
+        if chunk > out {
+            chunk
+        } else {
+            out
+        }
+    }
+
+    /// Doubles of `lw`: the chunk's `w det J`, then its `J⁻¹` and `w det J` from the pre-pass.
+    pub const fn point_doubles(&self, dim: usize) -> usize {
+        self.qc * (dim * dim + 2)
+    }
+
+    /// Bytes of local memory a work-group needs (`C` at most 81 doubles).
+    pub const fn local_bytes(&self, nf: usize, dim: usize, strains: usize) -> usize {
+        8 * (self.staged_doubles(nf, dim) + self.point_doubles(dim) + 81 + strains * strains)
+    }
+
+    /// The default: runs of 2 superblocks (3 from 64 functions), 8 warps per group, the
+    /// largest multiple of 4 points (at most 16) whose chunk fits in [`STAGED_LOCAL_BYTES`]
+    /// (the fastest measured on the H100, docs/ELEMENT-MATRICES.md).
+    pub const fn default_for(nf: usize, dim: usize, strains: usize) -> Mma {
+        let mut m = Mma {
+            spw: if nf >= 64 { 3 } else { 2 },
+            warps: 8,
+            qc: 16,
+        };
+        while m.qc > 4 && m.local_bytes(nf, dim, strains) > STAGED_LOCAL_BYTES {
+            m.qc -= 4;
+        }
+        m
+    }
+}

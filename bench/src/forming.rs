@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clforge::prelude::*;
-use clforge::runtime::abi::modal::{b_nonzeros, Staging, Tiling};
+use clforge::runtime::abi::modal::{b_nonzeros, Mma, Staging, Tiling};
 use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
 use clforge::runtime::fem::hybrid::{self, Assignment, Hybrid, Worker};
 use clforge::runtime::fem::Element;
@@ -227,6 +227,19 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
         // moments: dim² multiply-adds per pair and point instead of B_aᵀ (D B_b)
         v.push(Algorithm::Staged(t.with_moments(true, E::NODES, nq, 3, 3, 6)));
     }
+    if E::NODES >= 16 {
+        // moments as f64 matrix products (tensor cores on NVIDIA from sm_80)
+        let d = clforge::runtime::fem::forming::default_mma::<E>();
+        v.push(Algorithm::Mma(d));
+        if !quick {
+            for (spw, warps) in [(1, 8), (2, 4), (2, 10), (3, 8), (4, 4), (3, 4)] {
+                v.push(Algorithm::Mma(Mma { spw, warps, ..d }));
+            }
+            if d.qc > 4 {
+                v.push(Algorithm::Mma(Mma { qc: d.qc - 4, ..d }));
+            }
+        }
+    }
     if !quick && E::NODES >= 16 {
         for (ta, tb, group) in [
             (4, 2, 64),
@@ -297,11 +310,30 @@ fn order<E: Element<Material = Iso>>(
     let out_gb = (m * np * 8) as f64 / 1e9;
 
     let forming = Forming::<E>::new(dev)?;
+    if algorithms::<E>(quick)
+        .iter()
+        .any(|a| matches!(a, Algorithm::Mma(_)) && sel.keeps(a))
+    {
+        eprintln!(
+            "p = {p}: the mma kernels run {}",
+            if forming.tensor_cores() {
+                "on tensor cores (mma.sync f64)"
+            } else {
+                "as per-work-item products (no mma.sync f64 here)"
+            }
+        );
+    }
     // Check every kernel on the first elements.
     let check_m = m.min(8);
     let reference = form_host::<E>(&coords[..check_m * 24], &mats[..check_m], threads)?;
     let small = forming.upload(&coords[..check_m * 24], &mats[..check_m])?;
-    let algos: Vec<Algorithm> = algorithms::<E>(quick).into_iter().filter(|a| sel.keeps(a)).collect();
+    // (shapes whose local memory the device does not have are left out)
+    let local = dev.info().local_mem_bytes as usize;
+    let algos: Vec<Algorithm> = algorithms::<E>(quick)
+        .into_iter()
+        .filter(|a| sel.keeps(a))
+        .filter(|a| !matches!(a, Algorithm::Mma(t) if t.local_bytes(E::NODES, 3, 6) > local))
+        .collect();
     for &a in &algos {
         let got = forming.form(&small, a)?.0.to_host()?;
         for e in 0..check_m {
@@ -340,7 +372,7 @@ fn order<E: Element<Material = Iso>>(
         let host = out.to_vec()?;
         let download_s = t1.elapsed().as_secs_f64();
         drop(host);
-        let own = if a.label().ends_with("-mom") {
+        let own = if matches!(a, Algorithm::Mma(_)) || a.label().ends_with("-mom") {
             moments_gflop
         } else {
             gflop

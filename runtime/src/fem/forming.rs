@@ -17,11 +17,11 @@
 //!
 //! ```no_run
 //! # fn demo<E: clforge_runtime::fem::Element>(coords: &[f64], mats: &[E::Material]) -> clforge_runtime::Result<()> {
-//! use clforge_runtime::{fem::forming::{Algorithm, Forming}, Device};
+//! use clforge_runtime::{fem::forming::Forming, Device};
 //! let dev = Device::default()?;
 //! let forming = Forming::<E>::new(&dev)?;
 //! let elements = forming.upload(coords, mats)?;
-//! let (k, _event) = forming.form(&elements, Algorithm::default_for::<E>())?;
+//! let (k, _event) = forming.form(&elements, forming.default_algorithm())?;
 //! let first = k.matrix(0)?; // K_0 as a dense matrix, downloaded
 //! # Ok(()) }
 //! ```
@@ -33,7 +33,7 @@ use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::program::{Arg, Event, Program};
-use clforge_abi::modal::{points_per_group, Staging, Tiling};
+use clforge_abi::modal::{points_per_group, Mma, Staging, Tiling};
 use std::marker::PhantomData;
 
 /// Where `K[i][j]` (`j ≤ i`) of one element lies in its packed lower triangle.
@@ -64,6 +64,10 @@ pub enum Algorithm {
     /// staged in local memory once per group and point (`J⁻¹` and `w det J` from a pre-pass
     /// in global memory with `Staging::pre`).
     Staged(Staging),
+    /// Elasticity in moment form as 8 x 8 x 4 f64 matrix products: tensor cores (`mma.sync`)
+    /// on NVIDIA GPUs from sm_80, the same products per work-item on other devices; `J⁻¹`
+    /// and `w det J` from the geometry pre-pass.
+    Mma(Mma),
 }
 
 impl Algorithm {
@@ -110,8 +114,34 @@ impl Algorithm {
                     ""
                 }
             ),
+            Algorithm::Mma(t) => format!("mma-{}x{}x{}", t.spw, t.warps, t.qc),
         }
     }
+}
+
+/// Whether `E`'s operator has the moment form (elasticity with one DOF per axis).
+fn has_moments<E: Element>() -> bool {
+    E::DOFS == E::DIM
+        && matches!(
+            E::OPERATOR,
+            super::Operator::Elasticity | super::Operator::PlaneStress | super::Operator::PlaneStrain
+        )
+}
+
+/// The tensor-core moment kernel's default launch shape for `E` (`clforge_abi::modal::Mma::default_for`).
+pub fn default_mma<E: Element>() -> Mma {
+    Mma::default_for(E::NODES, E::DIM, E::OPERATOR.strains(E::DIM))
+}
+
+/// The moment kernels refuse other operators.
+fn not_elasticity<E: Element>(what: &str) -> Error {
+    Error::InvalidConfig(format!(
+        "{what}: moments need an elasticity operator (dofs = dim); `{}` is {:?} with {} DOFs per node in {}-D",
+        E::NAME,
+        E::OPERATOR,
+        E::DOFS,
+        E::DIM
+    ))
 }
 
 /// Points of `E`'s rule (`Cell::points`).
@@ -225,6 +255,8 @@ pub struct Forming<E: Element> {
     w: Buffer<f64>,
     /// The most bytes the staged kernel's geometry pre-pass writes per batch of elements.
     geometry_batch_bytes: usize,
+    /// Whether the device takes `mma.sync` f64 ([`Forming::tensor_cores`]), probed once.
+    dmma: std::sync::OnceLock<bool>,
     _element: PhantomData<fn() -> E>,
 }
 
@@ -328,6 +360,7 @@ impl<E: Element> Forming<E> {
             w: Buffer::from_slice(dev, &w)?,
             // Half the device's largest allocation, so the batch's buffer always fits beside K_e.
             geometry_batch_bytes: usize::try_from(dev.info().max_alloc_bytes / 2).unwrap_or(usize::MAX),
+            dmma: std::sync::OnceLock::new(),
             _element: PhantomData,
         })
     }
@@ -379,9 +412,49 @@ impl<E: Element> Forming<E> {
                 u8::from(t.pre || t.moments),
                 u8::from(t.moments)
             ),
+            Algorithm::Mma(t) => format!(
+                "-D MSPW={} -D MW={} -D MQC={} -D MQS={}",
+                t.spw,
+                t.warps,
+                t.qc,
+                t.stride()
+            ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
+        let options = if matches!(algo, Algorithm::Mma(_)) && self.tensor_cores() {
+            format!("{options} -D CLFORGE_DMMA=1")
+        } else {
+            options
+        };
         self.dev.program(E::NAME, E::forming_source(), &options)
+    }
+
+    /// The kernel for `E` on this device: [`Algorithm::Mma`] for elasticity from 32 functions
+    /// (trunk p ≥ 3) where it runs on tensor cores (measured faster than the staged moment
+    /// kernel at p = 3, 4 and 6 on the H100, equal at p = 5), else [`Algorithm::default_for`].
+    pub fn default_algorithm(&self) -> Algorithm {
+        if has_moments::<E>() && E::NODES >= 32 && self.tensor_cores() {
+            Algorithm::Mma(default_mma::<E>())
+        } else {
+            Algorithm::default_for::<E>()
+        }
+    }
+
+    /// Whether [`Algorithm::Mma`] runs on tensor cores here: an NVIDIA device whose compiler
+    /// takes `mma.sync` f64 (sm_80 and later); elsewhere it computes the same products per
+    /// work-item.
+    pub fn tensor_cores(&self) -> bool {
+        const PROBE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void clforge_dmma_probe(__global double* x) {
+    double d0, d1;
+    asm volatile(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%4,%5};\"
+                 : \"=d\"(d0), \"=d\"(d1) : \"d\"(x[0]), \"d\"(x[1]), \"d\"(x[2]), \"d\"(x[3]));
+    x[get_local_id(0)] = d0 + d1;
+}";
+        *self.dmma.get_or_init(|| {
+            self.dev.info().vendor.to_ascii_uppercase().contains("NVIDIA")
+                && self.dev.program("clforge_dmma_probe", PROBE, "").is_ok()
+        })
     }
 
     /// Forms every element's `K_e` with `algo`, into a new device buffer. Returns the matrices
@@ -412,6 +485,9 @@ impl<E: Element> Forming<E> {
         }
         let mi = to_i32(m, "elements formed in one launch")?;
         let nq = points::<E>();
+        if let Algorithm::Mma(t) = algo {
+            self.check_mma(t)?;
+        }
         let program = self.program(algo)?;
         let bad = Buffer::<i32>::from_slice(&self.dev, &[i32::MAX])?;
         let s = E::OPERATOR.strains(E::DIM);
@@ -486,23 +562,8 @@ impl<E: Element> Forming<E> {
                             "staged launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
                         )));
                     }
-                    if t.moments
-                        && (E::DOFS != E::DIM
-                            || !matches!(
-                                E::OPERATOR,
-                                super::Operator::Elasticity
-                                    | super::Operator::PlaneStress
-                                    | super::Operator::PlaneStrain
-                            ))
-                    {
-                        return Err(Error::InvalidConfig(format!(
-                            "staged launch {t:?}: moments need an elasticity operator (dofs = dim); `{}` is {:?} \
-                             with {} DOFs per node in {}-D",
-                            E::NAME,
-                            E::OPERATOR,
-                            E::DOFS,
-                            E::DIM
-                        )));
+                    if t.moments && !has_moments::<E>() {
+                        return Err(not_elasticity::<E>(&format!("staged launch {t:?}")));
                     }
                     let t = Staging {
                         pre: t.pre || t.moments,
@@ -539,6 +600,7 @@ impl<E: Element> Forming<E> {
                         self.staged_pre(&program, t, elements, ke, &bad, slices, locals)?
                     }
                 }
+                Algorithm::Mma(t) => self.mma(&program, t, elements, ke, &bad)?,
             }
         };
         let first_bad = bad.to_vec()?;
@@ -548,8 +610,7 @@ impl<E: Element> Forming<E> {
         Ok(event)
     }
 
-    /// The staged kernel after the geometry pre-pass, in batches of elements whose `J⁻¹` and
-    /// `w det J` fit in the pre-pass's buffer; one event spans every launch.
+    /// The staged kernel after the geometry pre-pass ([`Forming::after_geometry`]).
     #[allow(clippy::too_many_arguments)] // the launch's pieces, computed by form_into
     fn staged_pre(
         &self,
@@ -561,36 +622,8 @@ impl<E: Element> Forming<E> {
         slices: usize,
         locals: Vec<Arg<'_>>,
     ) -> Result<Event> {
-        let m = elements.m;
-        let nq = points::<E>();
-        let per = t.geometry_bytes(nq, E::DIM);
-        let batch = (self.geometry_batch_bytes / per).clamp(1, m);
-        let gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
-        let name = |k: &str| format!("{}_{k}", E::NAME);
-        let mut first: Option<Event> = None;
-        let mut last = Event::null();
-        for e0 in (0..m).step_by(batch) {
-            let n = batch.min(m - e0);
-            let (e0i, ni) = (
-                to_i32(e0, "first element of a batch")?,
-                to_i32(n, "elements of a batch")?,
-            );
-            let points = n * nq;
-            let geometry = program.launch(
-                &name("ke_geometry"),
-                &[points.div_ceil(128) * 128],
-                Some(&[128]),
-                &[
-                    Arg::buffer(&elements.xe),
-                    Arg::buffer(&self.dref),
-                    Arg::buffer(&self.w),
-                    Arg::buffer(&gj),
-                    Arg::i32(e0i),
-                    Arg::i32(ni),
-                    Arg::buffer(bad),
-                ],
-            )?;
-            first.get_or_insert(geometry);
+        let name = format!("{}_ke_staged", E::NAME);
+        self.after_geometry(program, elements, bad, |gj, e0, n| {
             let mut args = vec![
                 Arg::buffer(&elements.xe),
                 Arg::buffer(&elements.de),
@@ -601,14 +634,113 @@ impl<E: Element> Forming<E> {
                 Arg::buffer(bad),
             ];
             args.extend(locals.iter().copied());
-            args.push(Arg::buffer(&gj));
-            args.push(Arg::i32(e0i));
-            last = program.launch(
-                &name("ke_staged"),
+            args.push(Arg::buffer(gj));
+            args.push(Arg::i32(to_i32(e0, "first element of a batch")?));
+            program.launch(
+                &name,
                 &[slices * t.wt, n.div_ceil(t.epg) * t.epg],
                 Some(&[t.wt, t.epg]),
                 &args,
+            )
+        })
+    }
+
+    /// Refuses a tensor-core shape this device cannot launch, before anything is built.
+    fn check_mma(&self, t: Mma) -> Result<()> {
+        if !has_moments::<E>() {
+            return Err(not_elasticity::<E>(&format!("tensor-core launch {t:?}")));
+        }
+        let s = E::OPERATOR.strains(E::DIM);
+        let group = t.warps.saturating_mul(32);
+        let local = t.local_bytes(E::NODES, E::DIM, s) as u64;
+        let info = self.dev.info();
+        if t.spw == 0 || t.warps == 0 || t.qc == 0 || !t.qc.is_multiple_of(4) || group > info.max_work_group_size {
+            return Err(Error::InvalidConfig(format!(
+                "tensor-core launch {t:?}: spw and warps at least 1, qc a positive multiple of 4, and warps · 32 \
+                 ≤ {} (the device's largest work-group)",
+                info.max_work_group_size
+            )));
+        }
+        if local > info.local_mem_bytes {
+            return Err(Error::InvalidConfig(format!(
+                "tensor-core launch {t:?}: needs {local} bytes of local memory for `{}`, the device has {}; \
+                 stage fewer points (qc)",
+                E::NAME,
+                info.local_mem_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// The tensor-core moment kernel after the geometry pre-pass.
+    fn mma(
+        &self,
+        program: &Program,
+        t: Mma,
+        elements: &Elements,
+        ke: &Buffer<f64>,
+        bad: &Buffer<i32>,
+    ) -> Result<Event> {
+        let s = E::OPERATOR.strains(E::DIM);
+        let group = t.warps * 32;
+        let slices = t.slices(E::NODES);
+        let name = format!("{}_ke_mma", E::NAME);
+        self.after_geometry(program, elements, bad, |gj, e0, n| {
+            program.launch(
+                &name,
+                &[slices * group, n],
+                Some(&[group, 1]),
+                &[
+                    Arg::buffer(&elements.de),
+                    Arg::buffer(&self.dref),
+                    Arg::buffer(ke),
+                    Arg::buffer(gj),
+                    Arg::i32(to_i32(e0, "first element of a batch")?),
+                    Arg::local(8 * t.staged_doubles(E::NODES, E::DIM)),
+                    Arg::local(8 * t.point_doubles(E::DIM)),
+                    Arg::local(8 * 81),
+                    Arg::local(8 * s * s),
+                ],
+            )
+        })
+    }
+
+    /// The geometry pre-pass (`J⁻¹` and `w det J` of every point), then `main(gj, e0, n)` on
+    /// its elements, in batches whose pre-pass output fits in the buffer
+    /// ([`Forming::with_geometry_batch_bytes`]); one event spans every launch.
+    fn after_geometry(
+        &self,
+        program: &Program,
+        elements: &Elements,
+        bad: &Buffer<i32>,
+        mut main: impl FnMut(&Buffer<f64>, usize, usize) -> Result<Event>,
+    ) -> Result<Event> {
+        let m = elements.m;
+        let nq = points::<E>();
+        let per = 8 * nq * (E::DIM * E::DIM + 1);
+        let batch = (self.geometry_batch_bytes / per).clamp(1, m);
+        let gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
+        let name = format!("{}_ke_geometry", E::NAME);
+        let mut first: Option<Event> = None;
+        let mut last = Event::null();
+        for e0 in (0..m).step_by(batch) {
+            let n = batch.min(m - e0);
+            let geometry = program.launch(
+                &name,
+                &[(n * nq).div_ceil(128) * 128],
+                Some(&[128]),
+                &[
+                    Arg::buffer(&elements.xe),
+                    Arg::buffer(&self.dref),
+                    Arg::buffer(&self.w),
+                    Arg::buffer(&gj),
+                    Arg::i32(to_i32(e0, "first element of a batch")?),
+                    Arg::i32(to_i32(n, "elements of a batch")?),
+                    Arg::buffer(bad),
+                ],
             )?;
+            first.get_or_insert(geometry);
+            last = main(&gj, e0, n)?;
         }
         Ok(match first {
             Some(first) => Event::spanning(&first, last),
