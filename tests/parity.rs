@@ -142,14 +142,130 @@ fn steps_variant_equals_repeated_host_steps() {
 
 #[test]
 fn steps_variant_is_refused_where_not_generated() {
-    use advect_periodic::*;
-    let err = AdvectPeriodic::plan(
+    use heat3d::*;
+    let err = Heat3d::plan(
         &device(),
         &LaunchConfig::steps(4, Tile { x: 32, y: 32, rows: 4 }),
-        Shape::d2(64, 64),
+        Shape::d3(16, 16, 16),
     )
     .unwrap_err();
-    assert!(err.to_string().contains("temporal blocking"), "{err}");
+    assert!(
+        err.to_string().contains("temporal blocking is 1-D and 2-D only"),
+        "{err}"
+    );
+}
+
+/// A clamped (zero-gradient) 2-D diffusion whose coefficient field is read at neighbours, and
+/// a periodic one reaching two points along y: the steps variant's wrapped and ghost points.
+mod steps_boundaries {
+    use clforge::prelude::*;
+
+    #[stencil(boundary = clamp, state = u)]
+    pub fn smooth_clamp(u: &Grid<f32>, k: &Grid<f32>) -> f32 {
+        u.at(0, 0)
+            + k.at(1, 0) * (u.at(1, 0) - u.at(0, 0))
+            + k.at(-1, 0) * (u.at(-1, 0) - u.at(0, 0))
+            + k.at(0, 1) * (u.at(0, 1) - u.at(0, 0))
+            + k.at(0, -1) * (u.at(0, -1) - u.at(0, 0))
+            + 0.01 * u.at(2, -1)
+    }
+
+    #[stencil(boundary = periodic, state = u)]
+    pub fn smooth_periodic(u: &Grid<f32>, k: &Grid<f32>) -> f32 {
+        u.at(0, 0)
+            + k.at(1, 0) * (u.at(1, 0) - u.at(0, 0))
+            + k.at(0, -1) * (u.at(0, -2) - u.at(0, 0))
+            + 0.125 * (u.at(-1, 1) - u.at(0, 2))
+    }
+}
+
+/// Bit-equal, or NaN on both sides.
+fn same_bits(a: &HostGrid<f32>, b: &HostGrid<f32>) -> Option<usize> {
+    let (a, b) = (a.data(), b.data());
+    (0..a.len()).find(|&i| !(a[i].to_bits() == b[i].to_bits() || (a[i].is_nan() && b[i].is_nan())))
+}
+
+/// Temporal blocking with clamped and periodic edges (2-D) and clamped ends (1-D, halo 2)
+/// equals as many host steps bit for bit, with NaN, ±inf and the largest values in the state,
+/// on grids smaller than, equal to and not multiples of the tile.
+#[test]
+fn steps_variant_equals_host_steps_at_clamped_and_periodic_edges() {
+    use steps_boundaries::*;
+    let tiles = [
+        Tile { x: 8, y: 8, rows: 2 },
+        Tile { x: 32, y: 16, rows: 4 },
+        Tile { x: 4, y: 4, rows: 4 },
+    ];
+    let extremes = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+    ];
+    for (i, shape) in [
+        Shape::d2(1, 1),
+        Shape::d2(3, 2),
+        Shape::d2(8, 8),
+        Shape::d2(40, 19),
+        Shape::d2(67, 33),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = rng(80 + i as u64);
+        let mut u = random_f32(shape, &mut r, -1.0, 1.0);
+        let k = random_f32(shape, &mut r, 0.0, 0.2);
+        if shape.len() > 20 {
+            for (j, v) in extremes.iter().enumerate() {
+                u.data_mut()[(j * 37 + 5) % shape.len()] = *v;
+            }
+        }
+        for tile in tiles {
+            for steps in [1, 2, 5] {
+                let config = LaunchConfig::steps(steps, tile);
+                let (mut hc, mut hp) = (u.clone(), u.clone());
+                for _ in 0..steps {
+                    let mut next = hc.clone();
+                    SmoothClamp::apply_host(&mut next, &hc, &k).unwrap();
+                    hc = next;
+                    let mut next = hp.clone();
+                    SmoothPeriodic::apply_host(&mut next, &hp, &k).unwrap();
+                    hp = next;
+                }
+                let mut out = up(&u);
+                SmoothClamp::launch(&config, &mut out, &up(&u), &up(&k)).unwrap();
+                let got = out.to_host().unwrap();
+                assert_eq!(same_bits(&got, &hc), None, "clamp {shape} {tile:?} steps {steps}");
+                let mut out = up(&u);
+                SmoothPeriodic::launch(&config, &mut out, &up(&u), &up(&k)).unwrap();
+                let got = out.to_host().unwrap();
+                assert_eq!(same_bits(&got, &hp), None, "periodic {shape} {tile:?} steps {steps}");
+            }
+        }
+    }
+    // 1-D, clamped, halo 2 (tiles one row high).
+    use limiter_clamp::*;
+    for (i, n) in [1usize, 2, 5, 33, 130].into_iter().enumerate() {
+        let shape = Shape::d1(n);
+        let q = random_f32(shape, &mut rng(90 + i as u64), 0.5, 2.0);
+        for (tile, steps) in [(Tile { x: 8, y: 1, rows: 1 }, 3), (Tile { x: 32, y: 1, rows: 1 }, 2)] {
+            let mut host = q.clone();
+            for _ in 0..steps {
+                let mut next = host.clone();
+                LimiterClamp::apply_host(&mut next, &host).unwrap();
+                host = next;
+            }
+            let mut out = up(&q);
+            LimiterClamp::launch(&LaunchConfig::steps(steps, tile), &mut out, &up(&q)).unwrap();
+            assert_eq!(
+                same_bits(&out.to_host().unwrap(), &host),
+                None,
+                "1-D {n} {tile:?} steps {steps}"
+            );
+        }
+    }
 }
 
 /// The event-free launch computes the same as the profiled one.

@@ -317,8 +317,8 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
             1
         };
         out.push((
-            format!("steps-{steps}-8x8x2"),
-            LaunchConfig::steps(steps, Tile { x: 8, y: 8, rows: 2 }),
+            format!("steps-{steps}-{}x{}x{}", small.x, small.y, small.rows),
+            LaunchConfig::steps(steps, small),
         ));
     }
     out

@@ -2,23 +2,20 @@
 //! missing. The runtime reads these facts from the spec; it never re-derives them.
 
 use crate::ir::stencil::StencilBody;
-use crate::model::{Arg, Boundary};
+use crate::model::Arg;
 
 /// Points per work-item of the vector variant (`float8`).
 pub const LANES: usize = clforge_abi::LANES;
 
 /// Why temporal blocking is not generated, if it is not: it keeps the iterated grid in local
-/// memory for several steps, so it needs that grid and, so far, a 2-D grid with a fixed
-/// boundary (no wrapped halos).
+/// memory for several steps, so it needs that grid, and so far a 1-D or 2-D grid (any
+/// boundary).
 pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
     let mut why = Vec::new();
-    if b.rank != 2 {
-        why.push(format!("the stencil is {}-D (temporal blocking is 2-D only)", b.rank));
-    }
-    if b.boundary != Boundary::Fixed {
+    if b.rank > 2 {
         why.push(format!(
-            "its boundary is `{}` (temporal blocking needs `boundary = fixed`)",
-            b.boundary.name()
+            "the stencil is {}-D (temporal blocking is 1-D and 2-D only)",
+            b.rank
         ));
     }
     if b.access.iterated.is_none() {

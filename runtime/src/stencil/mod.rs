@@ -124,7 +124,8 @@ pub enum Variant {
     Vector,
     /// Several iterations per launch: the state grid stays in local memory on a tile whose
     /// halo shrinks each step (temporal blocking). Writes the state after
-    /// [`LaunchConfig::steps`] applications of the stencil. 2-D stencils with a fixed boundary.
+    /// [`LaunchConfig::steps`] applications of the stencil. 1-D and 2-D stencils, every boundary
+    /// (periodic: wrapped tile points; clamp: ghost tile points copy their edge point each step).
     Steps,
 }
 
