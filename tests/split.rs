@@ -30,12 +30,12 @@ fn jacobi_state(u: &Grid<f32>, f: &Grid<f32>, k: &Weights) -> f32 {
     k.a * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) + k.b * f.at(0, 0)
 }
 
-#[clforge::stencil(boundary = clamp)]
+#[clforge::stencil(boundary = clamp, state = u)]
 fn jacobi_clamp(u: &Grid<f32>, f: &Grid<f32>, k: &Weights) -> f32 {
     k.a * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) + k.b * f.at(0, 0)
 }
 
-#[clforge::stencil(boundary = periodic)]
+#[clforge::stencil(boundary = periodic, state = u)]
 fn jacobi_periodic(u: &Grid<f32>, f: &Grid<f32>, k: &Weights) -> f32 {
     k.a * (u.at(1, 0) + u.at(-1, 0) + u.at(0, 1) + u.at(0, -1)) + k.b * f.at(0, 0)
 }
@@ -129,7 +129,7 @@ fn jacobi_parity(devices: &Devices, shape: Shape, config: &LaunchConfig, steps: 
             }};
         }
         match boundary {
-            Boundary::Fixed => go!(Jacobi),
+            Boundary::Fixed => go!(JacobiState),
             Boundary::Clamp => go!(JacobiClamp),
             Boundary::Periodic => go!(JacobiPeriodic),
         }
@@ -147,7 +147,10 @@ fn a_split_jacobi_gives_the_single_device_bits_for_every_variant_and_boundary() 
     let shape = Shape::d2(37, 29);
     for parts in [1, 2, 3, 4] {
         let devices = Devices::new(vec![d.clone(); parts]).unwrap().depth(3).unwrap();
-        for config in common::configs(2) {
+        // temporal blocking too: 3 steps per launch fit the depth of 3, wrapped and clamped
+        // tile points included
+        let steps = LaunchConfig::steps(3, Tile { x: 8, y: 8, rows: 2 });
+        for config in common::configs(2).into_iter().chain([steps]) {
             jacobi_parity(&devices, shape, &config, 7).unwrap_or_else(|e| panic!("{parts} slabs, {config:?}: {e}"));
         }
     }
