@@ -140,21 +140,6 @@ fn steps_variant_equals_repeated_host_steps() {
     }
 }
 
-#[test]
-fn steps_variant_is_refused_where_not_generated() {
-    use heat3d::*;
-    let err = Heat3d::plan(
-        &device(),
-        &LaunchConfig::steps(4, Tile { x: 32, y: 32, rows: 4 }),
-        Shape::d3(16, 16, 16),
-    )
-    .unwrap_err();
-    assert!(
-        err.to_string().contains("temporal blocking is 1-D and 2-D only"),
-        "{err}"
-    );
-}
-
 /// A clamped (zero-gradient) 2-D diffusion whose coefficient field is read at neighbours, and
 /// a periodic one reaching two points along y: the steps variant's wrapped and ghost points.
 mod steps_boundaries {
@@ -168,6 +153,20 @@ mod steps_boundaries {
             + k.at(0, 1) * (u.at(0, 1) - u.at(0, 0))
             + k.at(0, -1) * (u.at(0, -1) - u.at(0, 0))
             + 0.01 * u.at(2, -1)
+    }
+
+    #[stencil(boundary = clamp, state = u)]
+    pub fn heat3_clamp(u: &Grid3<f32>, k: &Grid3<f32>) -> f32 {
+        u.at(0, 0, 0)
+            + k.at(0, 0, 1)
+                * (u.at(1, 0, 0) + u.at(-1, 0, 0) + u.at(0, 1, 0) + u.at(0, -1, 0) + u.at(0, 0, 1) + u.at(0, 0, -1)
+                    - 6.0 * u.at(0, 0, 0))
+            + 0.01 * u.at(1, -1, 2)
+    }
+
+    #[stencil(boundary = periodic, state = u)]
+    pub fn heat3_periodic(u: &Grid3<f32>, k: &Grid3<f32>) -> f32 {
+        u.at(0, 0, 0) + k.at(-1, 0, 0) * (u.at(0, 0, -2) + u.at(1, 1, 0) - 2.0 * u.at(0, 0, 0)) - 0.01 * u.at(0, -1, 1)
     }
 
     #[stencil(boundary = periodic, state = u)]
@@ -282,4 +281,72 @@ fn enqueue_plan_equals_launch_plan() {
     Heat3d::apply_host(&mut host, &u, 0.1).unwrap();
     assert_eq!(b.to_host().unwrap(), a.to_host().unwrap());
     assert!(rel_error(&b.to_host().unwrap(), &host) <= 1e-6);
+}
+
+/// Temporal blocking in 3-D (tiles `y` deep along z) for every boundary, halo 2 along z, equals
+/// as many host steps bit for bit, NaN and infinities included.
+#[test]
+fn steps_variant_equals_host_steps_in_3d() {
+    use steps_boundaries::*;
+    let tiles = [
+        Tile { x: 8, y: 4, rows: 2 },
+        Tile { x: 4, y: 2, rows: 1 },
+        Tile { x: 16, y: 8, rows: 4 },
+    ];
+    for (i, shape) in [
+        Shape::d3(1, 1, 1),
+        Shape::d3(3, 2, 2),
+        Shape::d3(9, 7, 5),
+        Shape::d3(17, 6, 11),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = rng(120 + i as u64);
+        let mut u = random_f32(shape, &mut r, -1.0, 1.0);
+        let k = random_f32(shape, &mut r, 0.0, 0.1);
+        if shape.len() > 20 {
+            for (j, v) in [f32::NAN, f32::INFINITY, -f32::MAX].iter().enumerate() {
+                u.data_mut()[(j * 53 + 7) % shape.len()] = *v;
+            }
+        }
+        for tile in tiles {
+            for steps in [1, 2, 3] {
+                let config = LaunchConfig::steps(steps, tile);
+                let (mut hc, mut hp, mut hf) = (u.clone(), u.clone(), u.clone());
+                for _ in 0..steps {
+                    let mut next = hc.clone();
+                    Heat3Clamp::apply_host(&mut next, &hc, &k).unwrap();
+                    hc = next;
+                    let mut next = hp.clone();
+                    Heat3Periodic::apply_host(&mut next, &hp, &k).unwrap();
+                    hp = next;
+                    let mut next = hf.clone();
+                    heat3d::Heat3d::apply_host(&mut next, &hf, 0.1).unwrap();
+                    hf = next;
+                }
+                let mut out = up(&u);
+                Heat3Clamp::launch(&config, &mut out, &up(&u), &up(&k)).unwrap();
+                assert_eq!(
+                    same_bits(&out.to_host().unwrap(), &hc),
+                    None,
+                    "clamp {shape} {tile:?} steps {steps}"
+                );
+                let mut out = up(&u);
+                Heat3Periodic::launch(&config, &mut out, &up(&u), &up(&k)).unwrap();
+                assert_eq!(
+                    same_bits(&out.to_host().unwrap(), &hp),
+                    None,
+                    "periodic {shape} {tile:?} steps {steps}"
+                );
+                let mut out = up(&u);
+                heat3d::Heat3d::launch(&config, &mut out, &up(&u), 0.1).unwrap();
+                assert_eq!(
+                    same_bits(&out.to_host().unwrap(), &hf),
+                    None,
+                    "fixed {shape} {tile:?} steps {steps}"
+                );
+            }
+        }
+    }
 }

@@ -247,7 +247,9 @@ fn halo_two_with_a_scalar_and_3d_and_1d_grids_split_alike() {
             .periodic(periodic);
         let mut one = PingPong::from_host(&d, &field(shape, 6)).unwrap();
         let mut many = PingPong::from_host(&devices, &field(shape, 6)).unwrap();
-        for config in common::configs(3) {
+        // temporal blocking too: 2 steps per launch in tiles 4 deep along z, at depth 2
+        let steps = LaunchConfig::steps(2, Tile { x: 8, y: 4, rows: 2 });
+        for config in common::configs(3).into_iter().chain([steps]) {
             for step in 0..4 {
                 let (n, c) = one.split();
                 let (m, s) = many.split();

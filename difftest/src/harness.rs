@@ -316,9 +316,15 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
         } else {
             1
         };
+        // in 3-D the steps tile is `y` deep along z: keep it small
+        let tile = if spec.rank == 3 {
+            Tile { x: 8, y: 4, rows: 2 }
+        } else {
+            small
+        };
         out.push((
-            format!("steps-{steps}-{}x{}x{}", small.x, small.y, small.rows),
-            LaunchConfig::steps(steps, small),
+            format!("steps-{steps}-{}x{}x{}", tile.x, tile.y, tile.rows),
+            LaunchConfig::steps(steps, tile),
         ));
     }
     out

@@ -218,8 +218,17 @@ fn time_and_tune<C: StencilCase>(
     for config in configs {
         ctx.progress
             .step(&format!("{case_name} {shape}: {}", describe(config, &spec)));
+        // A configuration this device cannot launch (a work-group past the kernel's own
+        // limit, local memory) is reported and skipped, not the end of the run.
+        let plan = match case.plan(dev, config) {
+            Ok(plan) => plan,
+            Err(e @ clforge::runtime::Error::DeviceLimit { .. }) => {
+                eprintln!("skipping {case_name} {shape} {}: {e}", describe(config, &spec));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         check(ctx, config)?;
-        let plan = case.plan(dev, config)?;
         let t = ctx.time(|| Ok(case.step(&plan)?))?;
         if *config == LaunchConfig::default() {
             default_us = t.median_us;

@@ -8,16 +8,9 @@ use crate::model::Arg;
 pub const LANES: usize = clforge_abi::LANES;
 
 /// Why temporal blocking is not generated, if it is not: it keeps the iterated grid in local
-/// memory for several steps, so it needs that grid, and so far a 1-D or 2-D grid (any
-/// boundary).
+/// memory for several steps, so it needs that grid (any rank, any boundary).
 pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
     let mut why = Vec::new();
-    if b.rank > 2 {
-        why.push(format!(
-            "the stencil is {}-D (temporal blocking is 1-D and 2-D only)",
-            b.rank
-        ));
-    }
     if b.access.iterated.is_none() {
         let names: Vec<String> = b
             .access

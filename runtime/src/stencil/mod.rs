@@ -124,8 +124,9 @@ pub enum Variant {
     Vector,
     /// Several iterations per launch: the state grid stays in local memory on a tile whose
     /// halo shrinks each step (temporal blocking). Writes the state after
-    /// [`LaunchConfig::steps`] applications of the stencil. 1-D and 2-D stencils, every boundary
-    /// (periodic: wrapped tile points; clamp: ghost tile points copy their edge point each step).
+    /// [`LaunchConfig::steps`] applications of the stencil. Every rank and boundary (periodic:
+    /// wrapped tile points; clamp: ghost tile points copy their edge point each step); in 3-D
+    /// the tile is `y` points deep along z.
     Steps,
 }
 
@@ -201,7 +202,7 @@ impl StencilSpec {
     pub fn tile_on(&self, info: &DeviceInfo, variant: Variant, steps: usize) -> Tile {
         let per_point = self.variant(variant).local_bytes_per_point as u64;
         let fits = |t: Tile| {
-            local_points(variant, t, steps, self.halo)
+            local_points(variant, t, steps, self.halo, self.rank)
                 .is_some_and(|p| (p as u64).saturating_mul(per_point) <= info.local_mem_bytes)
         };
         let mut t = self.default_tile;
@@ -627,16 +628,24 @@ pub(crate) fn size_launch(
                     what("launch".into())
                 )));
             }
-            // The steps kernel is 2-D (its availability says so); z is one work-group deep.
-            let z = if variant == Variant::Steps { 1 } else { dims[2] };
+            // The steps kernel's tiles are `y` deep along z in 3-D (one group per z tile),
+            // one plane otherwise; the tiled kernel takes a group per plane.
+            let z = match (variant, rank) {
+                (Variant::Steps, 3) => dims[2].div_ceil(t.y),
+                (Variant::Steps, _) => 1,
+                _ => dims[2],
+            };
             // x: one work-item per point; y: `rows` work-items per `y` points.
             let global = round_up([dims[0], dims[1].div_ceil(t.y), z], [t.x, 1, 1])
                 .and_then(|[gx, gy, gz]| Some([gx, gy.checked_mul(t.rows)?, gz]))
                 .ok_or_else(|| too_many_items(&tile(), shape))?;
-            let points = local_points(variant, t, steps, spec.halo);
+            let points = local_points(variant, t, steps, spec.halo, rank);
             let mut options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
             if variant == Variant::Steps {
                 options.push_str(&format!(" -D STEPS={steps}"));
+                if rank == 3 {
+                    options.push_str(&format!(" -D TILE_Z={}", t.y));
+                }
             }
             (global, [t.x, t.rows, 1], options, points.unwrap_or(usize::MAX))
         }
@@ -694,17 +703,19 @@ pub(crate) const MAX_INDEX: usize = i32::MAX as usize;
 /// kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums their
 /// element sizes), the steps kernel two `SW * SH` arrays of the iterated grid
 /// (`local_bytes_per_point` counts both); `None` on overflow.
-fn local_points(variant: Variant, t: Tile, steps: usize, [hx, hy, hz]: [usize; 3]) -> Option<usize> {
-    if variant == Variant::Tiled {
-        extent(t.x, 1, hx)
-            .zip(extent(t.y, 1, hy))
-            .zip(extent(1, 1, hz))
-            .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
-    } else {
-        extent(t.x, steps, hx)
-            .zip(extent(t.y, steps, hy))
-            .and_then(|(w, h)| w.checked_mul(h))
-    }
+/// Points a work-group stages: the tiled kernel's tile, halo and `2 hz + 1` planes; the steps
+/// kernel's tile and its `steps`-wide halo, `y` deep along z in 3-D.
+fn local_points(variant: Variant, t: Tile, steps: usize, [hx, hy, hz]: [usize; 3], rank: usize) -> Option<usize> {
+    let (tz, sz) = match variant {
+        Variant::Tiled => (1, 1),
+        _ if rank == 3 => (t.y, steps),
+        _ => (1, steps),
+    };
+    let steps = if variant == Variant::Tiled { 1 } else { steps };
+    extent(t.x, steps, hx)
+        .zip(extent(t.y, steps, hy))
+        .zip(extent(tz, sz, hz))
+        .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
 }
 
 /// `tile + 2 · steps · halo`: a tile's extent with the halo its kernel stages.
