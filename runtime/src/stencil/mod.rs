@@ -142,7 +142,9 @@ impl Variant {
     }
 }
 
-/// Tile of the tiled variant: `x` by `y` points, walked by an `x` by `rows` work-group.
+/// Tile of the tiled and steps variants: `x` by `y` points, walked by an `x` by `rows`
+/// work-group. In 3-D the steps variant's tile is also `y` points deep along z (the tiled
+/// variant takes one plane per work-group).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Tile {
     /// Points along x (= work-group width).
@@ -249,7 +251,8 @@ impl LaunchConfig {
             ..LaunchConfig::default()
         }
     }
-    /// `steps` iterations per launch on tiles of `tile` (temporal blocking).
+    /// `steps` iterations per launch on tiles of `tile` (temporal blocking; in 3-D the tile is
+    /// `tile.y` deep along z).
     pub fn steps(steps: usize, tile: Tile) -> LaunchConfig {
         LaunchConfig {
             variant: Variant::Steps,
