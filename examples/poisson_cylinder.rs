@@ -30,6 +30,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
+use clforge::runtime::stencil::tune::Tuner;
 use clforge::runtime::Event;
 
 /// Body, walls and inlet: ψ is fixed.
@@ -53,7 +54,7 @@ struct Coeffs {
 ///
 /// `boundary = clamp` so that every point, the right edge column included, runs the mask
 /// logic as the seed's kernel does (a `fixed` boundary would never visit the outflow column).
-#[clforge::stencil(boundary = clamp)]
+#[clforge::stencil(boundary = clamp, state = psi)]
 fn jacobi(psi: &Grid<f32>, omega: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {
     match cell.at(0, 0) {
         FLUID => k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * omega.at(0, 0),
@@ -79,22 +80,17 @@ fn jacobi_change(psi: &Grid<f32>, omega: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum VariantArg {
+    /// The fastest per iteration on this device, measured by the tuner among the others
+    /// (temporal blocking with 4 and 8 steps per launch included).
+    Auto,
     /// One point per work-item, neighbours through the caches (the seed's "no shared").
     Plain,
     /// Tile and halo in local memory (the seed's shared-memory kernel).
     Tiled,
     /// Several points along x per work-item with vector loads.
     Vector,
-}
-
-impl From<VariantArg> for Variant {
-    fn from(v: VariantArg) -> Variant {
-        match v {
-            VariantArg::Plain => Variant::Plain,
-            VariantArg::Tiled => Variant::Tiled,
-            VariantArg::Vector => Variant::Vector,
-        }
-    }
+    /// Temporal blocking: `--steps` iterations per launch in local memory.
+    Steps,
 }
 
 /// Stream function around a rectangular body in a channel (seed 002), Jacobi iteration on
@@ -117,9 +113,12 @@ struct Args {
     /// Give up after this many iterations.
     #[arg(long, default_value_t = 50_000)]
     max_iter: usize,
-    /// Which generated kernel to run.
-    #[arg(long, value_enum, default_value_t = VariantArg::Plain)]
+    /// Which generated kernel to run (`auto`: the tuner's choice; with `--ranks`, plain).
+    #[arg(long, value_enum, default_value_t = VariantArg::Auto)]
     variant: VariantArg,
+    /// Iterations per launch of `--variant steps`.
+    #[arg(long, default_value_t = 8)]
+    steps: usize,
     /// Iterations between convergence checks.
     #[arg(long, default_value_t = 500)]
     check_every: usize,
@@ -252,6 +251,27 @@ fn self_check(device: &Device, p: &Problem) -> Result<()> {
             bail!("the {variant:?} kernels disagree with the host reference (max error {err:e} / {err_c:e})");
         }
     }
+    // Temporal blocking: one launch of 3 steps against 3 host iterations.
+    let mut want = psi.clone();
+    for _ in 0..3 {
+        let mut next = want.clone();
+        Jacobi::apply_host(&mut next, &want, &omega, &p.cell, &p.k)?;
+        want = next;
+    }
+    let config = LaunchConfig {
+        steps: Some(3),
+        ..LaunchConfig::variant(Variant::Steps)
+    };
+    let mut out = DeviceGrid::new(device, p.shape)?;
+    Jacobi::launch(&config, &mut out, &d_psi, &d_omega, &d_cell, &p.k)?.wait()?;
+    let (err, same) = compare(&out.to_host()?, &want);
+    println!(
+        "self-check Steps (3 per launch): jacobi max |device - host| = {err:.3e}{}",
+        if same { " (bit-identical)" } else { "" }
+    );
+    if err > 1e-6 {
+        bail!("the steps kernel disagrees with 3 host iterations (max error {err:e})");
+    }
     Ok(())
 }
 
@@ -279,6 +299,9 @@ fn main() -> Result<()> {
     if args.check_every == 0 {
         bail!("--check-every must be at least 1");
     }
+    if args.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
     let p = Problem::new(&args)?;
     let device = Device::default().context("no OpenCL device (set CLFORGE_DEVICE to choose one)")?;
     let info = device.info();
@@ -294,23 +317,30 @@ fn main() -> Result<()> {
 
     #[cfg(feature = "mpi")]
     if args.ranks {
+        // Every rank must launch alike: `auto` would let each rank's own timings decide.
+        let config = match args.variant {
+            VariantArg::Auto => LaunchConfig::variant(Variant::Plain),
+            _ => configure(&device, &args, &p)?,
+        };
         let ranks = clforge::runtime::Ranks::init(device.clone())?;
         println!(
             "rank {} of {}: split along y across the ranks",
             ranks.rank(),
             ranks.size()
         );
-        let psi_host = solve(&ranks, &args, &p)?;
+        let psi_host = solve(&ranks, &config, &args, &p)?;
         if ranks.rank() == 0 {
             plot(&args.out, &psi_host, &p)?;
             println!("wrote {}", args.out.display());
         }
         return Ok(());
     }
+    let config = configure(&device, &args, &p)?;
     let psi_host = if args.devices <= 1 {
-        solve(&device, &args, &p)?
+        solve(&device, &config, &args, &p)?
     } else {
-        let devices = Devices::new(devices_for(&device, args.devices)?)?;
+        // halos deep enough for the launches of several steps (each reads one plane per step)
+        let devices = Devices::new(devices_for(&device, args.devices)?)?.depth(config.iterations().max(8))?;
         println!(
             "split along y over {} devices: {}",
             args.devices,
@@ -321,7 +351,7 @@ fn main() -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        solve(&devices, &args, &p)?
+        solve(&devices, &config, &args, &p)?
     };
 
     plot(&args.out, &psi_host, &p)?;
@@ -343,11 +373,60 @@ fn devices_for(device: &Device, n: usize) -> Result<Vec<Device>> {
     Ok((0..n).map(|i| gpus[i % gpus.len()].clone()).collect())
 }
 
+/// The launch configuration `--variant` asks for; `auto` times every variant on `device` (the
+/// steps variant per iteration, with 4 and 8 steps per launch) and takes the fastest.
+fn configure(device: &Device, args: &Args, p: &Problem) -> Result<LaunchConfig> {
+    let steps = |n: usize| LaunchConfig {
+        steps: Some(n),
+        ..LaunchConfig::variant(Variant::Steps)
+    };
+    Ok(match args.variant {
+        VariantArg::Plain => LaunchConfig::variant(Variant::Plain),
+        VariantArg::Tiled => LaunchConfig::variant(Variant::Tiled),
+        VariantArg::Vector => LaunchConfig::variant(Variant::Vector),
+        VariantArg::Steps => steps(args.steps),
+        VariantArg::Auto => {
+            let candidates = [
+                LaunchConfig::variant(Variant::Plain),
+                LaunchConfig::variant(Variant::Tiled),
+                LaunchConfig::variant(Variant::Vector),
+                steps(4),
+                steps(8),
+            ];
+            let omega = DeviceGrid::from_host(device, &p.omega)?;
+            let cell = DeviceGrid::from_host(device, &p.cell)?;
+            let psi = DeviceGrid::from_host(device, &p.psi0)?;
+            let mut out = DeviceGrid::new(device, p.shape)?;
+            let tuned = Tuner::in_memory().tune_among(device, Jacobi::spec(), p.shape, &candidates, |plan| {
+                Jacobi::launch_plan(plan, &mut out, &psi, &omega, &cell, &p.k)
+            })?;
+            for t in &tuned.trials {
+                match (t.median_ns, &t.error) {
+                    (Some(ns), _) => println!("  tuning {}: {:.2} us/iter", describe(&t.config), ns as f64 * 1e-3),
+                    (None, e) => println!("  tuning {}: {}", describe(&t.config), e.as_deref().unwrap_or("failed")),
+                }
+            }
+            println!("variant: {} (the fastest per iteration here)", describe(&tuned.config));
+            tuned.config
+        }
+    })
+}
+
+/// `plain`, `steps 8`, ...
+fn describe(config: &LaunchConfig) -> String {
+    match config.variant {
+        Variant::Steps => format!("steps {}", config.iterations()),
+        v => v.name().to_string(),
+    }
+}
+
 /// Jacobi iterations until the change is below the tolerance, on one device or split over
-/// several: the same calls either way. Returns ψ.
-fn solve<D: Target>(target: &D, args: &Args, p: &Problem) -> Result<HostGrid<f32>> {
-    let config = LaunchConfig::variant(args.variant.into());
-    let plan = Jacobi::plan(target, &config, p.shape)?;
+/// several: the same calls either way. `config` may do several iterations per launch (the
+/// steps variant); the iterations a block leaves over run one per launch. Returns ψ.
+fn solve<D: Target>(target: &D, config: &LaunchConfig, args: &Args, p: &Problem) -> Result<HostGrid<f32>> {
+    let plan = Jacobi::plan(target, config, p.shape)?;
+    let per_launch = config.iterations().max(1);
+    let single = Jacobi::plan(target, &LaunchConfig::variant(Variant::Plain), p.shape)?;
     let check_plan = JacobiChange::plan(target, &LaunchConfig::default(), p.shape)?;
     let omega = target.upload(&p.omega)?;
     let cell = target.upload(&p.cell)?;
@@ -366,9 +445,10 @@ fn solve<D: Target>(target: &D, args: &Args, p: &Problem) -> Result<HostGrid<f32
     let start = Instant::now();
     while iterations < args.max_iter {
         let block = args.check_every.min(args.max_iter - iterations);
-        for _ in 0..block {
+        for launch in 0..block / per_launch + block % per_launch {
+            let plan = if launch < block / per_launch { &plan } else { &single };
             let (next, current) = psi.split();
-            events.push(Jacobi::launch_plan(&plan, next, current, &omega, &cell, &p.k)?);
+            events.push(Jacobi::launch_plan(plan, next, current, &omega, &cell, &p.k)?);
             psi.swap();
         }
         iterations += block;
