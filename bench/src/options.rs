@@ -76,7 +76,10 @@ pub fn describe(config: &LaunchConfig, spec: &StencilSpec) -> String {
     };
     let wg = config.work_group.as_ref().map_or("default".to_owned(), dims);
     match config.variant {
-        Variant::Plain => format!("plain {wg}"),
+        Variant::Plain => match config.points {
+            Some(p) => format!("plain {wg} x{p} points"),
+            None => format!("plain {wg}"),
+        },
         Variant::Vector => format!("vector {wg}"),
         Variant::Tiled => match config.tile {
             Some(t) => format!("tiled {}x{}/{}x{}", t.x, t.y, t.x, t.rows),

@@ -310,6 +310,15 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
             LaunchConfig::tiled(small),
         ),
     ];
+    if spec.rank > 1 {
+        out.push((
+            "plain-3pts".to_string(),
+            LaunchConfig {
+                points: Some(3),
+                ..LaunchConfig::variant(Variant::Plain)
+            },
+        ));
+    }
     if spec.variant(Variant::Steps).unavailable.is_none() {
         let steps = if matches!(case.tol, Tol::Exact) && !case.zero_sign_free {
             3

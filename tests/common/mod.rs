@@ -14,12 +14,20 @@ pub fn configs(rank: usize) -> Vec<LaunchConfig> {
     } else {
         Tile { x: 8, y: 8, rows: 2 }
     };
-    vec![
+    let mut configs = vec![
         LaunchConfig::variant(Variant::Plain),
         LaunchConfig::variant(Variant::Vector),
         LaunchConfig::variant(Variant::Tiled),
         LaunchConfig::tiled(small),
-    ]
+    ];
+    if rank > 1 {
+        // three points per work-item along the slowest axis: rarely a divisor of the extent
+        configs.push(LaunchConfig {
+            points: Some(3),
+            ..LaunchConfig::variant(Variant::Plain)
+        });
+    }
+    configs
 }
 
 pub fn rng(seed: u64) -> SmallRng {

@@ -13,6 +13,22 @@ pub(super) fn heat_configs() -> Vec<LaunchConfig> {
         LaunchConfig::default(),
         LaunchConfig::variant(Variant::Vector),
         LaunchConfig::tiled(Heat3d::spec().default_tile),
+        // marching along z: 4 and 8 planes per work-item
+        LaunchConfig {
+            work_group: Some([32, 4, 1]),
+            points: Some(4),
+            ..LaunchConfig::variant(Variant::Plain)
+        },
+        LaunchConfig {
+            work_group: Some([32, 4, 1]),
+            points: Some(8),
+            ..LaunchConfig::variant(Variant::Plain)
+        },
+        LaunchConfig {
+            work_group: Some([64, 2, 1]),
+            points: Some(8),
+            ..LaunchConfig::variant(Variant::Plain)
+        },
     ]
 }
 

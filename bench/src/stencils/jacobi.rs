@@ -27,6 +27,14 @@ pub(super) fn jacobi_configs(quick: bool) -> Vec<LaunchConfig> {
             rows: s.block_y,
         })
     }));
+    // Several points along y per work-item (the seed's "no shared" walks 4 rows).
+    for (wg, points) in [([32, 4, 1], 4), ([32, 8, 1], 4), ([32, 4, 1], 8), ([32, 8, 1], 2)] {
+        configs.push(LaunchConfig {
+            work_group: Some(wg),
+            points: Some(points),
+            ..LaunchConfig::variant(Variant::Plain)
+        });
+    }
     if !quick {
         // Wider tiles than the seed's: longer contiguous rows per work-group.
         configs.extend([Tile { x: 64, y: 16, rows: 4 }, Tile { x: 128, y: 8, rows: 2 }].map(LaunchConfig::tiled));

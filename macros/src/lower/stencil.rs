@@ -37,6 +37,11 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         tunable("TILE_X", tx, "points along x of a tile (= work-group width)"),
         tunable("TILE_Y", ty, "points along y of a tile"),
         tunable("WG_Y", wy, "work-group rows; each walks TILE_Y / WG_Y rows"),
+        tunable(
+            "PTS",
+            1,
+            "points per work-item of the plain variant along the slowest axis",
+        ),
     ];
     if steps.unavailable.is_none() {
         tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));

@@ -233,6 +233,10 @@ pub struct LaunchConfig {
     pub work_group: Option<[usize; 3]>,
     /// Iterations per launch of the [`Variant::Steps`] kernel (default 4).
     pub steps: Option<usize>,
+    /// Points per work-item of the [`Variant::Plain`] kernel along the slowest axis (y in
+    /// 2-D, z in 3-D; default 1), so that a neighbour one point further along it is read once
+    /// for two points. 2-D and 3-D stencils.
+    pub points: Option<usize>,
 }
 
 impl LaunchConfig {
@@ -259,6 +263,7 @@ impl LaunchConfig {
             tile: Some(tile),
             steps: Some(steps),
             work_group: None,
+            points: None,
         }
     }
     /// Iterations one launch performs (1 except for [`Variant::Steps`]).
@@ -277,6 +282,8 @@ impl LaunchConfig {
             v => LaunchConfig {
                 variant: v,
                 work_group: Some(self.work_group.unwrap_or(default_work_group(spec.rank))),
+                // one point per work-item is the default; the vector variant has no points
+                points: self.points.filter(|&p| v == Variant::Plain && p != 1),
                 ..LaunchConfig::default()
             },
         }
@@ -609,10 +616,35 @@ pub(crate) fn size_launch(
             } else {
                 dims[0].div_ceil(spec.lanes)
             };
-            let items = [nx, dims[1], dims[2]];
+            let points = if variant == Variant::Plain {
+                config.points.unwrap_or(1)
+            } else {
+                1
+            };
+            if config.points.is_some() && variant != Variant::Plain {
+                return Err(Error::InvalidConfig(format!(
+                    "{}: points per work-item are a tunable of the plain variant only",
+                    what("launch".into())
+                )));
+            }
+            if points == 0 || (rank == 1 && points > 1) {
+                return Err(Error::InvalidConfig(format!(
+                    "{}: {points} points per work-item; give 1 or more, and 1 for a 1-D stencil",
+                    what("launch".into())
+                )));
+            }
+            // The slowest axis is walked `points` at a time.
+            let slow = if rank == 3 { 2 } else { 1 };
+            let mut items = [nx, dims[1], dims[2]];
+            items[slow] = items[slow].div_ceil(points);
             let global =
                 round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
-            (global, wg, String::new(), 0)
+            let options = if variant == Variant::Plain {
+                format!("-D PTS={points}")
+            } else {
+                String::new()
+            };
+            (global, wg, options, 0)
         }
         Variant::Tiled | Variant::Steps => {
             let steps = config.iterations();

@@ -109,6 +109,8 @@ struct Entry {
     work_group: Option<[usize; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     steps: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    points: Option<usize>,
     median_ns: u64,
 }
 
@@ -125,6 +127,7 @@ impl Entry {
             tile: config.tile.map(|t| [t.x, t.y, t.rows]),
             work_group: config.work_group,
             steps: config.steps,
+            points: config.points,
             median_ns,
         }
     }
@@ -143,6 +146,7 @@ impl Entry {
             tile: self.tile.map(|[x, y, rows]| Tile { x, y, rows }),
             work_group: self.work_group,
             steps: self.steps,
+            points: self.points,
         })
     }
 }
@@ -466,9 +470,29 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
                 tile: None,
                 work_group: Some(wg),
                 steps: None,
+                points: None,
             };
             if fits_grid(wg, items) && fits_device(&c) {
                 push(c);
+            }
+        }
+    }
+    // The plain kernel walking 2, 4 or 8 points along the slowest axis per work-item.
+    if spec.rank > 1 {
+        let slow = spec.rank - 1;
+        for &wg in wgs.iter().take(3) {
+            for points in [2, 4, 8] {
+                let c = LaunchConfig {
+                    variant: Variant::Plain,
+                    work_group: Some(wg),
+                    points: Some(points),
+                    ..LaunchConfig::default()
+                };
+                let mut items = dims;
+                items[slow] = items[slow].div_ceil(points);
+                if items[slow] >= 1 && dims[slow] >= 2 * points && fits_grid(wg, items) && fits_device(&c) {
+                    push(c);
+                }
             }
         }
     }
