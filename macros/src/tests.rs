@@ -32,7 +32,7 @@ fn jacobi_lowers_to_select_chain() {
     );
     assert!(src.contains("const uchar cell_1 = cell[c];"), "{src}");
     // A long select chain prints one branch per line.
-    assert!(src.contains("out[c] = cell_1 == FLUID ? k->a * (psi[c + 1] + psi[c - 1]) + k->b * (psi[c + nx] + psi[c - nx]) + k->c * w[c]\n        : cell_1 == OUTFLOW ? psi[c - 1]\n        : psi[c];"), "{src}");
+    assert!(src.contains("out[c] = cell_1 == FLUID ? k->a * (psi[c + 1] + psi[c - 1]) + k->b * (psi[c + nx] + psi[c - nx]) + k->c * w[c]\n            : cell_1 == OUTFLOW ? psi[c - 1]\n            : psi[c];"), "{src}");
     assert!(src.contains("t_psi[t + 1]"), "{src}");
     assert!(src.contains("vload8(0, psi + c - nx)"), "{src}");
     assert!(!src.contains("t_w["), "w is read at offset 0 only: not staged\n{src}");
