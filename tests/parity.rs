@@ -350,3 +350,23 @@ fn steps_variant_equals_host_steps_in_3d() {
         }
     }
 }
+
+/// Points per work-item are the plain variant's, at least 1, and 1 in 1-D: anything else is a
+/// typed error before a build.
+#[test]
+fn bad_points_per_work_item_are_refused() {
+    let points = |variant, n| LaunchConfig {
+        points: Some(n),
+        ..LaunchConfig::variant(variant)
+    };
+    for (config, want) in [
+        (points(Variant::Plain, 0), "give 1 or more"),
+        (points(Variant::Vector, 2), "plain variant only"),
+        (points(Variant::Tiled, 2), "plain variant only"),
+    ] {
+        let err = heat3d::Heat3d::plan(&device(), &config, Shape::d3(8, 8, 8)).unwrap_err();
+        assert!(err.to_string().contains(want), "{config:?}: {err}");
+    }
+    let err = limiter_clamp::LimiterClamp::plan(&device(), &points(Variant::Plain, 2), Shape::d1(40)).unwrap_err();
+    assert!(err.to_string().contains("1 for a 1-D stencil"), "{err}");
+}

@@ -329,6 +329,12 @@ pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(u
     }
 }
 
+/// Bytes the geometry pre-pass (`ke_geometry`) writes per element: `J⁻¹` and `w det J` at each
+/// of `nq` points, read by the staged kernel with `Staging::pre` and by the tensor-core kernel.
+pub const fn geometry_bytes(nq: usize, dim: usize) -> usize {
+    8 * nq * (dim * dim + 1)
+}
+
 /// Local memory the staged kernel may use: under the 48 KiB a work-group gets on NVIDIA (PoCL
 /// has more), so two groups of 128 work-items share a multiprocessor.
 pub const STAGED_LOCAL_BYTES: usize = 46 * 1024;
@@ -424,7 +430,7 @@ impl Staging {
     /// Bytes of global memory the pre-pass writes per element (none without it).
     pub const fn geometry_bytes(&self, nq: usize, dim: usize) -> usize {
         if self.pre {
-            8 * nq * (dim * dim + 1)
+            geometry_bytes(nq, dim)
         } else {
             0
         }

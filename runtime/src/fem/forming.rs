@@ -717,7 +717,7 @@ __kernel void clforge_dmma_probe(__global double* x) {
     ) -> Result<Event> {
         let m = elements.m;
         let nq = points::<E>();
-        let per = 8 * nq * (E::DIM * E::DIM + 1);
+        let per = clforge_abi::modal::geometry_bytes(nq, E::DIM);
         let batch = (self.geometry_batch_bytes / per).clamp(1, m);
         let gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
         let name = format!("{}_ke_geometry", E::NAME);

@@ -602,6 +602,12 @@ pub(crate) fn size_launch(
     }
     let dims = shape.dims();
     let what = |detail: String| format!("{detail} of the {} variant of stencil `{}`", variant.name(), spec.name);
+    if config.points.is_some() && variant != Variant::Plain {
+        return Err(Error::InvalidConfig(format!(
+            "{}: points per work-item are a tunable of the plain variant only",
+            what("launch".into())
+        )));
+    }
     let (global, local, options, local_points) = match variant {
         Variant::Plain | Variant::Vector => {
             let wg = config.work_group.unwrap_or(default_work_group(rank));
@@ -616,17 +622,7 @@ pub(crate) fn size_launch(
             } else {
                 dims[0].div_ceil(spec.lanes)
             };
-            let points = if variant == Variant::Plain {
-                config.points.unwrap_or(1)
-            } else {
-                1
-            };
-            if config.points.is_some() && variant != Variant::Plain {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: points per work-item are a tunable of the plain variant only",
-                    what("launch".into())
-                )));
-            }
+            let points = config.points.unwrap_or(1);
             if points == 0 || (rank == 1 && points > 1) {
                 return Err(Error::InvalidConfig(format!(
                     "{}: {points} points per work-item; give 1 or more, and 1 for a 1-D stencil",
@@ -736,20 +732,14 @@ pub(crate) const MAX_INDEX: usize = i32::MAX as usize;
 
 /// Points of the `__local` arrays the tiled or steps kernel declares for tile `t`: the tiled
 /// kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums their
-/// element sizes), the steps kernel two `SW * SH` arrays of the iterated grid
-/// (`local_bytes_per_point` counts both); `None` on overflow.
-/// Points a work-group stages: the tiled kernel's tile, halo and `2 hz + 1` planes; the steps
-/// kernel's tile and its `steps`-wide halo, `y` deep along z in 3-D.
+/// element sizes), the steps kernel two `SW * SH * SD` arrays of the iterated grid, its tile
+/// `y` deep along z in 3-D (`local_bytes_per_point` counts both); `None` on overflow.
 fn local_points(variant: Variant, t: Tile, steps: usize, [hx, hy, hz]: [usize; 3], rank: usize) -> Option<usize> {
-    let (tz, sz) = match variant {
-        Variant::Tiled => (1, 1),
-        _ if rank == 3 => (t.y, steps),
-        _ => (1, steps),
-    };
     let steps = if variant == Variant::Tiled { 1 } else { steps };
+    let depth = if variant == Variant::Steps && rank == 3 { t.y } else { 1 };
     extent(t.x, steps, hx)
         .zip(extent(t.y, steps, hy))
-        .zip(extent(tz, sz, hz))
+        .zip(extent(depth, steps, hz))
         .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
 }
 
