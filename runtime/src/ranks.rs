@@ -418,6 +418,9 @@ impl<T: Scalar> Halo for RankGrid<T> {
     fn exchange(&self) -> Result<()> {
         RankGrid::exchange(self)
     }
+    fn set_valid(&self, depth: usize) {
+        self.valid.store(depth, Ordering::Relaxed);
+    }
 }
 
 /// One argument of a launch across ranks (built by the generated code).
@@ -460,13 +463,40 @@ impl RankPlan {
     /// Launches on this rank's slab, exchanging an input's halos first where they are
     /// shallower than the launch's reach (a collective then).
     pub fn launch<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<Event> {
+        self.launch_outputs(&[<RankPlan as Launch>::grid_arg("out", out)], args)
+    }
+
+    /// Launches a stencil with several outputs (a system of fields) on this rank's slab.
+    pub fn launch_outputs(&self, outs: &[RankArg<'_>], args: &[RankArg<'_>]) -> Result<Event> {
+        let checked = (|| -> Result<Vec<&dyn Halo>> {
+            outs.iter()
+                .map(|o| match o.grid {
+                    Some((name, g)) if g.layout() != &*self.layout => Err(Error::InvalidConfig(format!(
+                        "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan \
+                         from the same `Ranks` and shape",
+                        self.name,
+                        g.layout().owned(),
+                        self.layout.owned()
+                    ))),
+                    Some((_, g)) => Ok(g),
+                    None => Err(Error::InvalidConfig(format!(
+                        "an output of stencil `{}` is not a grid",
+                        self.name
+                    ))),
+                })
+                .collect()
+        })();
+        let out_grids = self.ranks.failed(checked)?;
         let grids = args.iter().filter_map(|a| a.grid);
         let valid = self
             .ranks
-            .failed(refresh_inputs(self.name, &self.layout, self.reach, &out.layout, grids))?;
+            .failed(refresh_inputs(self.name, &self.layout, self.reach, &self.layout, grids))?;
         let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
-        let ev = self.ranks.failed(self.plan.launch(&mut out.part, &list))?;
-        out.valid.store(valid.saturating_sub(self.reach), Ordering::Relaxed);
+        let out_list: Vec<StencilArg<'_>> = outs.iter().map(|a| a.arg.clone()).collect();
+        let ev = self.ranks.failed(self.plan.launch_outputs(&out_list, &list))?;
+        for g in out_grids {
+            g.set_valid(valid.saturating_sub(self.reach));
+        }
         Ok(ev)
     }
 }
@@ -527,6 +557,12 @@ impl Launch for RankPlan {
     }
     fn enqueue_args<T: Scalar>(&self, out: &mut RankGrid<T>, args: &[RankArg<'_>]) -> Result<()> {
         self.launch(out, args).map(drop)
+    }
+    fn launch_outputs(&self, outs: &[RankArg<'_>], args: &[RankArg<'_>]) -> Result<Event> {
+        RankPlan::launch_outputs(self, outs, args)
+    }
+    fn enqueue_outputs(&self, outs: &[RankArg<'_>], args: &[RankArg<'_>]) -> Result<()> {
+        RankPlan::launch_outputs(self, outs, args).map(drop)
     }
 }
 

@@ -483,6 +483,8 @@ pub(crate) trait Halo {
     fn layout(&self) -> &Layout;
     fn valid_depth(&self) -> usize;
     fn exchange(&self) -> Result<()>;
+    /// After a launch wrote the grid: its halo holds current values this deep.
+    fn set_valid(&self, depth: usize);
 }
 
 impl<T: Scalar> Halo for SplitGrid<T> {
@@ -494,6 +496,9 @@ impl<T: Scalar> Halo for SplitGrid<T> {
     }
     fn exchange(&self) -> Result<()> {
         SplitGrid::exchange(self)
+    }
+    fn set_valid(&self, depth: usize) {
+        self.valid.store(depth, Ordering::Relaxed);
     }
 }
 
@@ -540,6 +545,16 @@ impl<'a> SplitArg<'a> {
             shared: Some(StencilArg::scalar(v)),
         }
     }
+}
+
+/// The arguments of slab `i`'s launch.
+fn slab_args<'a>(list: &[SplitArg<'a>], i: usize) -> Vec<StencilArg<'a>> {
+    list.iter()
+        .map(|a| match &a.shared {
+            Some(s) => s.clone(),
+            None => a.parts[i].clone(),
+        })
+        .collect()
 }
 
 /// The planes a launch of `spec` with `config` reads along the split axis of `layout` (halo ×
@@ -611,24 +626,44 @@ impl SplitPlan {
     /// Launches on every slab, exchanging an input's halo first where it is shallower than the
     /// launch's reach. Returns the event of the slab with the most planes.
     pub fn launch<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<Event> {
+        self.launch_outputs(&[SplitArg::grid("out", out)], args)
+    }
+
+    /// Launches a stencil with several outputs (a system of fields) on every slab: `outs` are
+    /// its output grids in order ([`SplitArg::grid`]).
+    pub fn launch_outputs(&self, outs: &[SplitArg<'_>], args: &[SplitArg<'_>]) -> Result<Event> {
+        let mut out_grids = Vec::with_capacity(outs.len());
+        for o in outs {
+            let Some((name, g)) = o.grid else {
+                return Err(Error::InvalidConfig(format!(
+                    "an output of stencil `{}` is not a grid",
+                    self.name
+                )));
+            };
+            if g.layout() != &*self.layout {
+                return Err(Error::InvalidConfig(format!(
+                    "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan from \
+                     the same `Devices` (or `Ranks`) and shape",
+                    self.name,
+                    g.layout().owned(),
+                    self.layout.owned()
+                )));
+            }
+            out_grids.push(g);
+        }
         let grids = args.iter().filter_map(|a| a.grid);
-        let valid = refresh_inputs(self.name, &self.layout, self.reach, &out.layout, grids)?;
+        let valid = refresh_inputs(self.name, &self.layout, self.reach, &self.layout, grids)?;
         let mut largest: Option<(usize, Event)> = None;
         for (i, plan) in self.parts.iter().enumerate() {
-            let part_args: Vec<StencilArg<'_>> = args
-                .iter()
-                .map(|a| match &a.shared {
-                    Some(s) => s.clone(),
-                    None => a.parts[i].clone(),
-                })
-                .collect();
-            let ev = plan.launch(&mut out.parts[i], &part_args)?;
+            let ev = plan.launch_outputs(&slab_args(outs, i), &slab_args(args, i))?;
             let planes = self.layout.planes(i);
             if largest.as_ref().is_none_or(|(p, _)| planes > *p) {
                 largest = Some((planes, ev));
             }
         }
-        out.valid.store(valid.saturating_sub(self.reach), Ordering::Relaxed);
+        for g in out_grids {
+            g.set_valid(valid.saturating_sub(self.reach));
+        }
         largest
             .map(|(_, e)| e)
             .ok_or_else(|| Error::InvalidConfig("no devices".into()))

@@ -4,6 +4,7 @@
 
 pub mod advect_periodic;
 pub mod diffusion_f64;
+pub mod gray_scott;
 pub mod heat3d;
 pub mod ising;
 pub mod ising_bits;
@@ -17,6 +18,11 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
     vec![
         ("jacobi", include_str!("jacobi.rs"), jacobi::Jacobi::source()),
         ("heat3d", include_str!("heat3d.rs"), heat3d::Heat3d::source()),
+        (
+            "gray_scott",
+            include_str!("gray_scott.rs"),
+            gray_scott::GrayScott::source(),
+        ),
         (
             "diffusion_f64",
             include_str!("diffusion_f64.rs"),

@@ -13,6 +13,12 @@ const WIDTH: usize = 100;
 /// Lines of a point update: `#line` where the Rust line changes, one `const` per `let`, and
 /// the store of the result.
 pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&str) -> String) -> Vec<String> {
+    emit_outputs(k, file, access, &|_, v| store(v))
+}
+
+/// [`emit_body`] for every output of a system of fields: `store(name, value)` writes output
+/// `name` (`out`, then the outputs' own names in order).
+pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&str, &str) -> String) -> Vec<String> {
     let em = Emitter { k, access };
     let mut marks = LineMarks::default();
     let mut lines = Vec::new();
@@ -30,13 +36,17 @@ pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&st
         );
     }
     let vector = matches!(access, Access::Vector | Access::VectorInterior);
-    let result = if vector && !k.result.varying {
-        format!("({}{LANES})({})", k.out.cl(), em.expr(&k.result))
-    } else {
-        em.broken(&k.result, WIDTH).join("\n")
-    };
-    // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`.
-    statement(k.result_line, store(&result));
+    let outputs =
+        std::iter::once(("out", k.out, &k.result)).chain(k.more.iter().map(|o| (o.name.as_str(), o.ty, &o.result)));
+    for (name, ty, result) in outputs {
+        let value = if vector && !result.varying {
+            format!("({}{LANES})({})", ty.cl(), em.expr(result))
+        } else {
+            em.broken(result, WIDTH).join("\n")
+        };
+        // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`.
+        statement(k.result_line, store(name, &value));
+    }
     lines
 }
 

@@ -216,6 +216,8 @@ pub enum Binding {
     UserArg(usize),
     /// The output grid of a stencil.
     Output,
+    /// Output `i` (from 1) of a stencil with several outputs.
+    MoreOutput(usize),
     /// A grid dimension (`nx`, `ny`, `nz`) filled in by the plan.
     Extent(usize),
     /// A named run-time argument of the kernel's launcher (element schedules: `u`, `colour`).

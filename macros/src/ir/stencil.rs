@@ -20,6 +20,8 @@ pub struct StencilBody {
     pub lets: Vec<Let>,
     pub result: Expr,
     pub result_line: usize,
+    /// A system of fields: the outputs after the first (`out`), in order.
+    pub more: Vec<Output>,
     pub access: Accesses,
     /// The default tile (x, y, work-group rows) of the tiled and steps variants.
     pub tile: (usize, usize, usize),
@@ -42,4 +44,13 @@ pub struct Accesses {
     pub iterated: Option<usize>,
     /// The grids of the output's type: the state when none is named and there is one.
     pub state_candidates: Vec<usize>,
+}
+
+/// An output after the first of a stencil with several (a system of fields).
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// The kernel parameter's OpenCL name (`out_1`, ...).
+    pub name: String,
+    pub ty: Scalar,
+    pub result: Expr,
 }

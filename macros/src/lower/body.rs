@@ -105,17 +105,39 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Lowers the body's block to its result, cast to the output type.
+    /// Lowers the body's block to its results, one per output (`outs`), each cast to its type.
     ///
     /// A `let` whose value has no type of its own (`let t = 0.5;`) takes the type its uses ask
     /// for, as in Rust: the body is lowered again with the types the uses asked for until no
     /// use asks for another (each pass decides at least one more `let`). Undecided ones take
     /// Rust's fallback (`f64` for float literals, `i32` for integer ones).
-    pub fn body(&mut self, body: &Block) -> syn::Result<ir::Expr> {
+    ///
+    /// A system of fields ends in a tuple, or in `if`/`match` branches that each end in one. The top block's `let`s are lowered once
+    /// and shared by every output; each output is the tail projected on its element.
+    pub fn outputs(&mut self, body: &Block, outs: &[Scalar]) -> syn::Result<Vec<ir::Expr>> {
         let start = (self.names.clone(), self.matches);
+        // Projected once: the passes below key `let` types by the model `let`s' addresses.
+        let tails = match outs.len() {
+            1 => Vec::new(),
+            n => (0..n)
+                .map(|i| project(&body.tail, i, n))
+                .collect::<syn::Result<Vec<_>>>()?,
+        };
         loop {
             self.wanted.clear();
-            let result = self.block(body, Some(self.out))?;
+            let results = if outs.len() == 1 {
+                vec![self.block(body, Some(outs[0]))?]
+            } else {
+                let depth = self.scope.len();
+                self.lets_of(body)?;
+                let mut results = Vec::with_capacity(outs.len());
+                for (tail, &t) in tails.iter().zip(outs) {
+                    let r = self.expr(tail, Some(t))?;
+                    results.push(self.coerce(r, t));
+                }
+                self.scope.truncate(depth);
+                results
+            };
             let mut changed = false;
             for (k, t) in std::mem::take(&mut self.wanted) {
                 if let std::collections::hash_map::Entry::Vacant(v) = self.decided.entry(k) {
@@ -124,7 +146,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
             if !changed {
-                return Ok(self.coerce(result, self.out));
+                return Ok(results.into_iter().zip(outs).map(|(r, &t)| self.coerce(r, t)).collect());
             }
             (self.names, self.matches) = start.clone();
             self.lets.clear();
@@ -203,6 +225,7 @@ impl Lowerer<'_> {
             ExprKind::Block(b) => block(b),
             ExprKind::Typed(_, t) => Some(*t),
             ExprKind::Draw { uniform, .. } => Some(if *uniform { Scalar::F32 } else { Scalar::U32 }),
+            ExprKind::Tuple(_) => None,
         }
     }
 
@@ -248,6 +271,14 @@ impl Lowerer<'_> {
 
     fn block(&mut self, b: &Block, expected: Option<Scalar>) -> syn::Result<ir::Expr> {
         let depth = self.scope.len();
+        self.lets_of(b)?;
+        let tail = self.expr(&b.tail, expected);
+        self.scope.truncate(depth);
+        tail
+    }
+
+    /// Lowers a block's `let`s and brings them into scope (the caller truncates the scope).
+    fn lets_of(&mut self, b: &Block) -> syn::Result<()> {
         for l in &b.lets {
             let key = l as *const crate::model::Let as usize;
             let natural = l.ty.or_else(|| self.natural(&l.value));
@@ -275,9 +306,7 @@ impl Lowerer<'_> {
                 text: l.value.text.clone(),
             });
         }
-        let tail = self.expr(&b.tail, expected);
-        self.scope.truncate(depth);
-        tail
+        Ok(())
     }
 
     fn expr(&mut self, e: &Expr, expected: Option<Scalar>) -> syn::Result<ir::Expr> {
@@ -314,6 +343,11 @@ impl Lowerer<'_> {
                     leaf(Kind::Const(draw), Scalar::U32, true)
                 }
             }
+            ExprKind::Tuple(_) => Err(syn::Error::new(
+                e.span,
+                "a tuple is the value of a stencil with several outputs (`-> (f32, f32)`), and only its last \
+                 expression (or the branches that end it)",
+            )),
             ExprKind::Read { arg, offset } => {
                 self.reads.insert((*arg, *offset));
                 let Arg::Field(f) = &self.args[*arg] else {
@@ -738,6 +772,51 @@ fn select(cond: ir::Expr, a: ir::Expr, b: ir::Expr) -> ir::Expr {
         varying,
         op: Kind::Select(Box::new(cond), Box::new(a), Box::new(b)),
     }
+}
+
+/// Output `i` of `n` of a body's tail: element `i` of a tuple, through the `if`, `match` and
+/// blocks that end in tuples.
+fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
+    let block = |b: &Block| -> syn::Result<Block> {
+        Ok(Block {
+            lets: b.lets.clone(),
+            tail: Box::new(project(&b.tail, i, n)?),
+        })
+    };
+    let kind = match &e.kind {
+        ExprKind::Tuple(xs) if xs.len() == n => return Ok(xs[i].clone()),
+        ExprKind::Tuple(xs) => {
+            return Err(syn::Error::new(
+                e.span,
+                format!("this stencil has {n} outputs but this tuple has {} values", xs.len()),
+            ))
+        }
+        ExprKind::If(c, a, b) => ExprKind::If(c.clone(), block(a)?, block(b)?),
+        ExprKind::Match(s, arms) => ExprKind::Match(
+            s.clone(),
+            arms.iter()
+                .map(|a| {
+                    Ok(crate::model::Arm {
+                        pats: a.pats.clone(),
+                        body: block(&a.body)?,
+                    })
+                })
+                .collect::<syn::Result<_>>()?,
+        ),
+        ExprKind::Block(b) => ExprKind::Block(block(b)?),
+        _ => {
+            return Err(syn::Error::new(
+                e.span,
+                format!("this stencil has {n} outputs: its value is a tuple of {n} values, e.g. `(u_next, v_next)`"),
+            ))
+        }
+    };
+    Ok(Expr {
+        kind,
+        span: e.span,
+        line: e.line,
+        text: e.text.clone(),
+    })
 }
 
 fn internal(e: &Expr) -> syn::Error {

@@ -3,7 +3,7 @@
 
 use super::body::{Lowerer, Names};
 use super::{access, variants};
-use crate::ir::stencil::StencilBody;
+use crate::ir::stencil::{Output, StencilBody};
 use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
 use crate::model::{Arg, Boundary, Scalar, Stencil};
 use syn::ext::IdentExt;
@@ -105,8 +105,34 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         }
     }
     let mut l = Lowerer::new(&s.args, s.out, names);
-    let result = l.body(&s.body)?;
-    let access = access::analyse(&s.args, s.out, &l.reads, state)?;
+    let outs: Vec<Scalar> = std::iter::once(s.out).chain(s.more_outs.iter().copied()).collect();
+    let mut results = l.outputs(&s.body, &outs)?.into_iter();
+    let result = results
+        .next()
+        .ok_or_else(|| syn::Error::new(s.name.span(), "a stencil without a value"))?;
+    let more: Vec<Output> = results
+        .zip(&s.more_outs)
+        .enumerate()
+        .map(|(i, (result, &ty))| Output {
+            name: l.names.fresh(&format!("out_{}", i + 1)),
+            ty,
+            result,
+        })
+        .collect();
+    if let (Some(name), false) = (state, more.is_empty()) {
+        return Err(syn::Error::new_spanned(
+            name,
+            format!(
+                "`state = {name}`: temporal blocking is not generated for a stencil with several outputs; \
+                 remove `state` and launch one step at a time"
+            ),
+        ));
+    }
+    let mut access = access::analyse(&s.args, s.out, &l.reads, state)?;
+    if !more.is_empty() {
+        access.iterated = None;
+        access.state_candidates.clear();
+    }
     let body = StencilBody {
         args: s.args.clone(),
         arg_names,
@@ -118,6 +144,7 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         lets: l.lets,
         result,
         result_line: s.body.tail.line,
+        more,
         access,
         tile: clforge_abi::default_tile(s.rank),
         lanes: variants::LANES,
@@ -171,6 +198,20 @@ fn signature(b: &StencilBody) -> Vec<Param> {
         Binding::Output,
     )
     .restrict()];
+    for (i, o) in b.more.iter().enumerate() {
+        params.push(
+            Param::new(
+                &o.name,
+                Ty::Global {
+                    elem: Elem::Scalar(o.ty),
+                    lanes: 1,
+                },
+                Access::Write,
+                Binding::MoreOutput(i + 1),
+            )
+            .restrict(),
+        );
+    }
     for (i, (a, name)) in b.args.iter().zip(&b.arg_names).enumerate() {
         let ty = match a {
             Arg::Field(f) => Ty::Global {
@@ -204,6 +245,7 @@ fn signature(b: &StencilBody) -> Vec<Param> {
 
 fn uses_f64(b: &StencilBody, members: &[ir::MemberUse], consts: &[ir::ConstUse]) -> bool {
     b.out == Scalar::F64
+        || b.more.iter().any(|o| o.ty == Scalar::F64)
         || b.args.iter().any(|a| {
             matches!(a, Arg::Field(f) if f.elem == Scalar::F64) || matches!(a, Arg::Scalar { ty: Scalar::F64, .. })
         })

@@ -11,7 +11,12 @@ pub const LANES: usize = clforge_abi::LANES;
 /// memory for several steps, so it needs that grid (any rank, any boundary).
 pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
     let mut why = Vec::new();
-    if b.access.iterated.is_none() {
+    if !b.more.is_empty() {
+        why.push(format!(
+            "the stencil has {} outputs; temporal blocking is generated for one iterated grid",
+            b.more.len() + 1
+        ));
+    } else if b.access.iterated.is_none() {
         let names: Vec<String> = b
             .access
             .state_candidates

@@ -322,6 +322,9 @@ pub enum ExprKind {
         index: u32,
         uniform: bool,
     },
+    /// `(a, b)`: the value of a stencil with several outputs (a system of fields), one
+    /// element per output; nowhere else.
+    Tuple(Vec<Expr>),
 }
 
 #[derive(Clone, Debug)]

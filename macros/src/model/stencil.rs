@@ -10,6 +10,9 @@ pub struct Stencil {
     pub doc: Vec<String>,
     pub args: Vec<Arg>,
     pub out: Scalar,
+    /// A system of fields (`-> (f32, f32)`): the types of the outputs after the first, in
+    /// order; empty for a stencil with one output.
+    pub more_outs: Vec<Scalar>,
     pub rank: usize,
     pub boundary: Boundary,
     /// `#[stencil(state = u)]`: the grid the steps variant iterates, when named.

@@ -307,6 +307,12 @@ impl<'a> BodyParser<'a> {
             E::Field(f) => self.member(f, scope)?,
             E::If(i) => self.if_expr(i, scope)?,
             E::Match(m) => self.match_expr(m, scope)?,
+            E::Tuple(t) if !t.elems.is_empty() => ExprKind::Tuple(
+                t.elems
+                    .iter()
+                    .map(|x| self.expr(x, scope))
+                    .collect::<syn::Result<Vec<_>>>()?,
+            ),
             E::Block(b) if b.label.is_none() => ExprKind::Block(
                 self.block(&b.block, scope)
                     .ok_or_else(|| syn::Error::new(b.block.brace_token.span.open(), "invalid block"))?,

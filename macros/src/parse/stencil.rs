@@ -66,6 +66,9 @@ pub fn lattice_from_syn(item: &ItemFn, boundary: Boundary) -> syn::Result<crate:
 
 type SweepParts = Option<(usize, Vec<SweepRead>)>;
 
+/// Most output grids of one stencil (a system of fields).
+pub const MAX_OUTPUTS: usize = 8;
+
 fn parse_fn(
     item: &ItemFn,
     boundary: Boundary,
@@ -89,7 +92,38 @@ fn parse_fn(
             format!("{what} functions cannot be generic; write one function per element type"),
         );
     }
+    // A system of fields: `-> (f32, f32)`, one value per output grid.
+    let mut more_outs = Vec::new();
     let out = match &sig.output {
+        ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(_)) => {
+            let Type::Tuple(t) = &**ty else { unreachable!() };
+            let kinds: Vec<Option<Scalar>> = t.elems.iter().map(scalar_of).collect();
+            let bad =
+                t.elems.iter().zip(&kinds).find(|(_, k)| {
+                    !k.is_some_and(|s| s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8))
+                });
+            if mode != Mode::Stencil {
+                errors.spanned(
+                    ty,
+                    format!("a {what} updates one field; several outputs (a tuple) belong to `#[clforge::stencil]`"),
+                );
+                None
+            } else if t.elems.len() < 2 || t.elems.len() > MAX_OUTPUTS {
+                errors.spanned(
+                    ty,
+                    format!(
+                        "a stencil returns one value per output grid: a tuple of 2 to {MAX_OUTPUTS} scalars, e.g.                          `-> (f32, f32)`, or one scalar"
+                    ),
+                );
+                None
+            } else if let Some((elem, _)) = bad {
+                errors.spanned(elem, "each output of a stencil is `f32`, `f64`, `i32`, `u32` or `u8`");
+                None
+            } else {
+                more_outs = kinds[1..].iter().flatten().copied().collect();
+                kinds[0]
+            }
+        }
         ReturnType::Type(_, ty) => match scalar_of(ty) {
             Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8) => Some(s),
             // A bit-packed lattice site (`Lattice<bool>`).
@@ -299,6 +333,7 @@ fn parse_fn(
             doc,
             args,
             out,
+            more_outs,
             rank,
             boundary,
             state,

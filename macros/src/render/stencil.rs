@@ -4,7 +4,7 @@
 use super::render_template;
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_coords};
+use crate::emit::stencil::{emit_body, emit_coords, emit_outputs};
 use crate::ir::{Body, Define, Program, Tunable};
 use crate::model::{Arg, Boundary};
 use serde::Serialize;
@@ -101,8 +101,8 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         return Err(format!("`{}` is not a stencil program", p.origin.name));
     };
     let file = &p.origin.file;
-    let scalar_store = |v: &str| format!("out[c] = {v};");
-    let vector_store = |v: &str| format!("vstore{}({v}, 0, out + c);", k.lanes);
+    let scalar_store = |o: &str, v: &str| format!("{o}[c] = {v};");
+    let vector_store = |o: &str, v: &str| format!("vstore{}({v}, 0, {o} + c);", k.lanes);
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
     let mut v = StencilView {
@@ -140,16 +140,16 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         coords_xyz: emit_coords(k, 0..3),
         coords_yz: emit_coords(k, 1..3),
         coords_x: emit_coords(k, 0..1),
-        plain_body: emit_body(k, file, Access::Global, &scalar_store),
-        tiled_body: emit_body(k, file, Access::Tiled, &scalar_store),
+        plain_body: emit_outputs(k, file, Access::Global, &scalar_store),
+        tiled_body: emit_outputs(k, file, Access::Tiled, &scalar_store),
         wrapped: k.boundary != Boundary::Fixed,
-        interior_body: emit_body(k, file, Access::Interior, &scalar_store),
-        vec_interior_body: emit_body(k, file, Access::VectorInterior, &vector_store),
+        interior_body: emit_outputs(k, file, Access::Interior, &scalar_store),
+        vec_interior_body: emit_outputs(k, file, Access::VectorInterior, &vector_store),
         has_steps: steps.is_some_and(|s| s.unavailable.is_none()),
         state_name: k.access.iterated.map(|i| k.arg_names[i].clone()).unwrap_or_default(),
         state_ty: k.out.cl(),
         steps_body: emit_body(k, file, Access::Steps, &|v: &str| format!("s_next[t] = {v};")),
-        vec_body: emit_body(k, file, Access::Vector, &vector_store),
+        vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
         helpers: Vec::new(),
         rounding: Vec::new(),
     };

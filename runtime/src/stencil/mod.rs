@@ -305,6 +305,7 @@ fn default_work_group(rank: usize) -> [usize; 3] {
 #[derive(Clone, Debug)]
 pub struct StencilPlan {
     program: Program,
+    device: Device,
     kernel: String,
     global: Vec<usize>,
     local: Vec<usize>,
@@ -432,6 +433,7 @@ impl StencilPlan {
         let rank = spec.rank;
         Ok(StencilPlan {
             program,
+            device: device.clone(),
             kernel: sized.kernel.to_string(),
             global: sized.global[..rank].to_vec(),
             local: sized.local[..rank].to_vec(),
@@ -490,18 +492,41 @@ impl StencilPlan {
         self.submit(out, args, false).map(drop)
     }
 
+    /// Enqueues a stencil with several outputs (a system of fields): `outs` are its output
+    /// grids in order ([`StencilArg::grid`]), `args` its arguments in the function's order.
+    pub fn launch_outputs(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>]) -> Result<Event> {
+        self.submit_all(outs, args, true)?.ok_or_else(|| Error::Cl {
+            op: "clEnqueueNDRangeKernel",
+            message: format!("kernel `{}` returned no event", self.kernel),
+        })
+    }
+
+    /// Like [`StencilPlan::launch_outputs`] without an event (see [`StencilPlan::enqueue`]).
+    pub fn enqueue_outputs(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>]) -> Result<()> {
+        self.submit_all(outs, args, false).map(drop)
+    }
+
     fn submit<T: Scalar>(
         &self,
         out: &mut DeviceGrid<T>,
         args: &[StencilArg<'_>],
         event: bool,
     ) -> Result<Option<Event>> {
-        check_shape("out", self.shape, out.shape)?;
+        self.submit_all(&[StencilArg::grid("out", out)], args, event)
+    }
+
+    fn submit_all(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>], event: bool) -> Result<Option<Event>> {
+        if let Some(bad) = outs.iter().find(|o| !o.is_grid()) {
+            return Err(Error::InvalidConfig(format!(
+                "an output of kernel `{}` is not a grid: {bad:?}",
+                self.kernel
+            )));
+        }
+        check_arg_shapes(self.shape, outs)?;
         check_arg_shapes(self.shape, args)?;
-        let device = out.device();
-        let params = self.params.refresh(device, args)?;
+        let params = self.params.refresh(&self.device, args)?;
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        let count = args.len() + 4;
+        let count = outs.len() + args.len() + 3;
         let mut stack = [Arg::i32(0); STACK_ARGS];
         let mut heap = Vec::new();
         let cl_args: &mut [Arg<'_>] = if count <= STACK_ARGS {
@@ -510,9 +535,8 @@ impl StencilPlan {
             heap.resize(count, Arg::i32(0));
             &mut heap
         };
-        cl_args[0] = Arg::buffer(&out.buffer);
         let mut slot = 0;
-        for (a, cl) in args.iter().zip(&mut cl_args[1..]) {
+        for (a, cl) in outs.iter().chain(args).zip(cl_args.iter_mut()) {
             *cl = match &a.0 {
                 ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
                 ArgKind::Params(_) => {

@@ -58,6 +58,11 @@ pub trait Launch {
     fn launch_args<T: Scalar>(&self, out: &mut Self::Grid<T>, args: &[Self::Arg<'_>]) -> Result<Event>;
     /// Launches without an event.
     fn enqueue_args<T: Scalar>(&self, out: &mut Self::Grid<T>, args: &[Self::Arg<'_>]) -> Result<()>;
+    /// Launches a stencil with several outputs (`outs`, made by [`Launch::grid_arg`] from
+    /// the output grids, which the generated code borrows mutably), returning an event.
+    fn launch_outputs(&self, outs: &[Self::Arg<'_>], args: &[Self::Arg<'_>]) -> Result<Event>;
+    /// [`Launch::launch_outputs`] without an event.
+    fn enqueue_outputs(&self, outs: &[Self::Arg<'_>], args: &[Self::Arg<'_>]) -> Result<()>;
 }
 
 impl Target for Device {
@@ -106,6 +111,12 @@ impl Launch for StencilPlan {
     fn enqueue_args<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<()> {
         self.enqueue(out, args)
     }
+    fn launch_outputs(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>]) -> Result<Event> {
+        StencilPlan::launch_outputs(self, outs, args)
+    }
+    fn enqueue_outputs(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>]) -> Result<()> {
+        StencilPlan::enqueue_outputs(self, outs, args)
+    }
 }
 
 impl Target for Devices {
@@ -153,5 +164,11 @@ impl Launch for SplitPlan {
     }
     fn enqueue_args<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<()> {
         self.launch(out, args).map(drop)
+    }
+    fn launch_outputs(&self, outs: &[SplitArg<'_>], args: &[SplitArg<'_>]) -> Result<Event> {
+        SplitPlan::launch_outputs(self, outs, args)
+    }
+    fn enqueue_outputs(&self, outs: &[SplitArg<'_>], args: &[SplitArg<'_>]) -> Result<()> {
+        SplitPlan::launch_outputs(self, outs, args).map(drop)
     }
 }
