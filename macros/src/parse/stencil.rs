@@ -112,7 +112,7 @@ fn parse_fn(
                 errors.spanned(
                     ty,
                     format!(
-                        "a stencil returns one value per output grid: a tuple of 2 to {MAX_OUTPUTS} scalars, e.g.                          `-> (f32, f32)`, or one scalar"
+                        "a stencil returns one value per output grid: a tuple of 2 to {MAX_OUTPUTS} scalars, e.g. `-> (f32, f32)`, or one scalar"
                     ),
                 );
                 None
