@@ -82,7 +82,7 @@ const GENERATED: &[&str] = &[
 #[rustfmt::skip]
 const LOCALS: &[&str] = &[
     "x", "y", "z", "c", "t", "i", "n", "v", "row", "nx", "ny", "nz", "nxy", "out", "x0", "y0", "z0", "lx", "ly", "lz",
-    "gx", "gy", "gz", "tx", "ty", "tz", "step", "s_cur", "s_next", "s_a", "s_b", "s_tmp", "y_first", "z_first",
+    "gx", "gy", "gz", "tx", "ty", "tz", "ox", "oy", "oz", "gnx", "gny", "gnz", "step", "s_cur", "s_next", "s_a", "s_b", "s_tmp", "y_first", "z_first",
 ];
 
 /// Generated names made of a stem and a number: `x_p1`, `y_m2` (wrapped coordinates), and the

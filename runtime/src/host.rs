@@ -323,6 +323,44 @@ impl StructBytes {
     }
 }
 
+/// The point a stencil updates, as its body reads it through an argument `at: Point`: its
+/// index along each axis in the whole grid and the whole grid's extents (`x`, `nx`, ...; axes
+/// beyond the stencil's rank are 0 and 1). The generated host reference builds it at each
+/// point; the kernels compute the same numbers from the work-item, on a split grid from the
+/// slab's place in the whole grid. A position is the user's arithmetic on it, e.g.
+/// `origin + at.x as f32 * h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Point {
+    /// Index along x.
+    pub x: i32,
+    /// Index along y (0 in 1-D).
+    pub y: i32,
+    /// Index along z (0 below 3-D).
+    pub z: i32,
+    /// The whole grid's extent along x.
+    pub nx: i32,
+    /// The whole grid's extent along y (1 in 1-D).
+    pub ny: i32,
+    /// The whole grid's extent along z (1 below 3-D).
+    pub nz: i32,
+}
+
+impl Point {
+    /// Point `p` of a grid of `shape` (the kernels' indices are 32-bit `int`s: a grid has at
+    /// most `i32::MAX` points, which every launch checks).
+    pub fn at(p: [usize; 3], shape: Shape) -> Point {
+        let [nx, ny, nz] = shape.dims().map(|d| d as i32);
+        Point {
+            x: p[0] as i32,
+            y: p[1] as i32,
+            z: p[2] as i32,
+            nx,
+            ny,
+            nz,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

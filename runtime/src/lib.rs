@@ -34,8 +34,8 @@ pub mod stencil;
 pub use stencil::tune;
 
 pub use host::{
-    check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Shape, StructBytes, StructDecl, Sweep, Sweep1,
-    Sweep2, Sweep3, UpdateRegion,
+    check_shape, Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Params, Point, Shape, StructBytes, StructDecl, Sweep,
+    Sweep1, Sweep2, Sweep3, UpdateRegion,
 };
 pub use stencil::{
     DeviceGrid, KernelScalar, LaunchConfig, Levels, Past, PingPong, StencilArg, StencilPlan, StencilSpec, Tile,

@@ -447,7 +447,8 @@ impl RankPlan {
             crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
             let layout = ranks.layout(shape)?;
             let reach = crate::split::check_split(&spec, config, &layout)?;
-            let plan = StencilPlan::new(ranks.device(), spec, config, layout.part_shape(ranks.rank()))?;
+            let mut plan = StencilPlan::new(ranks.device(), spec, config, layout.part_shape(ranks.rank()))?;
+            plan.place(layout.origin(ranks.rank()), shape);
             Ok((plan, layout, reach))
         })();
         let (plan, layout, reach) = ranks.agree(made)?;

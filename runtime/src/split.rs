@@ -269,6 +269,14 @@ impl Layout {
         [low, high]
     }
 
+    /// Where slab `i`'s first point (its halo's, where it has one below) lies in the whole grid,
+    /// wrapped where periodic.
+    pub(crate) fn origin(&self, i: usize) -> [usize; 3] {
+        let mut o = [0; 3];
+        o[self.axis] = self.global_plane(i, 0);
+        o
+    }
+
     /// The whole grid's plane that slab `i`'s plane `k` holds (wrapping where periodic).
     pub(crate) fn global_plane(&self, i: usize, k: usize) -> usize {
         let n = self.shape.dims()[self.axis] as isize;
@@ -608,7 +616,11 @@ impl SplitPlan {
         let layout = devices.layout(shape)?;
         let reach = check_split(&spec, config, &layout)?;
         let parts = (0..devices.devices.len())
-            .map(|i| StencilPlan::new(&devices.devices[i], spec, config, layout.part_shape(i)))
+            .map(|i| {
+                let mut plan = StencilPlan::new(&devices.devices[i], spec, config, layout.part_shape(i))?;
+                plan.place(layout.origin(i), shape);
+                Ok(plan)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(SplitPlan {
             parts,

@@ -111,7 +111,8 @@ fn cheap_and_total(e: &Expr) -> bool {
         | Kind::Member { .. }
         | Kind::ScalarArg(_)
         | Kind::Local(_)
-        | Kind::Const(_) => true,
+        | Kind::Const(_)
+        | Kind::Point { .. } => true,
         Kind::Unary(_, x) | Kind::Cast(x, _) => cheap_and_total(x),
         Kind::Binary(op, l, r) => !matches!(op, BinOp::Div | BinOp::Rem) && cheap_and_total(l) && cheap_and_total(r),
         Kind::Select(c, a, b) => cheap_and_total(c) && cheap_and_total(a) && cheap_and_total(b),
@@ -303,6 +304,36 @@ impl Emitter<'_> {
         }
     }
 
+    /// The updated point's index along `axis` in the whole grid: the kernel's coordinate plus
+    /// the slab's origin, wrapped where periodic (a split slab's halo planes past the grid's
+    /// end); in vector code the lanes' `x` are consecutive.
+    fn point(&self, axis: usize) -> String {
+        let (v, o, n) = (
+            ["x", "y", "z"][axis],
+            ["ox", "oy", "oz"][axis],
+            ["gnx", "gny", "gnz"][axis],
+        );
+        let periodic = self.k.boundary == Boundary::Periodic;
+        if self.vector() {
+            let lanes: Vec<String> = (0..LANES).map(|i| i.to_string()).collect();
+            let step = if axis == 0 {
+                format!(" + (int{LANES})({})", lanes.join(", "))
+            } else {
+                String::new()
+            };
+            let base = format!("(int{LANES})({v} + {o}){step}");
+            if periodic {
+                format!("(({base}) % (int{LANES})({n}))")
+            } else {
+                format!("({base})")
+            }
+        } else if periodic {
+            format!("(({v} + {o}) % {n})")
+        } else {
+            format!("({v} + {o})")
+        }
+    }
+
     fn read(&self, arg: usize, offset: [i64; 3]) -> String {
         let name = &self.k.arg_names[arg];
         let wrapped =
@@ -487,6 +518,8 @@ impl Emitter<'_> {
             Kind::Member { arg, member } => (format!("{}->{member}", self.k.arg_names[*arg]), P_ATOM),
             Kind::ScalarArg(i) => (self.k.arg_names[*i].clone(), P_ATOM),
             Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),
+            Kind::Point { axis, extent: true } => (["gnx", "gny", "gnz"][*axis].to_string(), P_ATOM),
+            Kind::Point { axis, extent: false } => (self.point(*axis), P_ATOM),
             Kind::Unary(op, x) => {
                 let (t, p) = self.print(x);
                 // `- -x` must not print as `--x`.

@@ -99,9 +99,19 @@ pub fn arg_tokens(
                 t.launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
                 t.host_args.push(quote!(#n));
             }
+            // The point is the loop's, not the caller's.
+            Arg::Point { .. } => t.host_args.push(point(shape)),
         }
     }
     t
+}
+
+/// The host reference's `Point` at the loop's point (`p`, hygienic like the generated
+/// drivers' other locals) of a grid of `shape`.
+fn point(shape: &syn::Ident) -> TokenStream {
+    let rt = rt();
+    let p = syn::Ident::new("p", proc_macro2::Span::mixed_site());
+    quote!(#rt::Point::at(#p, #shape))
 }
 
 pub fn scalar_ty(s: Scalar) -> TokenStream {

@@ -28,6 +28,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
     let (tx, ty, wy) = k.tile;
     let lanes = k.lanes;
+    let uses_point = k.uses_point;
     // The runtime's `Variant` order: plain, tiled, vector, steps.
     let variants: Vec<TokenStream> = p
         .kernels
@@ -46,8 +47,18 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     // signature of every variant must say the same.
     let expected: Vec<Binding> = std::iter::once(Binding::Output)
         .chain((1..=k.more.len()).map(Binding::MoreOutput))
-        .chain((0..k.args.len()).map(Binding::UserArg))
+        .chain(
+            (0..k.args.len())
+                .filter(|&i| !matches!(k.args[i], crate::model::Arg::Point { .. }))
+                .map(Binding::UserArg),
+        )
         .chain((0..3).map(Binding::Extent))
+        .chain(
+            k.uses_point
+                .then(|| (0..3).map(Binding::Origin).chain((0..3).map(Binding::WholeExtent)))
+                .into_iter()
+                .flatten(),
+        )
         .collect();
     if p.kernels
         .iter()
@@ -110,8 +121,10 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                     let ty = scalar_ty(*ty);
                     (quote!(#n: #ty), quote!(#l::scalar_arg(#n)))
                 }
+                crate::model::Arg::Point { .. } => (quote!(), quote!()),
             }
         })
+        .filter(|(p, _)| !p.is_empty())
         .unzip();
 
     // A system of fields: the output parameters are a tuple of grids, one per output.
@@ -211,6 +224,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     lanes: #lanes,
+                    point: #uses_point,
                     variants: [#(#variants),*],
                     default_tile: #rt::Tile { x: #tx, y: #ty, rows: #wy },
                     origin: #origin,

@@ -26,6 +26,12 @@ pub enum Op {
     Cast(Box<Expr>, Scalar),
     Call(MathFn, Vec<Expr>),
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// The updated point's index along `axis` in the whole grid, or (`extent`) the whole
+    /// grid's extent.
+    Point {
+        axis: usize,
+        extent: bool,
+    },
 }
 
 #[derive(Clone, Debug)]

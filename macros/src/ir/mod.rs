@@ -220,6 +220,10 @@ pub enum Binding {
     MoreOutput(usize),
     /// A grid dimension (`nx`, `ny`, `nz`) filled in by the plan.
     Extent(usize),
+    /// Where the launched grid starts in the whole grid along an axis (0 on one device).
+    Origin(usize),
+    /// The whole grid's extent along an axis (the launched grid's on one device).
+    WholeExtent(usize),
     /// A named run-time argument of the kernel's launcher (element schedules: `u`, `colour`).
     Named,
 }

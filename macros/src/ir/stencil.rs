@@ -22,6 +22,9 @@ pub struct StencilBody {
     pub result_line: usize,
     /// A system of fields: the outputs after the first (`out`), in order.
     pub more: Vec<Output>,
+    /// The body reads its point (`at.x`, `at.nx`): the kernels take the slab's origin and the
+    /// whole grid's extents.
+    pub uses_point: bool,
     pub access: Accesses,
     /// The default tile (x, y, work-group rows) of the tiled and steps variants.
     pub tile: (usize, usize, usize),

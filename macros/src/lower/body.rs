@@ -76,6 +76,8 @@ pub struct Lowerer<'a> {
     pub members: Vec<MemberUse>,
     /// Every (argument, offset) read, for the access analysis.
     pub reads: BTreeSet<(usize, [i64; 3])>,
+    /// The body reads its point's index or the grid's extents.
+    pub uses_point: bool,
     matches: usize,
     /// Types of `let`s whose value alone does not decide it (`let t = 0.5;`), from their uses,
     /// keyed by the model `let`'s address: Rust infers them from later uses too.
@@ -98,6 +100,7 @@ impl<'a> Lowerer<'a> {
             consts: Vec::new(),
             members: Vec::new(),
             reads: BTreeSet::new(),
+            uses_point: false,
             matches: 0,
             decided: HashMap::new(),
             wanted: HashMap::new(),
@@ -226,6 +229,7 @@ impl Lowerer<'_> {
             ExprKind::Typed(_, t) => Some(*t),
             ExprKind::Draw { uniform, .. } => Some(if *uniform { Scalar::F32 } else { Scalar::U32 }),
             ExprKind::Tuple(_) => None,
+            ExprKind::Point { .. } => Some(Scalar::I32),
         }
     }
 
@@ -342,6 +346,17 @@ impl Lowerer<'_> {
                 } else {
                     leaf(Kind::Const(draw), Scalar::U32, true)
                 }
+            }
+            ExprKind::Point { axis, extent } => {
+                self.uses_point = true;
+                leaf(
+                    Kind::Point {
+                        axis: *axis,
+                        extent: *extent,
+                    },
+                    Scalar::I32,
+                    !extent,
+                )
             }
             ExprKind::Tuple(_) => Err(syn::Error::new(
                 e.span,
@@ -691,6 +706,7 @@ impl Lowerer<'_> {
                 | Kind::ScalarArg(_)
                 | Kind::Member { .. }
                 | Kind::Read { .. }
+                | Kind::Point { .. }
         ) {
             return v;
         }

@@ -145,6 +145,7 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         result,
         result_line: s.body.tail.line,
         more,
+        uses_point: l.uses_point,
         access,
         tile: clforge_abi::default_tile(s.rank),
         lanes: variants::LANES,
@@ -213,24 +214,9 @@ fn signature(b: &StencilBody) -> Vec<Param> {
         );
     }
     for (i, (a, name)) in b.args.iter().zip(&b.arg_names).enumerate() {
-        let ty = match a {
-            Arg::Field(f) => Ty::Global {
-                elem: Elem::Scalar(f.elem),
-                lanes: 1,
-            },
-            Arg::Params { ty, .. } => {
-                let written = quote::quote!(#ty).to_string();
-                Ty::Struct(
-                    b.struct_names
-                        .iter()
-                        .find(|(w, _)| *w == written)
-                        .map(|(_, n)| n.clone())
-                        .unwrap_or_default(),
-                )
-            }
-            Arg::Scalar { ty, .. } => Ty::Value(Elem::Scalar(*ty)),
-        };
-        params.push(Param::new(name, ty, Access::Read, Binding::UserArg(i)).restrict());
+        if let Some(ty) = arg_ty(b, a) {
+            params.push(Param::new(name, ty, Access::Read, Binding::UserArg(i)).restrict());
+        }
     }
     for (axis, n) in ["nx", "ny", "nz"].iter().enumerate() {
         params.push(Param::new(
@@ -240,7 +226,50 @@ fn signature(b: &StencilBody) -> Vec<Param> {
             Binding::Extent(axis),
         ));
     }
+    // A body that reads its point: where this grid starts in the whole grid (a slab of a split
+    // grid starts past 0) and the whole grid's extents.
+    if b.uses_point {
+        for (axis, n) in ["ox", "oy", "oz"].iter().enumerate() {
+            params.push(Param::new(
+                n,
+                Ty::Value(Elem::Scalar(Scalar::I32)),
+                Access::Read,
+                Binding::Origin(axis),
+            ));
+        }
+        for (axis, n) in ["gnx", "gny", "gnz"].iter().enumerate() {
+            params.push(Param::new(
+                n,
+                Ty::Value(Elem::Scalar(Scalar::I32)),
+                Access::Read,
+                Binding::WholeExtent(axis),
+            ));
+        }
+    }
     params
+}
+
+/// The kernel parameter type of a user argument; `None` for one the kernel supplies itself
+/// (`at: Point`).
+pub(crate) fn arg_ty(b: &StencilBody, a: &Arg) -> Option<Ty> {
+    Some(match a {
+        Arg::Field(f) => Ty::Global {
+            elem: Elem::Scalar(f.elem),
+            lanes: 1,
+        },
+        Arg::Params { ty, .. } => {
+            let written = quote::quote!(#ty).to_string();
+            Ty::Struct(
+                b.struct_names
+                    .iter()
+                    .find(|(w, _)| *w == written)
+                    .map(|(_, n)| n.clone())
+                    .unwrap_or_default(),
+            )
+        }
+        Arg::Scalar { ty, .. } => Ty::Value(Elem::Scalar(*ty)),
+        Arg::Point { .. } => return None,
+    })
 }
 
 fn uses_f64(b: &StencilBody, members: &[ir::MemberUse], consts: &[ir::ConstUse]) -> bool {

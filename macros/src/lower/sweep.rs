@@ -352,22 +352,8 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
 pub(crate) fn signature(b: &crate::ir::stencil::StencilBody, state: usize, state_access: Access) -> Vec<Param> {
     let mut params = Vec::new();
     for (i, (a, name)) in b.args.iter().zip(&b.arg_names).enumerate() {
-        let ty = match a {
-            Arg::Field(f) => Ty::Global {
-                elem: Elem::Scalar(f.elem),
-                lanes: 1,
-            },
-            Arg::Params { ty, .. } => {
-                let written = quote::quote!(#ty).to_string();
-                Ty::Struct(
-                    b.struct_names
-                        .iter()
-                        .find(|(w, _)| *w == written)
-                        .map(|(_, n)| n.clone())
-                        .unwrap_or_default(),
-                )
-            }
-            Arg::Scalar { ty, .. } => Ty::Value(Elem::Scalar(*ty)),
+        let Some(ty) = super::stencil::arg_ty(b, a) else {
+            continue;
         };
         let access = if i == state { state_access } else { Access::Read };
         let p = Param::new(name, ty, access, Binding::UserArg(i));

@@ -126,13 +126,18 @@ pub enum Arg {
         name: Ident,
         ty: Scalar,
     },
+    /// `at: Point`: the updated point's index (`at.x`, `at.y`, `at.z`) and the grid's extents
+    /// (`at.nx`, ...), supplied by the kernel, not by the caller.
+    Point {
+        name: Ident,
+    },
 }
 
 impl Arg {
     pub fn name(&self) -> &Ident {
         match self {
             Arg::Field(f) => &f.name,
-            Arg::Params { name, .. } | Arg::Scalar { name, .. } => name,
+            Arg::Params { name, .. } | Arg::Scalar { name, .. } | Arg::Point { name } => name,
         }
     }
 }
@@ -321,6 +326,12 @@ pub enum ExprKind {
     Draw {
         index: u32,
         uniform: bool,
+    },
+    /// `at.x` (`extent: false`) or `at.nx` (`extent: true`) of a `Point` argument: the
+    /// updated point's index along `axis`, or the whole grid's extent.
+    Point {
+        axis: usize,
+        extent: bool,
     },
     /// `(a, b)`: the value of a stencil with several outputs (a system of fields), one
     /// element per output; nowhere else.

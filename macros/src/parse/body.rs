@@ -43,6 +43,15 @@ pub struct BodyParser<'a> {
     lattice_state: Option<usize>,
 }
 
+/// The fields of a `Point` argument at `rank`: the indices, then the extents.
+fn point_fields(rank: usize) -> &'static [&'static str] {
+    match rank {
+        1 => &["x", "nx"],
+        2 => &["x", "y", "nx", "ny"],
+        _ => &["x", "y", "z", "nx", "ny", "nz"],
+    }
+}
+
 fn unsupported(e: &syn::Expr) -> syn::Error {
     const LOOP: &str = "it computes one point from fixed neighbour offsets; unroll the loop by hand";
     match e {
@@ -342,6 +351,17 @@ impl<'a> BodyParser<'a> {
                         id,
                         format!("use a member of the params struct, e.g. `{name}.a`"),
                     )),
+                    Arg::Point { .. } => Err(syn::Error::new_spanned(
+                        id,
+                        format!(
+                            "read the point's index or the grid's extent: {}",
+                            point_fields(self.rank)
+                                .iter()
+                                .map(|f| format!("`{name}.{f}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
                 };
             }
         }
@@ -359,6 +379,24 @@ impl<'a> BodyParser<'a> {
                         return Ok(ExprKind::Member {
                             arg: i,
                             member: member.clone(),
+                        });
+                    }
+                    if let Arg::Point { .. } = self.args[i] {
+                        let fields = point_fields(self.rank);
+                        let m = member.unraw().to_string();
+                        let Some(k) = fields.iter().position(|f| *f == m) else {
+                            return Err(syn::Error::new_spanned(
+                                member,
+                                format!(
+                                    "a {}-D point has {}",
+                                    self.rank,
+                                    fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+                                ),
+                            ));
+                        };
+                        return Ok(ExprKind::Point {
+                            axis: k % self.rank,
+                            extent: k >= self.rank,
                         });
                     }
                 }

@@ -229,6 +229,20 @@ fn parse_fn(
                 }
             }
             Ok(ArgType::Params(ty)) => args.push(Arg::Params { name, ty }),
+            Ok(ArgType::Point(span)) => {
+                if mode != Mode::Stencil {
+                    args_ok = false;
+                    errors.push(syn::Error::new(
+                        span,
+                        format!("the point's coordinates (`at: Point`) are read by stencils, not by a {what}"),
+                    ));
+                } else if args.iter().any(|a| matches!(a, Arg::Point { .. })) {
+                    args_ok = false;
+                    errors.push(syn::Error::new(span, "a stencil takes one `Point` argument"));
+                } else {
+                    args.push(Arg::Point { name });
+                }
+            }
             Ok(ArgType::Scalar(Scalar::U8 | Scalar::Bool)) => {
                 args_ok = false;
                 errors.spanned(
@@ -357,11 +371,23 @@ enum ArgType {
     Draws(proc_macro2::Span),
     Params(syn::Path),
     Scalar(Scalar),
+    /// `at: Point`: the updated point's index and the grid's extents.
+    Point(proc_macro2::Span),
 }
 
 fn parse_arg_type(ty: &Type) -> syn::Result<ArgType> {
     if let Some(s) = scalar_of(ty) {
         return Ok(ArgType::Scalar(s));
+    }
+    if let Type::Path(p) = ty {
+        if p.qself.is_none()
+            && p.path
+                .segments
+                .last()
+                .is_some_and(|l| l.ident == "Point" && l.arguments.is_empty())
+        {
+            return Ok(ArgType::Point(ty.span()));
+        }
     }
     let Type::Reference(r) = ty else {
         return Err(syn::Error::new_spanned(

@@ -274,6 +274,9 @@ pub struct StencilSpec {
     pub boundary: Boundary,
     /// Points per work-item of the vector variant.
     pub lanes: usize,
+    /// The body reads its point (`at: Point`): the kernels take the grid's origin in the whole
+    /// grid and the whole grid's extents after `nx, ny, nz`.
+    pub point: bool,
     /// The variants in [`Variant`] order: plain, tiled, vector, steps.
     pub variants: [VariantSpec; 4],
     /// Tile used when the launch config names none.
@@ -407,6 +410,9 @@ pub struct StencilPlan {
     local_bytes: u64,
     shape: Shape,
     variant: Variant,
+    /// For a body that reads its point: where this grid starts in the whole grid and the whole
+    /// grid's extents (a slab of a split grid); `None` for one that does not.
+    place: Option<[i32; 6]>,
     /// The kernel object, looked up by name on the first launch only.
     kernel_ref: OnceLock<KernelRef>,
     /// The last parameter block of each params argument and its device buffer, so that
@@ -535,9 +541,23 @@ impl StencilPlan {
             local_bytes: sized.local_bytes,
             shape,
             variant: config.variant,
+            place: spec.point.then(|| {
+                let [nx, ny, nz] = shape.dims().map(|d| d as i32);
+                [0, 0, 0, nx, ny, nz]
+            }),
             kernel_ref: OnceLock::new(),
             params: ParamsCache::default(),
         })
+    }
+
+    /// Places this plan's grid in a larger one (a slab of a split grid): the stencil's point
+    /// (`at: Point`) is `origin` plus the kernel's, wrapped by `whole` where periodic. No effect
+    /// for a stencil that does not read its point.
+    pub(crate) fn place(&mut self, origin: [usize; 3], whole: Shape) {
+        if let Some(p) = &mut self.place {
+            let [wx, wy, wz] = whole.dims().map(|d| d as i32);
+            *p = [origin[0] as i32, origin[1] as i32, origin[2] as i32, wx, wy, wz];
+        }
     }
 
     /// The `__local` bytes one work-group of this launch allocates, as clforge computes them
@@ -621,7 +641,8 @@ impl StencilPlan {
         check_arg_shapes(self.shape, args)?;
         let params = self.params.refresh(&self.device, args)?;
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        let count = outs.len() + args.len() + 3;
+        let extra = if self.place.is_some() { 6 } else { 0 };
+        let count = outs.len() + args.len() + 3 + extra;
         let mut stack = [Arg::i32(0); STACK_ARGS];
         let mut heap = Vec::new();
         let cl_args: &mut [Arg<'_>] = if count <= STACK_ARGS {
@@ -640,7 +661,13 @@ impl StencilPlan {
                 }
             };
         }
-        cl_args[count - 3..].copy_from_slice(&[Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        let at = count - 3 - extra;
+        cl_args[at..at + 3].copy_from_slice(&[Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        if let Some(place) = &self.place {
+            for (cl, &v) in cl_args[at + 3..].iter_mut().zip(place) {
+                *cl = Arg::i32(v);
+            }
+        }
         let kernel = match self.kernel_ref.get() {
             Some(k) => k,
             None => {
@@ -999,6 +1026,7 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             halo: [0; 3],
             boundary: Boundary::Clamp,
             lanes: 8,
+            point: false,
             variants: [
                 VariantSpec {
                     kernel: "scale_plain",
