@@ -6,6 +6,7 @@ pub mod advect_periodic;
 pub mod diffusion_f64;
 pub mod gray_scott;
 pub mod heat3d;
+pub mod heated;
 pub mod ising;
 pub mod ising_bits;
 pub mod jacobi;
@@ -23,6 +24,7 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             include_str!("gray_scott.rs"),
             gray_scott::GrayScott::source(),
         ),
+        ("heated", include_str!("heated.rs"), heated::Heated::source()),
         (
             "diffusion_f64",
             include_str!("diffusion_f64.rs"),
