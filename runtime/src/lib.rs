@@ -42,6 +42,8 @@ pub use stencil::{
     Variant, VariantSpec,
 };
 /// Several devices in one host: grids split into slabs with deep halos.
+pub mod reduce;
+pub use reduce::{Max, Min, Reduce, Reduction, Sum};
 pub mod split;
 pub use split::{Devices, SplitGrid, SplitPlan};
 /// MPI across hosts: one rank per device, the grid split among ranks (feature `mpi`).

@@ -249,6 +249,19 @@ impl Ranks {
     }
 }
 
+impl Ranks {
+    /// Every rank's partial reduction combined in rank order (the same bits on every rank and
+    /// in every run): gathered from all ranks, then folded here.
+    pub(crate) fn all_reduce<R: crate::reduce::Reduce>(&self, local: R) -> Result<R> {
+        self.agree(Ok(()))?;
+        let world = self.inner.universe.world();
+        let mine = [local.get()];
+        let mut all = vec![<R::Value as Default>::default(); self.size()];
+        world.all_gather_into(bytes(&mine), bytes_mut(&mut all));
+        Ok(all.into_iter().fold(R::identity(), |acc, v| acc.combine(R::of(v))))
+    }
+}
+
 /// The bytes of a slice of plain scalars (MPI moves them as bytes: every `Scalar` is plain data).
 fn bytes<T: Scalar>(v: &[T]) -> &[u8] {
     // SAFETY: `Scalar` types are plain numbers without padding or invalid bit patterns.
@@ -469,8 +482,14 @@ impl RankPlan {
 
     /// Launches a stencil with several outputs (a system of fields) on this rank's slab.
     pub fn launch_outputs(&self, outs: &[RankArg<'_>], args: &[RankArg<'_>]) -> Result<Event> {
+        for o in outs {
+            if let Some(r) = o.arg.reducer() {
+                r.across(Some(self.ranks.clone()));
+            }
+        }
         let checked = (|| -> Result<Vec<&dyn Halo>> {
             outs.iter()
+                .filter(|o| o.arg.reducer().is_none())
                 .map(|o| match o.grid {
                     Some((name, g)) if g.layout() != &*self.layout => Err(Error::InvalidConfig(format!(
                         "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan \
@@ -550,6 +569,12 @@ impl Launch for RankPlan {
     fn scalar_arg<'a, S: KernelScalar>(v: S) -> RankArg<'a> {
         RankArg {
             arg: StencilArg::scalar(v),
+            grid: None,
+        }
+    }
+    fn reduction_arg<'a, R: crate::reduce::Reduce>(name: &'a str, r: &'a crate::reduce::Reduction<R>) -> RankArg<'a> {
+        RankArg {
+            arg: StencilArg::reduction(name, r),
             grid: None,
         }
     }

@@ -514,6 +514,8 @@ impl<T: Scalar> Halo for SplitGrid<T> {
 pub struct SplitArg<'a> {
     /// The argument for each slab's launch.
     parts: Vec<StencilArg<'a>>,
+    /// A reduction output: one part per slab, combined in slab order.
+    reduction: Option<(&'a str, &'a dyn crate::reduce::Reducer)>,
     /// A grid argument's halo state.
     grid: Option<(&'a str, &'a dyn Halo)>,
     /// A params struct or scalar: the same for every slab.
@@ -533,6 +535,7 @@ impl<'a> SplitArg<'a> {
     pub fn grid<T: Scalar>(name: &'a str, grid: &'a SplitGrid<T>) -> SplitArg<'a> {
         SplitArg {
             parts: grid.parts.iter().map(|p| StencilArg::grid(name, p)).collect(),
+            reduction: None,
             grid: Some((name, grid)),
             shared: None,
         }
@@ -541,26 +544,38 @@ impl<'a> SplitArg<'a> {
     pub fn params<P: Params>(p: &P) -> SplitArg<'a> {
         SplitArg {
             parts: vec![],
+            reduction: None,
             grid: None,
             shared: Some(StencilArg::params(p)),
+        }
+    }
+    /// A reduction output: one part per device, combined in device order.
+    pub fn reduction<R: crate::reduce::Reduce>(name: &'a str, r: &'a crate::reduce::Reduction<R>) -> SplitArg<'a> {
+        SplitArg {
+            parts: vec![],
+            reduction: Some((name, r)),
+            grid: None,
+            shared: None,
         }
     }
     /// A scalar passed by value to every device.
     pub fn scalar<S: KernelScalar>(v: S) -> SplitArg<'a> {
         SplitArg {
             parts: vec![],
+            reduction: None,
             grid: None,
             shared: Some(StencilArg::scalar(v)),
         }
     }
 }
 
-/// The arguments of slab `i`'s launch.
-fn slab_args<'a>(list: &[SplitArg<'a>], i: usize) -> Vec<StencilArg<'a>> {
+/// The arguments of slab `i`'s launch (of `n`).
+fn slab_args<'a>(list: &[SplitArg<'a>], i: usize, n: usize) -> Vec<StencilArg<'a>> {
     list.iter()
-        .map(|a| match &a.shared {
-            Some(s) => s.clone(),
-            None => a.parts[i].clone(),
+        .map(|a| match (&a.shared, a.reduction) {
+            (Some(s), _) => s.clone(),
+            (None, Some((name, r))) => StencilArg::reduction_part(name, r, i, n),
+            (None, None) => a.parts[i].clone(),
         })
         .collect()
 }
@@ -646,6 +661,9 @@ impl SplitPlan {
     pub fn launch_outputs(&self, outs: &[SplitArg<'_>], args: &[SplitArg<'_>]) -> Result<Event> {
         let mut out_grids = Vec::with_capacity(outs.len());
         for o in outs {
+            if o.reduction.is_some() {
+                continue;
+            }
             let Some((name, g)) = o.grid else {
                 return Err(Error::InvalidConfig(format!(
                     "an output of stencil `{}` is not a grid",
@@ -667,7 +685,8 @@ impl SplitPlan {
         let valid = refresh_inputs(self.name, &self.layout, self.reach, &self.layout, grids)?;
         let mut largest: Option<(usize, Event)> = None;
         for (i, plan) in self.parts.iter().enumerate() {
-            let ev = plan.launch_outputs(&slab_args(outs, i), &slab_args(args, i))?;
+            let n = self.parts.len();
+            let ev = plan.launch_outputs(&slab_args(outs, i, n), &slab_args(args, i, n))?;
             let planes = self.layout.planes(i);
             if largest.as_ref().is_none_or(|(p, _)| planes > *p) {
                 largest = Some((planes, ev));

@@ -10,6 +10,7 @@ pub mod heated;
 pub mod ising;
 pub mod ising_bits;
 pub mod jacobi;
+pub mod jacobi_checked;
 pub mod limiter_clamp;
 pub mod rust_semantics;
 pub mod transport_sweep;
@@ -25,6 +26,11 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             gray_scott::GrayScott::source(),
         ),
         ("heated", include_str!("heated.rs"), heated::Heated::source()),
+        (
+            "jacobi_checked",
+            include_str!("jacobi_checked.rs"),
+            jacobi_checked::JacobiChecked::source(),
+        ),
         (
             "diffusion_f64",
             include_str!("diffusion_f64.rs"),

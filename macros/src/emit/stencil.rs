@@ -5,7 +5,7 @@ use super::expr::{coord_name, Access, Emitter};
 use super::LineMarks;
 use crate::ir::stencil::StencilBody;
 use crate::lower::variants::LANES;
-use crate::model::Boundary;
+use crate::model::{Boundary, ReduceOp, Scalar};
 
 /// Printed statements longer than this break at the branches of a select chain.
 const WIDTH: usize = 100;
@@ -36,18 +36,33 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
         );
     }
     let vector = matches!(access, Access::Vector | Access::VectorInterior);
-    let outputs =
-        std::iter::once(("out", k.out, &k.result)).chain(k.more.iter().map(|o| (o.name.as_str(), o.ty, &o.result)));
-    for (name, ty, result) in outputs {
+    let outputs = std::iter::once(("out", k.out, &k.result, &k.out_reduce))
+        .chain(k.more.iter().map(|o| (o.name.as_str(), o.ty, &o.result, &o.reduce)));
+    for (name, ty, result, reduce) in outputs {
         let value = if vector && !result.varying {
             format!("({}{LANES})({})", ty.cl(), em.expr(result))
         } else {
             em.broken(result, WIDTH).join("\n")
         };
-        // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`.
-        statement(k.result_line, store(name, &value));
+        // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`; a
+        // reduction folds it into the work-item's accumulator (a vector's lanes in order).
+        let text = match reduce {
+            Some(r) => {
+                let f = reduce_fn(r.op, ty, vector);
+                format!("{} = {f}({}, {value});", r.acc, r.acc)
+            }
+            None => store(name, &value),
+        };
+        statement(k.result_line, text);
     }
     lines
+}
+
+/// The generated function that folds a value (`vector`: the lanes of a `float8`, in order)
+/// into a reduction's accumulator: `clforge_max_f32`, `clforge_fold8_sum_f64`, ...
+pub fn reduce_fn(op: ReduceOp, ty: Scalar, vector: bool) -> String {
+    let fold = if vector { format!("fold{LANES}_") } else { String::new() };
+    format!("clforge_{fold}{}_{}", op.name(), ty.rust())
 }
 
 /// Wrapped or clamped neighbour coordinates for periodic/clamp boundaries (`x_p1`, ...).

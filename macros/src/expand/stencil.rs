@@ -18,7 +18,6 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
     let ty_name = type_ident(fn_name)?;
-    let out_ty = scalar_ty(k.out);
     let source_fn = source::source_fn(name, text, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
 
@@ -127,46 +126,159 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         .filter(|(p, _)| !p.is_empty())
         .unzip();
 
-    // A system of fields: the output parameters are a tuple of grids, one per output.
-    let out_tys: Vec<TokenStream> = std::iter::once(k.out)
-        .chain(k.more.iter().map(|o| o.ty))
-        .map(scalar_ty)
-        .collect();
-    let system = out_tys.len() > 1;
+    // A system of fields: the output parameters are a tuple of grids (and reductions), one
+    // per output; a single reduction output is not a tuple.
+    let outs: Vec<(crate::model::Scalar, Option<crate::model::ReduceOp>)> =
+        std::iter::once((k.out, k.out_reduce.as_ref().map(|r| r.op)))
+            .chain(k.more.iter().map(|o| (o.ty, o.reduce.as_ref().map(|r| r.op))))
+            .collect();
+    let reduces = outs.iter().any(|(_, r)| r.is_some());
+    let system = outs.len() > 1 || reduces;
     let l = quote!(<#target as #rt::Launch>);
-    let idx: Vec<syn::Index> = (0..out_tys.len()).map(syn::Index::from).collect();
-    let labels: Vec<String> = (0..out_tys.len()).map(|i| format!("{name} output {i}")).collect();
-    let (dev_out, plan_out, host_out) = if system {
-        (
-            quote!((#(&mut #rt::DeviceGrid<#out_tys>),*)),
-            quote!((#(&mut #l::Grid<#out_tys>),*)),
-            quote!((#(&mut #rt::HostGrid<#out_tys>),*)),
-        )
-    } else {
-        (
-            quote!(&mut #rt::DeviceGrid<#out_ty>),
-            quote!(&mut #l::Grid<#out_ty>),
-            quote!(&mut #rt::HostGrid<#out_ty>),
-        )
+    let n_outs = outs.len();
+    let each: Vec<TokenStream> = (0..n_outs)
+        .map(|i| {
+            let i = syn::Index::from(i);
+            if n_outs == 1 {
+                quote!(#out)
+            } else {
+                quote!(#out.#i)
+            }
+        })
+        .collect();
+    let labels: Vec<String> = (0..n_outs).map(|i| format!("{name} output {i}")).collect();
+    let tuple = |tys: Vec<TokenStream>| {
+        if n_outs == 1 {
+            quote!(#(#tys)*)
+        } else {
+            quote!((#(#tys),*))
+        }
     };
-    let vals: Vec<syn::Ident> = (0..out_tys.len())
+    let red_ty = |t: crate::model::Scalar, op: crate::model::ReduceOp| {
+        let (t, op) = (scalar_ty(t), format_ident!("{}", op.rust()));
+        quote!(#rt::#op<#t>)
+    };
+    let dev_out = tuple(
+        outs.iter()
+            .map(|&(t, r)| match r {
+                Some(op) => {
+                    let r = red_ty(t, op);
+                    quote!(&mut #rt::Reduction<#r>)
+                }
+                None => {
+                    let t = scalar_ty(t);
+                    quote!(&mut #rt::DeviceGrid<#t>)
+                }
+            })
+            .collect(),
+    );
+    let plan_out = tuple(
+        outs.iter()
+            .map(|&(t, r)| match r {
+                Some(op) => {
+                    let r = red_ty(t, op);
+                    quote!(&mut #rt::Reduction<#r>)
+                }
+                None => {
+                    let t = scalar_ty(t);
+                    quote!(&mut #l::Grid<#t>)
+                }
+            })
+            .collect(),
+    );
+    let host_out = tuple(
+        outs.iter()
+            .map(|&(t, r)| match r {
+                Some(op) => {
+                    let r = red_ty(t, op);
+                    quote!(&mut #r)
+                }
+                None => {
+                    let t = scalar_ty(t);
+                    quote!(&mut #rt::HostGrid<#t>)
+                }
+            })
+            .collect(),
+    );
+    let dev_args: Vec<TokenStream> = outs
+        .iter()
+        .zip(&each)
+        .zip(&labels)
+        .map(|((&(_, r), o), label)| match r {
+            Some(_) => quote!(#rt::StencilArg::reduction(#label, &*#o)),
+            None => quote!(#rt::StencilArg::grid(#label, &*#o)),
+        })
+        .collect();
+    let plan_args: Vec<TokenStream> = outs
+        .iter()
+        .zip(&each)
+        .zip(&labels)
+        .map(|((&(_, r), o), label)| match r {
+            Some(_) => quote!(#l::reduction_arg(#label, &*#o)),
+            None => quote!(#l::grid_arg(#label, &*#o)),
+        })
+        .collect();
+    // Where the launch's shape and device come from: the first output grid, else the first
+    // grid argument (a stencil that only reduces).
+    let first_grid = outs
+        .iter()
+        .position(|(_, r)| r.is_none())
+        .map(|i| each[i].clone())
+        .or_else(|| {
+            k.args.iter().find_map(|a| match a {
+                crate::model::Arg::Field(f) => {
+                    let n = &f.name;
+                    Some(quote!(#n))
+                }
+                _ => None,
+            })
+        });
+    let vals: Vec<syn::Ident> = (0..n_outs)
         .map(|i| syn::Ident::new(&format!("value_{i}"), proc_macro2::Span::mixed_site()))
         .collect();
     let (launch_body, launch_plan_body, enqueue_plan_body, host_shape, host_store) = if system {
+        let grid_checks: Vec<TokenStream> = outs
+            .iter()
+            .zip(&each)
+            .zip(&labels)
+            .filter(|((o, _), _)| o.1.is_none())
+            .map(|(((_, _), o), label)| quote!(#rt::check_shape(#label, #shape, #o.shape())?;))
+            .collect();
+        let inits: Vec<TokenStream> = outs
+            .iter()
+            .zip(&each)
+            .filter(|(o, _)| o.1.is_some())
+            .map(|(_, o)| quote!(*#o = #rt::Reduce::identity();))
+            .collect();
+        let stores: Vec<TokenStream> = outs
+            .iter()
+            .zip(&each)
+            .zip(&vals)
+            .map(|((&(_, r), o), v)| match r {
+                Some(_) => quote!(*#o = #rt::Reduce::combine(*#o, #v);),
+                None => quote!(#o.set(#p_, #v);),
+            })
+            .collect();
+        let bind = if n_outs == 1 {
+            quote!(let #(#vals)* = #fn_name(#(#host_args),*);)
+        } else {
+            quote!(let (#(#vals),*) = #fn_name(#(#host_args),*);)
+        };
         (
             quote! {
-                let #plan = #rt::StencilPlan::new(#out.0.device(), Self::spec(), #config, #out.0.shape())?;
-                #plan.launch_outputs(&[#(#rt::StencilArg::grid(#labels, &*#out.#idx)),*], &[#(#launch_args),*])
+                let #plan = #rt::StencilPlan::new(#first_grid.device(), Self::spec(), #config, #first_grid.shape())?;
+                #plan.launch_outputs(&[#(#dev_args),*], &[#(#launch_args),*])
             },
-            quote!(#rt::Launch::launch_outputs(#plan, &[#(#l::grid_arg(#labels, &*#out.#idx)),*], &[#(#gen_args),*])),
-            quote!(#rt::Launch::enqueue_outputs(#plan, &[#(#l::grid_arg(#labels, &*#out.#idx)),*], &[#(#gen_args),*])),
+            quote!(#rt::Launch::launch_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
+            quote!(#rt::Launch::enqueue_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
             quote! {
-                let #shape = #out.0.shape();
-                #(#rt::check_shape(#labels, #shape, #out.#idx.shape())?;)*
+                let #shape = #first_grid.shape();
+                #(#grid_checks)*
+                #(#inits)*
             },
             quote! {
-                let (#(#vals),*) = #fn_name(#(#host_args),*);
-                #(#out.#idx.set(#p_, #vals);)*
+                #bind
+                #(#stores)*
             },
         )
     } else {
@@ -181,14 +293,17 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             quote!(#out.set(#p_, #fn_name(#(#host_args),*));),
         )
     };
-    let out_doc = if system {
-        format!(
-            "`out` is a tuple of the {} output grids, in the order of the function's tuple.",
-            out_tys.len()
-        )
-    } else {
-        String::new()
+    let out_doc = match (n_outs, reduces) {
+        (1, false) => String::new(),
+        (1, true) => "`out` is the reduction the launch writes; read it with `Reduction::value`; the host reference \
+                      folds every point into it."
+            .to_string(),
+        (n, _) => format!(
+            "`out` is a tuple of the {n} outputs (grids, and reductions read with `Reduction::value`), in the \
+             order of the function's tuple."
+        ),
     };
+    let folds: Vec<String> = crate::render::stencil::fold_kernels(&p.origin.name, k);
 
     let doc = format!(
         "OpenCL kernels generated by clforge from [`{name}`]: `{plain}`, `{tiled}` and `{vector}`.\n\n\
@@ -225,6 +340,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                     boundary: #boundary,
                     lanes: #lanes,
                     point: #uses_point,
+                    folds: &[#(#folds),*],
                     variants: [#(#variants),*],
                     default_tile: #rt::Tile { x: #tx, y: #ty, rows: #wy },
                     origin: #origin,

@@ -1,7 +1,7 @@
 //! The stencil's point update, shared by all its variants.
 
 use super::expr::{Expr, Let};
-use crate::model::{Arg, Boundary, Scalar};
+use crate::model::{Arg, Boundary, ReduceOp, Scalar};
 
 /// One point update: the hoisted `let`s and the result, with what the access analysis found.
 #[derive(Clone, Debug)]
@@ -20,6 +20,8 @@ pub struct StencilBody {
     pub lets: Vec<Let>,
     pub result: Expr,
     pub result_line: usize,
+    /// The first output is a reduction: its accumulator's and local array's names.
+    pub out_reduce: Option<Reduction>,
     /// A system of fields: the outputs after the first (`out`), in order.
     pub more: Vec<Output>,
     /// The body reads its point (`at.x`, `at.nx`): the kernels take the slab's origin and the
@@ -56,4 +58,15 @@ pub struct Output {
     pub name: String,
     pub ty: Scalar,
     pub result: Expr,
+    /// A reduction output: its accumulator's and local array's names.
+    pub reduce: Option<Reduction>,
+}
+
+/// A reduction output's operation and the OpenCL names of its work-item accumulator and
+/// work-group array.
+#[derive(Clone, Debug)]
+pub struct Reduction {
+    pub op: ReduceOp,
+    pub acc: String,
+    pub local: String,
 }

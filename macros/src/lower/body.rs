@@ -4,7 +4,7 @@
 
 use super::typing::{default_float, float_lit};
 use crate::ir::{self, ConstUse, MemberUse, Op as Kind};
-use crate::model::{Arg, BinOp, Block, Expr, ExprKind, MathFn, Pat, Scalar, UnOp};
+use crate::model::{Arg, BinOp, Block, Expr, ExprKind, MathFn, OutType, Pat, ReduceOp, Scalar, UnOp};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use syn::ext::IdentExt;
 
@@ -117,26 +117,40 @@ impl<'a> Lowerer<'a> {
     ///
     /// A system of fields ends in a tuple, or in `if`/`match` branches that each end in one. The top block's `let`s are lowered once
     /// and shared by every output; each output is the tail projected on its element.
-    pub fn outputs(&mut self, body: &Block, outs: &[Scalar]) -> syn::Result<Vec<ir::Expr>> {
+    pub fn outputs(&mut self, body: &Block, outs: &[OutType]) -> syn::Result<Vec<ir::Expr>> {
         let start = (self.names.clone(), self.matches);
         // Projected once: the passes below key `let` types by the model `let`s' addresses.
-        let tails = match outs.len() {
-            1 => Vec::new(),
-            n => (0..n)
-                .map(|i| project(&body.tail, i, n))
-                .collect::<syn::Result<Vec<_>>>()?,
+        let plain = outs.len() == 1 && outs[0].reduce.is_none();
+        let tails = if plain {
+            Vec::new()
+        } else {
+            let n = outs.len();
+            outs.iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let e = if n == 1 {
+                        (*body.tail).clone()
+                    } else {
+                        project(&body.tail, i, n)?
+                    };
+                    match o.reduce {
+                        Some(op) => unwrap_reduction(&e, op, o.ty),
+                        None => Ok(e),
+                    }
+                })
+                .collect::<syn::Result<Vec<_>>>()?
         };
         loop {
             self.wanted.clear();
-            let results = if outs.len() == 1 {
-                vec![self.block(body, Some(outs[0]))?]
+            let results = if plain {
+                vec![self.block(body, Some(outs[0].ty))?]
             } else {
                 let depth = self.scope.len();
                 self.lets_of(body)?;
                 let mut results = Vec::with_capacity(outs.len());
-                for (tail, &t) in tails.iter().zip(outs) {
-                    let r = self.expr(tail, Some(t))?;
-                    results.push(self.coerce(r, t));
+                for (tail, o) in tails.iter().zip(outs) {
+                    let r = self.expr(tail, Some(o.ty))?;
+                    results.push(self.coerce(r, o.ty));
                 }
                 self.scope.truncate(depth);
                 results
@@ -149,7 +163,11 @@ impl<'a> Lowerer<'a> {
                 }
             }
             if !changed {
-                return Ok(results.into_iter().zip(outs).map(|(r, &t)| self.coerce(r, t)).collect());
+                return Ok(results
+                    .into_iter()
+                    .zip(outs)
+                    .map(|(r, o)| self.coerce(r, o.ty))
+                    .collect());
             }
             (self.names, self.matches) = start.clone();
             self.lets.clear();
@@ -228,7 +246,7 @@ impl Lowerer<'_> {
             ExprKind::Block(b) => block(b),
             ExprKind::Typed(_, t) => Some(*t),
             ExprKind::Draw { uniform, .. } => Some(if *uniform { Scalar::F32 } else { Scalar::U32 }),
-            ExprKind::Tuple(_) => None,
+            ExprKind::Tuple(_) | ExprKind::Reduce(..) => None,
             ExprKind::Point { .. } => Some(Scalar::I32),
         }
     }
@@ -358,6 +376,15 @@ impl Lowerer<'_> {
                     !extent,
                 )
             }
+            ExprKind::Reduce(op, _) => Err(syn::Error::new(
+                e.span,
+                format!(
+                    "`{}(..)` is the value of a reduction output (`-> {}<f32>`, or that in the tuple), and only \
+                     there",
+                    op.rust(),
+                    op.rust()
+                ),
+            )),
             ExprKind::Tuple(_) => Err(syn::Error::new(
                 e.span,
                 "a tuple is the value of a stencil with several outputs (`-> (f32, f32)`), and only its last \
@@ -824,6 +851,50 @@ fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
             return Err(syn::Error::new(
                 e.span,
                 format!("this stencil has {n} outputs: its value is a tuple of {n} values, e.g. `(u_next, v_next)`"),
+            ))
+        }
+    };
+    Ok(Expr {
+        kind,
+        span: e.span,
+        line: e.line,
+        text: e.text.clone(),
+    })
+}
+
+/// The value inside `Max(v)` (for a `Max` output), through the `if`, `match` and blocks that
+/// end in it.
+fn unwrap_reduction(e: &Expr, op: ReduceOp, ty: Scalar) -> syn::Result<Expr> {
+    let block = |b: &Block| -> syn::Result<Block> {
+        Ok(Block {
+            lets: b.lets.clone(),
+            tail: Box::new(unwrap_reduction(&b.tail, op, ty)?),
+        })
+    };
+    let kind = match &e.kind {
+        ExprKind::Reduce(o, x) if *o == op => return Ok((**x).clone()),
+        ExprKind::If(c, a, b) => ExprKind::If(c.clone(), block(a)?, block(b)?),
+        ExprKind::Match(s, arms) => ExprKind::Match(
+            s.clone(),
+            arms.iter()
+                .map(|a| {
+                    Ok(crate::model::Arm {
+                        pats: a.pats.clone(),
+                        body: block(&a.body)?,
+                    })
+                })
+                .collect::<syn::Result<_>>()?,
+        ),
+        ExprKind::Block(b) => ExprKind::Block(block(b)?),
+        _ => {
+            return Err(syn::Error::new(
+                e.span,
+                format!(
+                    "this output is a reduction `{}<{}>`: its value is `{}(v)`",
+                    op.rust(),
+                    ty.rust(),
+                    op.rust()
+                ),
             ))
         }
     };

@@ -3,9 +3,9 @@
 
 use super::body::{Lowerer, Names};
 use super::{access, variants};
-use crate::ir::stencil::{Output, StencilBody};
+use crate::ir::stencil::{Output, Reduction, StencilBody};
 use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
-use crate::model::{Arg, Boundary, Scalar, Stencil};
+use crate::model::{Arg, Boundary, OutType, ReduceOp, Scalar, Stencil};
 use syn::ext::IdentExt;
 
 /// A point update lowered once, for every kind that has one (stencils, sweeps).
@@ -105,31 +105,46 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         }
     }
     let mut l = Lowerer::new(&s.args, s.out, names);
-    let outs: Vec<Scalar> = std::iter::once(s.out).chain(s.more_outs.iter().copied()).collect();
+    let first = OutType {
+        ty: s.out,
+        reduce: s.out_reduce,
+    };
+    let outs: Vec<OutType> = std::iter::once(first).chain(s.more_outs.iter().copied()).collect();
     let mut results = l.outputs(&s.body, &outs)?.into_iter();
     let result = results
         .next()
         .ok_or_else(|| syn::Error::new(s.name.span(), "a stencil without a value"))?;
-    let more: Vec<Output> = results
-        .zip(&s.more_outs)
-        .enumerate()
-        .map(|(i, (result, &ty))| Output {
-            name: l.names.fresh(&format!("out_{}", i + 1)),
-            ty,
-            result,
+    let reduction = |names: &mut Names, param: &str, op: Option<ReduceOp>| {
+        op.map(|op| Reduction {
+            op,
+            acc: names.fresh(&format!("{param}_acc")),
+            local: names.fresh(&format!("{param}_wg")),
         })
-        .collect();
-    if let (Some(name), false) = (state, more.is_empty()) {
+    };
+    let out_reduce = reduction(&mut l.names, "out", s.out_reduce);
+    let mut more = Vec::new();
+    for (i, (result, o)) in results.zip(&s.more_outs).enumerate() {
+        let name = l.names.fresh(&format!("out_{}", i + 1));
+        let reduce = reduction(&mut l.names, &name, o.reduce);
+        more.push(Output {
+            name,
+            ty: o.ty,
+            result,
+            reduce,
+        });
+    }
+    if let (Some(name), false) = (state, more.is_empty() && out_reduce.is_none()) {
         return Err(syn::Error::new_spanned(
             name,
             format!(
-                "`state = {name}`: temporal blocking is not generated for a stencil with several outputs; \
+                "`state = {name}`: temporal blocking is not generated for a stencil with several outputs or a \
+                 reduction; \
                  remove `state` and launch one step at a time"
             ),
         ));
     }
     let mut access = access::analyse(&s.args, s.out, &l.reads, state)?;
-    if !more.is_empty() {
+    if !more.is_empty() || out_reduce.is_some() {
         access.iterated = None;
         access.state_candidates.clear();
     }
@@ -144,6 +159,7 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         lets: l.lets,
         result,
         result_line: s.body.tail.line,
+        out_reduce,
         more,
         uses_point: l.uses_point,
         access,

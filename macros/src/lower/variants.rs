@@ -11,7 +11,9 @@ pub const LANES: usize = clforge_abi::LANES;
 /// memory for several steps, so it needs that grid (any rank, any boundary).
 pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
     let mut why = Vec::new();
-    if !b.more.is_empty() {
+    if b.out_reduce.is_some() || b.more.iter().any(|o| o.reduce.is_some()) {
+        why.push("the stencil has reduction outputs, which are computed one step per launch".into());
+    } else if !b.more.is_empty() {
         why.push(format!(
             "the stencil has {} outputs; temporal blocking is generated for one iterated grid",
             b.more.len() + 1

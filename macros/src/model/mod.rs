@@ -84,6 +84,48 @@ impl Scalar {
     }
 }
 
+/// A reduction output's operation (`Max<f32>`, `Min<f64>`, `Sum<i32>`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Max,
+    Min,
+    Sum,
+}
+
+impl ReduceOp {
+    pub fn from_ident(name: &str) -> Option<ReduceOp> {
+        Some(match name {
+            "Max" => ReduceOp::Max,
+            "Min" => ReduceOp::Min,
+            "Sum" => ReduceOp::Sum,
+            _ => return None,
+        })
+    }
+    /// The Rust type's name (`Max`).
+    pub fn rust(self) -> &'static str {
+        match self {
+            ReduceOp::Max => "Max",
+            ReduceOp::Min => "Min",
+            ReduceOp::Sum => "Sum",
+        }
+    }
+    /// The generated helpers' stem (`max`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Sum => "sum",
+        }
+    }
+}
+
+/// One output of a stencil: a grid of `ty`, or (`reduce`) one value over every point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutType {
+    pub ty: Scalar,
+    pub reduce: Option<ReduceOp>,
+}
+
 /// How points near the edge of the grid are treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Boundary {
@@ -333,6 +375,8 @@ pub enum ExprKind {
         axis: usize,
         extent: bool,
     },
+    /// `Max(v)`: the value of a reduction output.
+    Reduce(ReduceOp, Box<Expr>),
     /// `(a, b)`: the value of a stencil with several outputs (a system of fields), one
     /// element per output; nowhere else.
     Tuple(Vec<Expr>),

@@ -524,6 +524,12 @@ impl<'a> BodyParser<'a> {
             ));
         };
         let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        // `Max(v)`, `Min(v)`, `Sum(v)`: the value of a reduction output.
+        if let ([name], [a]) = (segs.as_slice(), c.args.iter().collect::<Vec<_>>().as_slice()) {
+            if let Some(op) = crate::model::ReduceOp::from_ident(name) {
+                return Ok(ExprKind::Reduce(op, Box::new(self.expr(a, scope)?)));
+            }
+        }
         let (f, ty) = match segs.as_slice() {
             [ty, name] => (MathFn::from_name(name), Scalar::from_ident(ty)),
             _ => (None, None),

@@ -3,7 +3,7 @@
 use super::body::{BodyParser, Scope};
 use super::{line_of, Errors};
 use crate::model::sweep::SweepRead;
-use crate::model::{Arg, Boundary, Field, Scalar, Stencil};
+use crate::model::{Arg, Boundary, Field, OutType, Scalar, Stencil};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type};
 
@@ -92,16 +92,25 @@ fn parse_fn(
             format!("{what} functions cannot be generic; write one function per element type"),
         );
     }
-    // A system of fields: `-> (f32, f32)`, one value per output grid.
+    // A system of fields: `-> (f32, f32)`, one value per output grid; `Max<f32>` (and `Min`,
+    // `Sum`) outputs are reductions.
     let mut more_outs = Vec::new();
+    let mut out_reduce = None;
     let out = match &sig.output {
+        ReturnType::Type(_, ty) if mode == Mode::Stencil && reduction_of(ty).is_some() => match reduction_of(ty) {
+            Some(Ok(o)) => {
+                out_reduce = o.reduce;
+                Some(o.ty)
+            }
+            Some(Err(e)) => {
+                errors.push(e);
+                None
+            }
+            None => None,
+        },
         ReturnType::Type(_, ty) if matches!(&**ty, Type::Tuple(_)) => {
             let Type::Tuple(t) = &**ty else { unreachable!() };
-            let kinds: Vec<Option<Scalar>> = t.elems.iter().map(scalar_of).collect();
-            let bad =
-                t.elems.iter().zip(&kinds).find(|(_, k)| {
-                    !k.is_some_and(|s| s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8))
-                });
+            let kinds: Vec<syn::Result<OutType>> = t.elems.iter().map(out_type).collect();
             if mode != Mode::Stencil {
                 errors.spanned(
                     ty,
@@ -112,16 +121,21 @@ fn parse_fn(
                 errors.spanned(
                     ty,
                     format!(
-                        "a stencil returns one value per output grid: a tuple of 2 to {MAX_OUTPUTS} scalars, e.g. `-> (f32, f32)`, or one scalar"
+                        "a stencil returns one value per output grid: a tuple of 2 to {MAX_OUTPUTS} scalars, e.g. \
+                         `-> (f32, f32)`, or one scalar"
                     ),
                 );
                 None
-            } else if let Some((elem, _)) = bad {
-                errors.spanned(elem, "each output of a stencil is `f32`, `f64`, `i32`, `u32` or `u8`");
+            } else if kinds.iter().any(|k| k.is_err()) {
+                for k in kinds.into_iter().filter_map(|k| k.err()) {
+                    errors.push(k);
+                }
                 None
             } else {
-                more_outs = kinds[1..].iter().flatten().copied().collect();
-                kinds[0]
+                let kinds: Vec<OutType> = kinds.into_iter().flatten().collect();
+                more_outs = kinds[1..].to_vec();
+                out_reduce = kinds[0].reduce;
+                Some(kinds[0].ty)
             }
         }
         ReturnType::Type(_, ty) => match scalar_of(ty) {
@@ -347,6 +361,7 @@ fn parse_fn(
             doc,
             args,
             out,
+            out_reduce,
             more_outs,
             rank,
             boundary,
@@ -358,6 +373,50 @@ fn parse_fn(
         sweep_parts,
         draws,
     ))
+}
+
+/// One element of a stencil's tuple: a scalar (an output grid) or a reduction (`Max<f32>`).
+fn out_type(ty: &Type) -> syn::Result<OutType> {
+    if let Some(r) = reduction_of(ty) {
+        return r;
+    }
+    match scalar_of(ty) {
+        Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32 | Scalar::U8) => {
+            Ok(OutType { ty: s, reduce: None })
+        }
+        _ => Err(syn::Error::new_spanned(
+            ty,
+            "each output of a stencil is `f32`, `f64`, `i32`, `u32` or `u8` (a grid), or a reduction `Max<T>`, \
+             `Min<T>`, `Sum<T>` of `f32`, `f64`, `i32` or `u32`",
+        )),
+    }
+}
+
+/// `Max<f32>`, `Min<..>`, `Sum<..>`: a reduction output; `None` for another type.
+fn reduction_of(ty: &Type) -> Option<syn::Result<OutType>> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let op = crate::model::ReduceOp::from_ident(&last.ident.to_string())?;
+    let elem = match &last.arguments {
+        PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    };
+    Some(match elem.and_then(scalar_of) {
+        Some(s) if s.is_float() || matches!(s, Scalar::I32 | Scalar::U32) => Ok(OutType {
+            ty: s,
+            reduce: Some(op),
+        }),
+        _ => Err(syn::Error::new_spanned(
+            ty,
+            format!(
+                "a reduction reduces `f32`, `f64`, `i32` or `u32`: `{}<f32>`, ...",
+                op.rust()
+            ),
+        )),
+    })
 }
 
 enum ArgType {

@@ -4,9 +4,12 @@
 use super::render_template;
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_coords, emit_outputs};
+use crate::emit::stencil::{emit_body, emit_coords, emit_outputs, reduce_fn};
+use crate::ir::stencil::{Reduction, StencilBody};
 use crate::ir::{Body, Define, Program, Tunable};
+use crate::lower::variants::LANES;
 use crate::model::{Arg, Boundary};
+use crate::model::{ReduceOp, Scalar};
 use serde::Serialize;
 
 /// A grid staged in local memory by the tiled variant.
@@ -73,6 +76,198 @@ pub struct StencilView {
     pub helpers: Vec<String>,
     /// The rounding helpers among them.
     pub rounding: Vec<super::RoundingView>,
+    /// Reduction outputs: the fold functions, each work-item's accumulators and work-group
+    /// arrays, the work-group fold after the points, and one fold kernel per reduction.
+    pub reduction_helpers: Vec<String>,
+    pub reduction_prologue: Vec<String>,
+    pub reduction_epilogue: Vec<String>,
+    pub fold_kernels: Vec<String>,
+}
+
+/// One reduction output as the generated code names it.
+struct Red<'a> {
+    param: &'a str,
+    ty: Scalar,
+    r: &'a Reduction,
+}
+
+fn reductions(k: &StencilBody) -> Vec<Red<'_>> {
+    let first = k.out_reduce.as_ref().map(|r| Red {
+        param: "out",
+        ty: k.out,
+        r,
+    });
+    first
+        .into_iter()
+        .chain(k.more.iter().filter_map(|o| {
+            o.reduce.as_ref().map(|r| Red {
+                param: &o.name,
+                ty: o.ty,
+                r,
+            })
+        }))
+        .collect()
+}
+
+/// The fold kernels' names, in the order of the reduction outputs.
+pub fn fold_kernels(name: &str, k: &StencilBody) -> Vec<String> {
+    reductions(k)
+        .iter()
+        .map(|r| format!("{name}_fold_{}", r.param))
+        .collect()
+}
+
+/// The identity of a reduction as an OpenCL literal.
+fn identity(op: ReduceOp, ty: Scalar) -> &'static str {
+    match (op, ty) {
+        (ReduceOp::Sum, Scalar::F32) => "0.0f",
+        (ReduceOp::Sum, Scalar::F64) => "0.0",
+        (ReduceOp::Sum, Scalar::U32) => "0u",
+        (ReduceOp::Sum, _) => "0",
+        (ReduceOp::Max, Scalar::F32 | Scalar::F64) => "-INFINITY",
+        (ReduceOp::Min, Scalar::F32 | Scalar::F64) => "INFINITY",
+        (ReduceOp::Max, Scalar::U32) => "0u",
+        (ReduceOp::Min, Scalar::U32) => "0xffffffffu",
+        (ReduceOp::Max, _) => "(-2147483647 - 1)",
+        (ReduceOp::Min, _) => "2147483647",
+    }
+}
+
+/// The OpenCL functions of each (operation, type) the reductions use: the scalar fold (NaN
+/// propagating, zeros ordered, integers wrapping like the host's) and the lane-by-lane fold of
+/// a vector into an accumulator.
+fn reduction_helpers(reds: &[Red<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    if reds.is_empty() {
+        return out;
+    }
+    out.push("/* reductions: work-group sizes set by the launch (defaults for a build without them) */".into());
+    for (name, value) in [("RED_ITEMS", "1"), ("RED_P2", "1"), ("FOLD_ITEMS", "1")] {
+        out.push(format!("#ifndef {name}"));
+        out.push(format!("#define {name} {value}"));
+        out.push("#endif".into());
+    }
+    let mut seen = Vec::new();
+    for r in reds {
+        if seen.contains(&(r.r.op, r.ty)) {
+            continue;
+        }
+        seen.push((r.r.op, r.ty));
+        let t = r.ty.cl();
+        let f = reduce_fn(r.r.op, r.ty, false);
+        let (bits, as_bits, as_t) = match r.ty {
+            Scalar::F64 => ("ulong", "as_ulong", "as_double"),
+            _ => ("uint", "as_uint", "as_float"),
+        };
+        let body = match (r.r.op, r.ty.is_float()) {
+            (ReduceOp::Sum, true) => "return a + b;".to_string(),
+            (ReduceOp::Sum, false) => format!("return ({t})(({bits})a + ({bits})b);"),
+            (ReduceOp::Max, false) => "return a > b ? a : b;".into(),
+            (ReduceOp::Min, false) => "return a < b ? a : b;".into(),
+            (op, true) => {
+                let (join, cmp) = if op == ReduceOp::Max { ("&", ">") } else { ("|", "<") };
+                format!(
+                    "return isnan(a) || isnan(b) ? a + b : a == b ? {as_t}({as_bits}(a) {join} {as_bits}(b)) : a {cmp} b ? a : b;"
+                )
+            }
+        };
+        out.push(format!("{t} {f}(const {t} a, const {t} b)"));
+        out.push("{".into());
+        out.push(format!("    {body}"));
+        out.push("}".into());
+        let lanes: Vec<String> = (0..LANES).map(|i| format!("v.s{i:x}")).collect();
+        let fold = reduce_fn(r.r.op, r.ty, true);
+        out.push(format!("{t} {fold}({t} acc, const {t}{LANES} v)"));
+        out.push("{".into());
+        for l in &lanes {
+            out.push(format!("    acc = {f}(acc, {l});"));
+        }
+        out.push("    return acc;".into());
+        out.push("}".into());
+    }
+    out
+}
+
+/// Each work-item's accumulators and each reduction's work-group array.
+fn reduction_prologue(reds: &[Red<'_>]) -> Vec<String> {
+    reds.iter()
+        .flat_map(|r| {
+            let t = r.ty.cl();
+            [
+                format!("__local {t} {}[RED_ITEMS];", r.r.local),
+                format!("{t} {} = {};", r.r.acc, identity(r.r.op, r.ty)),
+            ]
+        })
+        .collect()
+}
+
+/// After a work-item's points: the work-group's accumulators folded in a fixed tree order,
+/// one partial per work-group.
+fn reduction_epilogue(reds: &[Red<'_>]) -> Vec<String> {
+    if reds.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        "/* reductions: the work-group's values folded in a fixed tree order, one partial per group */".to_string(),
+        "{".into(),
+        "    const int clforge_lid = get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2));".into(),
+        "    const int clforge_group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2));".into(),
+    ];
+    for r in reds {
+        out.push(format!("    {}[clforge_lid] = {};", r.r.local, r.r.acc));
+    }
+    out.push("    barrier(CLK_LOCAL_MEM_FENCE);".into());
+    out.push("    for (int clforge_s = RED_P2 / 2; clforge_s > 0; clforge_s >>= 1) {".into());
+    out.push("        if (clforge_lid < clforge_s && clforge_lid + clforge_s < RED_ITEMS) {".into());
+    for r in reds {
+        let f = reduce_fn(r.r.op, r.ty, false);
+        let l = &r.r.local;
+        out.push(format!(
+            "            {l}[clforge_lid] = {f}({l}[clforge_lid], {l}[clforge_lid + clforge_s]);"
+        ));
+    }
+    out.push("        }".into());
+    out.push("        barrier(CLK_LOCAL_MEM_FENCE);".into());
+    out.push("    }".into());
+    out.push("    if (clforge_lid == 0) {".into());
+    for r in reds {
+        out.push(format!("        {}[clforge_group] = {}[0];", r.param, r.r.local));
+    }
+    out.push("    }".into());
+    out.push("}".into());
+    out
+}
+
+/// One kernel per reduction: a single work-group folds the partials in a fixed order.
+fn fold_kernel_sources(name: &str, reds: &[Red<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in reds {
+        let t = r.ty.cl();
+        let f = reduce_fn(r.r.op, r.ty, false);
+        out.extend([
+            String::new(),
+            format!("/* {name}_fold_{}: the work-groups' partials of `{}` folded into one value, in a fixed order */", r.param, r.param),
+            "__kernel __attribute__((reqd_work_group_size(FOLD_ITEMS, 1, 1)))".to_string(),
+            format!("void {name}_fold_{}(__global const {t}* restrict partials, const int n, __global {t}* restrict result)", r.param),
+            "{".into(),
+            format!("    __local {t} clforge_l[FOLD_ITEMS];"),
+            "    const int clforge_lid = get_local_id(0);".into(),
+            format!("    {t} clforge_acc = {};", identity(r.r.op, r.ty)),
+            "    for (int i = clforge_lid; i < n; i += FOLD_ITEMS)".into(),
+            format!("        clforge_acc = {f}(clforge_acc, partials[i]);"),
+            "    clforge_l[clforge_lid] = clforge_acc;".into(),
+            "    barrier(CLK_LOCAL_MEM_FENCE);".into(),
+            "    for (int s = FOLD_ITEMS / 2; s > 0; s >>= 1) {".into(),
+            "        if (clforge_lid < s)".into(),
+            format!("            clforge_l[clforge_lid] = {f}(clforge_l[clforge_lid], clforge_l[clforge_lid + s]);"),
+            "        barrier(CLK_LOCAL_MEM_FENCE);".into(),
+            "    }".into(),
+            "    if (clforge_lid == 0)".into(),
+            "        result[0] = clforge_l[0];".into(),
+            "}".into(),
+        ]);
+    }
+    out
 }
 
 /// `#define`s for the templates: contracts as they are, tunables with their defaults.
@@ -152,6 +347,10 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
         helpers: Vec::new(),
         rounding: Vec::new(),
+        reduction_helpers: reduction_helpers(&reductions(k)),
+        reduction_prologue: reduction_prologue(&reductions(k)),
+        reduction_epilogue: reduction_epilogue(&reductions(k)),
+        fold_kernels: fold_kernel_sources(&p.origin.name, &reductions(k)),
     };
     v.helpers = super::helpers_used(
         [

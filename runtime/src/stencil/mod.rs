@@ -277,6 +277,9 @@ pub struct StencilSpec {
     /// The body reads its point (`at: Point`): the kernels take the grid's origin in the whole
     /// grid and the whole grid's extents after `nx, ny, nz`.
     pub point: bool,
+    /// The kernels that fold each reduction output's work-group partials into its value, in
+    /// the order of the reduction outputs (empty for a stencil without reductions).
+    pub folds: &'static [&'static str],
     /// The variants in [`Variant`] order: plain, tiled, vector, steps.
     pub variants: [VariantSpec; 4],
     /// Tile used when the launch config names none.
@@ -413,6 +416,12 @@ pub struct StencilPlan {
     /// For a body that reads its point: where this grid starts in the whole grid and the whole
     /// grid's extents (a slab of a split grid); `None` for one that does not.
     place: Option<[i32; 6]>,
+    /// Reductions: the fold kernels (in output order), the launch's work-groups (partials per
+    /// reduction) and the fold's work-group size.
+    folds: &'static [&'static str],
+    fold_refs: Vec<OnceLock<KernelRef>>,
+    groups: usize,
+    fold_items: usize,
     /// The kernel object, looked up by name on the first launch only.
     kernel_ref: OnceLock<KernelRef>,
     /// The last parameter block of each params argument and its device buffer, so that
@@ -477,6 +486,8 @@ pub(crate) fn kernel_args<'a>(args: &[StencilArg<'a>], params: &'a [(Vec<u8>, Co
                 slot += 1;
                 params.get(slot - 1).map_or(Arg::i32(0), |p| Arg::constant(&p.1))
             }
+            // Not an argument of the kernels that take these lists.
+            ArgKind::Reduction { .. } => Arg::i32(0),
         })
         .collect()
 }
@@ -541,6 +552,10 @@ impl StencilPlan {
             local_bytes: sized.local_bytes,
             shape,
             variant: config.variant,
+            folds: spec.folds,
+            fold_refs: spec.folds.iter().map(|_| OnceLock::new()).collect(),
+            groups: (0..rank).map(|d| sized.global[d] / sized.local[d].max(1)).product(),
+            fold_items: sized.fold_items,
             place: spec.point.then(|| {
                 let [nx, ny, nz] = shape.dims().map(|d| d as i32);
                 [0, 0, 0, nx, ny, nz]
@@ -631,11 +646,29 @@ impl StencilPlan {
     }
 
     fn submit_all(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>], event: bool) -> Result<Option<Event>> {
-        if let Some(bad) = outs.iter().find(|o| !o.is_grid()) {
+        if let Some(bad) = outs
+            .iter()
+            .find(|o| !matches!(o.0, ArgKind::Grid { .. } | ArgKind::Reduction { .. }))
+        {
             return Err(Error::InvalidConfig(format!(
-                "an output of kernel `{}` is not a grid: {bad:?}",
+                "an output of kernel `{}` is neither a grid nor a reduction: {bad:?}",
                 self.kernel
             )));
+        }
+        let reductions = outs.iter().filter(|o| o.reducer().is_some()).count();
+        if reductions != self.folds.len() {
+            return Err(Error::InvalidConfig(format!(
+                "kernel `{}` has {} reduction outputs but the launch passes {reductions}",
+                self.kernel,
+                self.folds.len()
+            )));
+        }
+        // Each reduction's buffers on this device, sized for this launch's work-groups.
+        let mut folds = Vec::with_capacity(reductions);
+        for o in outs {
+            if let ArgKind::Reduction { red, part, parts, .. } = o.0 {
+                folds.push(red.part(part, parts, &self.device, self.groups)?);
+            }
         }
         check_arg_shapes(self.shape, outs)?;
         check_arg_shapes(self.shape, args)?;
@@ -652,12 +685,17 @@ impl StencilPlan {
             &mut heap
         };
         let mut slot = 0;
+        let mut fold = 0;
         for (a, cl) in outs.iter().chain(args).zip(cl_args.iter_mut()) {
             *cl = match &a.0 {
                 ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
                 ArgKind::Params(_) => {
                     slot += 1;
                     Arg::constant(&params[slot - 1].1)
+                }
+                ArgKind::Reduction { .. } => {
+                    fold += 1;
+                    folds[fold - 1].partials()
                 }
             };
         }
@@ -675,8 +713,40 @@ impl StencilPlan {
                 self.kernel_ref.get_or_init(|| k)
             }
         };
-        self.program
-            .launch_kernel(kernel, &self.kernel, &self.global, Some(&self.local), cl_args, event)
+        let ev = self
+            .program
+            .launch_kernel(kernel, &self.kernel, &self.global, Some(&self.local), cl_args, event)?;
+        // The folds queue behind the launch on the same in-order queue.
+        for (name, b) in self.folds.iter().zip(&folds) {
+            let groups = i32::try_from(self.groups).map_err(|_| Error::TooLarge {
+                what: format!("reduction of kernel `{}`", self.kernel),
+                detail: format!("{} work-groups exceed the fold's 32-bit count", self.groups),
+            })?;
+            self.program.launch_kernel(
+                self.fold_ref(name)?,
+                name,
+                &[self.fold_items],
+                Some(&[self.fold_items]),
+                &[b.partials(), Arg::i32(groups), b.result()],
+                false,
+            )?;
+        }
+        Ok(ev)
+    }
+
+    /// The fold kernel `name`, looked up once.
+    fn fold_ref(&self, name: &str) -> Result<&KernelRef> {
+        let i = self.folds.iter().position(|f| *f == name).unwrap_or(0);
+        match self.fold_refs.get(i).and_then(|r| r.get()) {
+            Some(k) => Ok(k),
+            None => {
+                let k = self.program.kernel_ref(name)?;
+                match self.fold_refs.get(i) {
+                    Some(cell) => Ok(cell.get_or_init(|| k)),
+                    None => Err(Error::InvalidConfig(format!("no fold kernel `{name}`"))),
+                }
+            }
+        }
     }
 }
 
@@ -695,6 +765,8 @@ pub(crate) struct SizedLaunch {
     pub(crate) options: String,
     /// `__local` bytes one work-group allocates (what the kernel declares).
     pub(crate) local_bytes: u64,
+    /// Work-items of the fold kernels' one work-group (reductions only; else 0).
+    pub(crate) fold_items: usize,
 }
 
 /// A grid shape a generated kernel (`what`, e.g. "stencil `heat`") of `rank` can run on: its
@@ -864,12 +936,24 @@ pub(crate) fn size_launch(
             },
         });
     }
+    // Reductions: the launch's work-group size for the in-group tree, and the fold's.
+    let mut options = options;
+    let mut fold_items = 0;
+    if !spec.folds.is_empty() {
+        let items: usize = local.iter().product();
+        fold_items = 1 << (info.max_work_group_size.clamp(1, 1024).ilog2());
+        options.push_str(&format!(
+            " -D RED_ITEMS={items} -D RED_P2={} -D FOLD_ITEMS={fold_items}",
+            items.next_power_of_two()
+        ));
+    }
     Ok(SizedLaunch {
         kernel: v.kernel,
         global,
         local,
-        options,
+        options: options.trim_start().to_string(),
         local_bytes,
+        fold_items,
     })
 }
 
@@ -931,11 +1015,33 @@ fn check_extents(extents: &[usize], rank: usize, what: impl Fn() -> String, fiel
 #[derive(Clone, Debug)]
 pub struct StencilArg<'a>(ArgKind<'a>);
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 enum ArgKind<'a> {
-    Grid { name: &'a str, shape: Shape, arg: Arg<'a> },
+    Grid {
+        name: &'a str,
+        shape: Shape,
+        arg: Arg<'a>,
+    },
     Params(Vec<u8>),
     Scalar(Arg<'a>),
+    /// A reduction output: part `part` of `parts` (one per device of a split launch).
+    Reduction {
+        name: &'a str,
+        red: &'a dyn crate::reduce::Reducer,
+        part: usize,
+        parts: usize,
+    },
+}
+
+impl std::fmt::Debug for ArgKind<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgKind::Grid { name, shape, .. } => write!(f, "grid `{name}` of shape {shape}"),
+            ArgKind::Params(b) => write!(f, "params ({} bytes)", b.len()),
+            ArgKind::Scalar(a) => write!(f, "scalar {a:?}"),
+            ArgKind::Reduction { name, part, parts, .. } => write!(f, "reduction `{name}` (part {part} of {parts})"),
+        }
+    }
 }
 
 /// Scalars a stencil may take by value.
@@ -967,6 +1073,31 @@ impl<'a> StencilArg<'a> {
     /// Whether this is a grid (or bit-packed lattice) argument.
     pub(crate) fn is_grid(&self) -> bool {
         matches!(self.0, ArgKind::Grid { .. })
+    }
+    /// A reduction output named as in the stencil's outputs (on one device).
+    pub fn reduction<R: crate::reduce::Reduce>(name: &'a str, r: &'a crate::reduce::Reduction<R>) -> StencilArg<'a> {
+        Self::reduction_part(name, r, 0, 1)
+    }
+    /// Part `part` of `parts` of a reduction output (one device of a split launch).
+    pub(crate) fn reduction_part(
+        name: &'a str,
+        r: &'a dyn crate::reduce::Reducer,
+        part: usize,
+        parts: usize,
+    ) -> StencilArg<'a> {
+        StencilArg(ArgKind::Reduction {
+            name,
+            red: r,
+            part,
+            parts,
+        })
+    }
+    /// The reduction behind a reduction output.
+    pub(crate) fn reducer(&self) -> Option<&'a dyn crate::reduce::Reducer> {
+        match self.0 {
+            ArgKind::Reduction { red, .. } => Some(red),
+            _ => None,
+        }
     }
     /// A bit-packed lattice state (`Lattice<bool>`) named as in the rule.
     pub fn bits(name: &'a str, bits: &'a crate::lattice::DeviceBits) -> StencilArg<'a> {
@@ -1027,6 +1158,7 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             boundary: Boundary::Clamp,
             lanes: 8,
             point: false,
+            folds: &[],
             variants: [
                 VariantSpec {
                     kernel: "scale_plain",

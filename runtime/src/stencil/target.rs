@@ -9,6 +9,7 @@ use crate::device::Device;
 use crate::error::Result;
 use crate::host::{HostGrid, Params, Shape};
 use crate::program::Event;
+use crate::reduce::{Reduce, Reduction};
 use crate::split::{Devices, SplitArg, SplitGrid, SplitPlan};
 
 use super::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
@@ -54,6 +55,8 @@ pub trait Launch {
     fn params_arg<'a, P: Params>(p: &P) -> Self::Arg<'a>;
     /// A scalar passed by value.
     fn scalar_arg<'a, S: KernelScalar>(v: S) -> Self::Arg<'a>;
+    /// A reduction output.
+    fn reduction_arg<'a, R: Reduce>(name: &'a str, r: &'a Reduction<R>) -> Self::Arg<'a>;
     /// Launches, returning a profiling event.
     fn launch_args<T: Scalar>(&self, out: &mut Self::Grid<T>, args: &[Self::Arg<'_>]) -> Result<Event>;
     /// Launches without an event.
@@ -104,6 +107,9 @@ impl Launch for StencilPlan {
     }
     fn scalar_arg<'a, S: KernelScalar>(v: S) -> StencilArg<'a> {
         StencilArg::scalar(v)
+    }
+    fn reduction_arg<'a, R: Reduce>(name: &'a str, r: &'a Reduction<R>) -> StencilArg<'a> {
+        StencilArg::reduction(name, r)
     }
     fn launch_args<T: Scalar>(&self, out: &mut DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<Event> {
         self.launch(out, args)
@@ -158,6 +164,9 @@ impl Launch for SplitPlan {
     }
     fn scalar_arg<'a, S: KernelScalar>(v: S) -> SplitArg<'a> {
         SplitArg::scalar(v)
+    }
+    fn reduction_arg<'a, R: Reduce>(name: &'a str, r: &'a Reduction<R>) -> SplitArg<'a> {
+        SplitArg::reduction(name, r)
     }
     fn launch_args<T: Scalar>(&self, out: &mut SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<Event> {
         self.launch(out, args)
