@@ -20,9 +20,10 @@
 //! `--vortex G` adds a Gaussian vorticity blob of circulation-like strength G behind
 //! the body to exercise the `c·ω` term.
 //!
-//! Convergence is checked every `--check-every` iterations with a second stencil that
-//! computes the Jacobi correction `|ψ_new - ψ|` at each point; the host reduces its
-//! maximum. (The Poisson residual `|Δ_h ψ - ω|` is that correction times `4/h²`.)
+//! Convergence is checked every `--check-every` iterations: that iteration runs
+//! `jacobi_checked`, which also reduces the largest change it makes, `max |ψ_new - ψ|`, on
+//! the device in the same launch (a `Max<f32>` output). (The Poisson residual `|Δ_h ψ - ω|` is
+//! that change times `4/h²`.)
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,7 +32,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
 use clforge::runtime::stencil::tune::Tuner;
-use clforge::runtime::Event;
+use clforge::runtime::{Event, Max, Reduction};
 
 /// Body, walls and inlet: ψ is fixed.
 const SOLID: u8 = 0;
@@ -63,18 +64,19 @@ fn jacobi(psi: &Grid<f32>, omega: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f3
     }
 }
 
-/// Seed 002's stopping test, per point: how much one Jacobi iteration (see `jacobi`) would
-/// change ψ here, `|ψ_new - ψ|`; zero on fixed points. The host takes the maximum.
+/// One Jacobi iteration (see `jacobi`) with seed 002's stopping test fused into it: besides
+/// the new ψ, the largest change it makes anywhere, `max |ψ_new - ψ|` (zero on fixed points),
+/// reduced on the device in the same launch. NaN anywhere makes the maximum NaN.
 #[clforge::stencil(boundary = clamp)]
-fn jacobi_change(psi: &Grid<f32>, omega: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {
+fn jacobi_checked(psi: &Grid<f32>, omega: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> (f32, Max<f32>) {
     match cell.at(0, 0) {
         FLUID => {
             let next =
                 k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * omega.at(0, 0);
-            (next - psi.at(0, 0)).abs()
+            (next, Max((next - psi.at(0, 0)).abs()))
         }
-        OUTFLOW => (psi.at(-1, 0) - psi.at(0, 0)).abs(),
-        _ => 0.0,
+        OUTFLOW => (psi.at(-1, 0), Max((psi.at(-1, 0) - psi.at(0, 0)).abs())),
+        _ => (psi.at(0, 0), Max(0.0)),
     }
 }
 
@@ -229,8 +231,9 @@ fn self_check(device: &Device, p: &Problem) -> Result<()> {
     })?;
     let mut want = psi.clone();
     Jacobi::apply_host(&mut want, &psi, &omega, &p.cell, &p.k)?;
-    let mut want_change = HostGrid::new(p.shape)?;
-    JacobiChange::apply_host(&mut want_change, &psi, &omega, &p.cell, &p.k)?;
+    let mut want_checked = HostGrid::new(p.shape)?;
+    let mut want_change = Max(0.0f32);
+    JacobiChecked::apply_host((&mut want_checked, &mut want_change), &psi, &omega, &p.cell, &p.k)?;
     let d_psi = DeviceGrid::from_host(device, &psi)?;
     let d_omega = DeviceGrid::from_host(device, &omega)?;
     let d_cell = DeviceGrid::from_host(device, &p.cell)?;
@@ -239,16 +242,19 @@ fn self_check(device: &Device, p: &Problem) -> Result<()> {
         let mut out = DeviceGrid::new(device, p.shape)?;
         Jacobi::launch(&config, &mut out, &d_psi, &d_omega, &d_cell, &p.k)?.wait()?;
         let (err, same) = compare(&out.to_host()?, &want);
-        let mut change = DeviceGrid::new(device, p.shape)?;
-        JacobiChange::launch(&config, &mut change, &d_psi, &d_omega, &d_cell, &p.k)?.wait()?;
-        let (err_c, same_c) = compare(&change.to_host()?, &want_change);
+        let mut checked = DeviceGrid::new(device, p.shape)?;
+        let mut change = Reduction::new();
+        JacobiChecked::launch(&config, (&mut checked, &mut change), &d_psi, &d_omega, &d_cell, &p.k)?;
+        let (err_c, same_c) = compare(&checked.to_host()?, &want_checked);
+        let change = change.value()?;
         println!(
-            "self-check {variant:?}: jacobi max |device - host| = {err:.3e}{}, change {err_c:.3e}{}",
+            "self-check {variant:?}: jacobi max |device - host| = {err:.3e}{}, checked {err_c:.3e}{}, max change {change:.6e} (host {:.6e})",
             if same { " (bit-identical)" } else { "" },
-            if same_c { " (bit-identical)" } else { "" }
+            if same_c { " (bit-identical)" } else { "" },
+            want_change.0
         );
-        if err > 1e-6 || err_c > 1e-6 {
-            bail!("the {variant:?} kernels disagree with the host reference (max error {err:e} / {err_c:e})");
+        if err > 1e-6 || err_c > 1e-6 || change.to_bits() != want_change.0.to_bits() {
+            bail!("the {variant:?} kernels disagree with the host reference (max error {err:e} / {err_c:e}, change {change:e} vs {:e})", want_change.0);
         }
     }
     // Temporal blocking: one launch of 3 steps against 3 host iterations.
@@ -427,12 +433,11 @@ fn solve<D: Target>(target: &D, config: &LaunchConfig, args: &Args, p: &Problem)
     let plan = Jacobi::plan(target, config, p.shape)?;
     let per_launch = config.iterations().max(1);
     let single = Jacobi::plan(target, &LaunchConfig::variant(Variant::Plain), p.shape)?;
-    let check_plan = JacobiChange::plan(target, &LaunchConfig::default(), p.shape)?;
+    let check_plan = JacobiChecked::plan(target, &LaunchConfig::default(), p.shape)?;
     let omega = target.upload(&p.omega)?;
     let cell = target.upload(&p.cell)?;
     let mut psi = PingPong::from_host(target, &p.psi0)?;
-    let mut change = target.zeros(p.shape)?;
-    let mut change_host = HostGrid::new(p.shape)?;
+    let mut change = Reduction::<Max<f32>>::new();
 
     let mut events = Vec::with_capacity(args.check_every);
     let mut kernel_ns = 0u64;
@@ -445,19 +450,32 @@ fn solve<D: Target>(target: &D, config: &LaunchConfig, args: &Args, p: &Problem)
     let start = Instant::now();
     while iterations < args.max_iter {
         let block = args.check_every.min(args.max_iter - iterations);
-        for launch in 0..block / per_launch + block % per_launch {
-            let plan = if launch < block / per_launch { &plan } else { &single };
+        // The block's last iteration is the checked one: it also reduces its largest change.
+        let unchecked = block - 1;
+        for launch in 0..unchecked / per_launch + unchecked % per_launch {
+            let plan = if launch < unchecked / per_launch {
+                &plan
+            } else {
+                &single
+            };
             let (next, current) = psi.split();
             events.push(Jacobi::launch_plan(plan, next, current, &omega, &cell, &p.k)?);
             psi.swap();
         }
+        let (next, current) = psi.split();
+        events.push(JacobiChecked::launch_plan(
+            &check_plan,
+            (next, &mut change),
+            current,
+            &omega,
+            &cell,
+            &p.k,
+        )?);
+        psi.swap();
         iterations += block;
-        // The correction the next iteration would make: max |ψ_new - ψ|.
-        JacobiChange::launch_plan(&check_plan, &mut change, psi.current(), &omega, &cell, &p.k)?;
-        change.download(&mut change_host)?;
         kernel_ns += total_ns(&mut events)?;
         let previous = last_change;
-        last_change = max_of(&change_host);
+        last_change = change.value()?;
         if last_change > rounding && previous.is_finite() && last_change < previous {
             rho = Some(f64::from(last_change / previous).powf(1.0 / block as f64));
         }
