@@ -487,25 +487,24 @@ impl RankPlan {
                 r.across(Some(self.ranks.clone()));
             }
         }
-        let checked = (|| -> Result<Vec<&dyn Halo>> {
-            outs.iter()
-                .filter(|o| o.arg.reducer().is_none())
-                .map(|o| match o.grid {
-                    Some((name, g)) if g.layout() != &*self.layout => Err(Error::InvalidConfig(format!(
-                        "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan \
+        let checked: Result<Vec<&dyn Halo>> = outs
+            .iter()
+            .filter(|o| o.arg.reducer().is_none())
+            .map(|o| match o.grid {
+                Some((name, g)) if g.layout() != &*self.layout => Err(Error::InvalidConfig(format!(
+                    "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan \
                          from the same `Ranks` and shape",
-                        self.name,
-                        g.layout().owned(),
-                        self.layout.owned()
-                    ))),
-                    Some((_, g)) => Ok(g),
-                    None => Err(Error::InvalidConfig(format!(
-                        "an output of stencil `{}` is not a grid",
-                        self.name
-                    ))),
-                })
-                .collect()
-        })();
+                    self.name,
+                    g.layout().owned(),
+                    self.layout.owned()
+                ))),
+                Some((_, g)) => Ok(g),
+                None => Err(Error::InvalidConfig(format!(
+                    "an output of stencil `{}` is not a grid",
+                    self.name
+                ))),
+            })
+            .collect();
         let out_grids = self.ranks.failed(checked)?;
         let grids = args.iter().filter_map(|a| a.grid);
         let valid = self
