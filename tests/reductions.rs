@@ -185,3 +185,35 @@ fn reductions_refuse_temporal_blocking() {
     let err = JacobiChecked::plan(&device(), &LaunchConfig::variant(Variant::Steps), Shape::d2(8, 8)).unwrap_err();
     assert!(err.to_string().contains("reduction"), "{err}");
 }
+
+/// Counts the points it updates, and sums their indices: on split grids, only each slab's own
+/// planes count (not its halos).
+#[clforge::stencil(boundary = periodic)]
+fn counted(u: &Grid3<f32>, at: Point) -> (f32, Sum<i32>, Sum<i32>) {
+    (u.at(0, 0, 1), Sum(1), Sum(at.x + 7 * at.y + 31 * at.z))
+}
+
+#[test]
+fn split_reductions_count_each_point_once() {
+    let dev = device();
+    for shape in [Shape::d3(5, 4, 40), Shape::d3(13, 3, 37)] {
+        let u = random_f32(shape, &mut rng(12), -1.0, 1.0);
+        let mut host = (HostGrid::new(shape).unwrap(), Sum(0), Sum(0));
+        Counted::apply_host((&mut host.0, &mut host.1, &mut host.2), &u).unwrap();
+        assert_eq!(host.1 .0 as usize, shape.len());
+        for parts in [1, 2, 3] {
+            for config in configs(3) {
+                let devices = Devices::new(vec![dev.clone(); parts]).unwrap().periodic(true);
+                let plan = Counted::plan(&devices, &config, shape).unwrap();
+                let mut out = SplitGrid::new(&devices, shape).unwrap();
+                let (mut n, mut s) = (Reduction::new(), Reduction::new());
+                let su = SplitGrid::from_host(&devices, &u).unwrap();
+                Counted::launch_plan(&plan, (&mut out, &mut n, &mut s), &su).unwrap();
+                let what = format!("{shape} over {parts} {config:?}");
+                assert_eq!(n.value().unwrap(), host.1 .0, "{what}: points counted");
+                assert_eq!(s.value().unwrap(), host.2 .0, "{what}: index sum");
+                assert_eq!(out.to_host().unwrap().data(), host.0.data(), "{what}: grid");
+            }
+        }
+    }
+}

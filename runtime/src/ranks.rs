@@ -462,6 +462,12 @@ impl RankPlan {
             let reach = crate::split::check_split(&spec, config, &layout)?;
             let mut plan = StencilPlan::new(ranks.device(), spec, config, layout.part_shape(ranks.rank()))?;
             plan.place(layout.origin(ranks.rank()), shape);
+            let (lo, hi) = layout.owned()[ranks.rank()];
+            plan.reduce_planes(
+                layout.axis(),
+                layout.below(ranks.rank()),
+                layout.below(ranks.rank()) + hi - lo,
+            );
             Ok((plan, layout, reach))
         })();
         let (plan, layout, reach) = ranks.agree(made)?;

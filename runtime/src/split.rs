@@ -634,6 +634,8 @@ impl SplitPlan {
             .map(|i| {
                 let mut plan = StencilPlan::new(&devices.devices[i], spec, config, layout.part_shape(i))?;
                 plan.place(layout.origin(i), shape);
+                let own = layout.owned[i].1 - layout.owned[i].0;
+                plan.reduce_planes(layout.axis, layout.below(i), layout.below(i) + own);
                 Ok(plan)
             })
             .collect::<Result<Vec<_>>>()?;

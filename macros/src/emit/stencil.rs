@@ -47,9 +47,17 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
         // The store wraps the whole value: `out[c] = v;` or `vstore8(v, 0, out + c);`; a
         // reduction folds it into the work-item's accumulator (a vector's lanes in order).
         let text = match reduce {
+            // Only the points of the reduction's box count (a split grid's halo planes do not).
+            Some(r) if vector => {
+                let f = reduce_fn(r.op, ty, true);
+                format!(
+                    "{} = IN_REDUCED_YZ(y, z) ? {f}({}, {value}, x, rx0, rx1) : {};",
+                    r.acc, r.acc, r.acc
+                )
+            }
             Some(r) => {
-                let f = reduce_fn(r.op, ty, vector);
-                format!("{} = {f}({}, {value});", r.acc, r.acc)
+                let f = reduce_fn(r.op, ty, false);
+                format!("{} = IN_REDUCED(x, y, z) ? {f}({}, {value}) : {};", r.acc, r.acc, r.acc)
             }
             None => store(name, &value),
         };

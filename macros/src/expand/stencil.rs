@@ -58,6 +58,12 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                 .into_iter()
                 .flatten(),
         )
+        .chain(
+            (k.out_reduce.is_some() || k.more.iter().any(|o| o.reduce.is_some()))
+                .then(|| (0..6).map(Binding::ReduceBox))
+                .into_iter()
+                .flatten(),
+        )
         .collect();
     if p.kernels
         .iter()

@@ -224,6 +224,8 @@ pub enum Binding {
     Origin(usize),
     /// The whole grid's extent along an axis (the launched grid's on one device).
     WholeExtent(usize),
+    /// The box whose points a reduction counts: its low corner (0..3), then its high (3..6).
+    ReduceBox(usize),
     /// A named run-time argument of the kernel's launcher (element schedules: `u`, `colour`).
     Named,
 }

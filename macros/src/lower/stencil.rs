@@ -262,6 +262,17 @@ fn signature(b: &StencilBody) -> Vec<Param> {
             ));
         }
     }
+    // Reductions: the box of points that count (a split grid's own planes, not its halos).
+    if b.out_reduce.is_some() || b.more.iter().any(|o| o.reduce.is_some()) {
+        for (k, n) in ["rx0", "ry0", "rz0", "rx1", "ry1", "rz1"].iter().enumerate() {
+            params.push(Param::new(
+                n,
+                Ty::Value(Elem::Scalar(Scalar::I32)),
+                Access::Read,
+                Binding::ReduceBox(k),
+            ));
+        }
+    }
     params
 }
 

@@ -147,6 +147,10 @@ fn reduction_helpers(reds: &[Red<'_>]) -> Vec<String> {
         out.push(format!("#define {name} {value}"));
         out.push("#endif".into());
     }
+    out.push("/* the points a reduction counts: the launch's box (a split grid's own planes, not its halos);".into());
+    out.push("   vector code checks y and z here and each lane's x in its fold */".into());
+    out.push("#define IN_REDUCED_YZ(y, z) ((y) >= ry0 && (y) < ry1 && (z) >= rz0 && (z) < rz1)".into());
+    out.push("#define IN_REDUCED(x, y, z) ((x) >= rx0 && (x) < rx1 && IN_REDUCED_YZ(y, z))".into());
     let mut seen = Vec::new();
     for r in reds {
         if seen.contains(&(r.r.op, r.ty)) {
@@ -175,12 +179,15 @@ fn reduction_helpers(reds: &[Red<'_>]) -> Vec<String> {
         out.push("{".into());
         out.push(format!("    {body}"));
         out.push("}".into());
-        let lanes: Vec<String> = (0..LANES).map(|i| format!("v.s{i:x}")).collect();
         let fold = reduce_fn(r.r.op, r.ty, true);
-        out.push(format!("{t} {fold}({t} acc, const {t}{LANES} v)"));
+        out.push(format!(
+            "{t} {fold}({t} acc, const {t}{LANES} v, const int x, const int lo, const int hi)"
+        ));
         out.push("{".into());
-        for l in &lanes {
-            out.push(format!("    acc = {f}(acc, {l});"));
+        for i in 0..LANES {
+            out.push(format!(
+                "    if (x + {i} >= lo && x + {i} < hi) acc = {f}(acc, v.s{i:x});"
+            ));
         }
         out.push("    return acc;".into());
         out.push("}".into());

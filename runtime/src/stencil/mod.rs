@@ -416,6 +416,9 @@ pub struct StencilPlan {
     /// For a body that reads its point: where this grid starts in the whole grid and the whole
     /// grid's extents (a slab of a split grid); `None` for one that does not.
     place: Option<[i32; 6]>,
+    /// Reductions: the box of points that count, low corner then high (a split grid's own
+    /// planes; the whole grid on one device).
+    reduce_box: Option<[i32; 6]>,
     /// Reductions: the fold kernels (in output order), the launch's work-groups (partials per
     /// reduction) and the fold's work-group size.
     folds: &'static [&'static str],
@@ -556,6 +559,10 @@ impl StencilPlan {
             fold_refs: spec.folds.iter().map(|_| OnceLock::new()).collect(),
             groups: (0..rank).map(|d| sized.global[d] / sized.local[d].max(1)).product(),
             fold_items: sized.fold_items,
+            reduce_box: (!spec.folds.is_empty()).then(|| {
+                let [nx, ny, nz] = shape.dims().map(|d| d as i32);
+                [0, 0, 0, nx, ny, nz]
+            }),
             place: spec.point.then(|| {
                 let [nx, ny, nz] = shape.dims().map(|d| d as i32);
                 [0, 0, 0, nx, ny, nz]
@@ -572,6 +579,14 @@ impl StencilPlan {
         if let Some(p) = &mut self.place {
             let [wx, wy, wz] = whole.dims().map(|d| d as i32);
             *p = [origin[0] as i32, origin[1] as i32, origin[2] as i32, wx, wy, wz];
+        }
+    }
+
+    /// Reductions count only the points in `lo..hi` along `axis` (a split slab's own planes).
+    pub(crate) fn reduce_planes(&mut self, axis: usize, lo: usize, hi: usize) {
+        if let Some(b) = &mut self.reduce_box {
+            b[axis] = lo as i32;
+            b[axis + 3] = hi as i32;
         }
     }
 
@@ -674,7 +689,7 @@ impl StencilPlan {
         check_arg_shapes(self.shape, args)?;
         let params = self.params.refresh(&self.device, args)?;
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        let extra = if self.place.is_some() { 6 } else { 0 };
+        let extra = self.place.map_or(0, |_| 6) + self.reduce_box.map_or(0, |_| 6);
         let count = outs.len() + args.len() + 3 + extra;
         let mut stack = [Arg::i32(0); STACK_ARGS];
         let mut heap = Vec::new();
@@ -701,10 +716,9 @@ impl StencilPlan {
         }
         let at = count - 3 - extra;
         cl_args[at..at + 3].copy_from_slice(&[Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
-        if let Some(place) = &self.place {
-            for (cl, &v) in cl_args[at + 3..].iter_mut().zip(place) {
-                *cl = Arg::i32(v);
-            }
+        let tail = self.place.iter().chain(&self.reduce_box).flatten();
+        for (cl, &v) in cl_args[at + 3..].iter_mut().zip(tail) {
+            *cl = Arg::i32(v);
         }
         let kernel = match self.kernel_ref.get() {
             Some(k) => k,
