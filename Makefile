@@ -23,6 +23,7 @@ test: deps lint
 		--out target/poisson_split.png
 	$(CARGO) run $(TEST_FEATURES) --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 \
 		--out target/elastic_split
+	$(CARGO) run $(TEST_FEATURES) --example gray_scott -- --n 64 --steps 200 --report-every 100 --out target/gray_scott.png
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest

@@ -16,7 +16,7 @@
 //! step) prints the total of `v`.
 //!
 //! ```text
-//! cargo run --release --example gray_scott                     # 256², F = 0.035, k = 0.065: spots
+//! cargo run --release --example gray_scott                     # 256², F = 0.0367, k = 0.0649: mitosis
 //! cargo run --release --example gray_scott -- --feed 0.026 --kill 0.051 --steps 20000  # stripes
 //! ```
 //!
@@ -97,10 +97,10 @@ struct Args {
     #[arg(long, default_value_t = 10_000)]
     steps: usize,
     /// Feed rate F.
-    #[arg(long, default_value_t = 0.035)]
+    #[arg(long, default_value_t = 0.0367)]
     feed: f32,
     /// Kill rate k.
-    #[arg(long, default_value_t = 0.065)]
+    #[arg(long, default_value_t = 0.0649)]
     kill: f32,
     /// Steps between reports of the total of v.
     #[arg(long, default_value_t = 2000)]
