@@ -433,7 +433,13 @@ fn solve<D: Target>(target: &D, config: &LaunchConfig, args: &Args, p: &Problem)
     let plan = Jacobi::plan(target, config, p.shape)?;
     let per_launch = config.iterations().max(1);
     let single = Jacobi::plan(target, &LaunchConfig::variant(Variant::Plain), p.shape)?;
-    let check_plan = JacobiChecked::plan(target, &LaunchConfig::default(), p.shape)?;
+    // Four rows per work-item: the work-group's fold of the maximum is paid once per four
+    // points (H100, 8192²: 502 us with one point per work-item, against 394 unchecked).
+    let check_config = LaunchConfig {
+        points: Some(4),
+        ..LaunchConfig::variant(Variant::Plain)
+    };
+    let check_plan = JacobiChecked::plan(target, &check_config, p.shape)?;
     let omega = target.upload(&p.omega)?;
     let cell = target.upload(&p.cell)?;
     let mut psi = PingPong::from_host(target, &p.psi0)?;

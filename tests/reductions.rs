@@ -217,3 +217,21 @@ fn split_reductions_count_each_point_once() {
         }
     }
 }
+
+/// Many work-groups (more than the fold's first pass takes in one group): the two-pass fold
+/// gives the host's count and index sum.
+#[test]
+fn many_groups_fold_in_two_passes() {
+    let dev = device();
+    let shape = Shape::d3(256, 64, 40);
+    let u = HostGrid::<f32>::new(shape).unwrap();
+    let mut host = (HostGrid::new(shape).unwrap(), Sum(0), Sum(0));
+    Counted::apply_host((&mut host.0, &mut host.1, &mut host.2), &u).unwrap();
+    for config in [LaunchConfig::variant(Variant::Plain), LaunchConfig::variant(Variant::Vector)] {
+        let mut out = DeviceGrid::new(&dev, shape).unwrap();
+        let (mut n, mut s) = (Reduction::new(), Reduction::new());
+        Counted::launch(&config, (&mut out, &mut n, &mut s), &up(&u)).unwrap();
+        assert_eq!(n.value().unwrap(), host.1 .0, "{config:?}: points counted");
+        assert_eq!(s.value().unwrap(), host.2 .0, "{config:?}: index sum");
+    }
+}

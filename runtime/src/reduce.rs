@@ -155,8 +155,13 @@ impl<R: Reduce> Default for Reduction<R> {
 /// One device's buffers: the work-groups' partials and the folded value.
 pub(crate) struct Part<T: Scalar> {
     pub(crate) partials: Buffer<T>,
+    /// The fold's first pass: one value per fold work-group.
+    pub(crate) level2: Buffer<T>,
     pub(crate) result: Buffer<T>,
 }
+
+/// Most work-groups of the fold's first pass (the second folds their values in one group).
+pub(crate) const FOLD_GROUPS: usize = 1024;
 
 impl<R: Reduce> Reduction<R> {
     /// A reduction not yet written (its buffers are made on the first launch, on the plan's
@@ -203,6 +208,7 @@ impl<R: Reduce> Reduction<R> {
         while list.len() <= i {
             list.push(Arc::new(Part {
                 partials: Buffer::new(device, groups.max(1))?,
+                level2: Buffer::new(device, FOLD_GROUPS)?,
                 result: Buffer::new(device, 1)?,
             }));
         }
@@ -210,6 +216,7 @@ impl<R: Reduce> Reduction<R> {
         if p.partials.len() < groups || !p.partials.device().same_as(device) {
             list[i] = Arc::new(Part {
                 partials: Buffer::new(device, groups.max(1))?,
+                level2: Buffer::new(device, FOLD_GROUPS)?,
                 result: Buffer::new(device, 1)?,
             });
         }
@@ -235,12 +242,16 @@ pub(crate) trait Reducer: Send + Sync {
 /// One part's buffers as kernel arguments.
 pub(crate) trait ReductionBuffers: Send + Sync {
     fn partials(&self) -> Arg<'_>;
+    fn level2(&self) -> Arg<'_>;
     fn result(&self) -> Arg<'_>;
 }
 
 impl<T: Scalar> ReductionBuffers for Part<T> {
     fn partials(&self) -> Arg<'_> {
         Arg::buffer(&self.partials)
+    }
+    fn level2(&self) -> Arg<'_> {
+        Arg::buffer(&self.level2)
     }
     fn result(&self) -> Arg<'_> {
         Arg::buffer(&self.result)

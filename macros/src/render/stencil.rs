@@ -245,7 +245,8 @@ fn reduction_epilogue(reds: &[Red<'_>]) -> Vec<String> {
     out
 }
 
-/// One kernel per reduction: a single work-group folds the partials in a fixed order.
+/// One kernel per reduction: each work-group folds a chunk of the partials in a fixed order;
+/// the runtime launches it over many groups, then over their results in one group.
 fn fold_kernel_sources(name: &str, reds: &[Red<'_>]) -> Vec<String> {
     let mut out = Vec::new();
     for r in reds {
@@ -259,8 +260,12 @@ fn fold_kernel_sources(name: &str, reds: &[Red<'_>]) -> Vec<String> {
             "{".into(),
             format!("    __local {t} clforge_l[FOLD_ITEMS];"),
             "    const int clforge_lid = get_local_id(0);".into(),
+            "    /* work-group g folds its chunk of the partials into result[g] */".into(),
+            "    const int chunk = (n + get_num_groups(0) - 1) / get_num_groups(0);".into(),
+            "    const int lo = get_group_id(0) * chunk;".into(),
+            "    const int hi = min(n, lo + chunk);".into(),
             format!("    {t} clforge_acc = {};", identity(r.r.op, r.ty)),
-            "    for (int i = clforge_lid; i < n; i += FOLD_ITEMS)".into(),
+            "    for (int i = lo + clforge_lid; i < hi; i += FOLD_ITEMS)".into(),
             format!("        clforge_acc = {f}(clforge_acc, partials[i]);"),
             "    clforge_l[clforge_lid] = clforge_acc;".into(),
             "    barrier(CLK_LOCAL_MEM_FENCE);".into(),
@@ -270,7 +275,7 @@ fn fold_kernel_sources(name: &str, reds: &[Red<'_>]) -> Vec<String> {
             "        barrier(CLK_LOCAL_MEM_FENCE);".into(),
             "    }".into(),
             "    if (clforge_lid == 0)".into(),
-            "        result[0] = clforge_l[0];".into(),
+            "        result[get_group_id(0)] = clforge_l[0];".into(),
             "}".into(),
         ]);
     }

@@ -736,14 +736,21 @@ impl StencilPlan {
                 what: format!("reduction of kernel `{}`", self.kernel),
                 detail: format!("{} work-groups exceed the fold's 32-bit count", self.groups),
             })?;
-            self.program.launch_kernel(
-                self.fold_ref(name)?,
-                name,
-                &[self.fold_items],
-                Some(&[self.fold_items]),
-                &[b.partials(), Arg::i32(groups), b.result()],
-                false,
-            )?;
+            // Two passes when there are many partials: many work-groups fold chunks in
+            // parallel, then one folds their values (one group alone would take ~100 us on
+            // an H100 for the 0.5 M partials of an 8192² launch).
+            let k = self.fold_ref(name)?;
+            let items = self.fold_items;
+            let first = self.groups.div_ceil(items * 4).clamp(1, crate::reduce::FOLD_GROUPS);
+            if first > 1 {
+                let l2 = [b.partials(), Arg::i32(groups), b.level2()];
+                self.program.launch_kernel(k, name, &[first * items], Some(&[items]), &l2, false)?;
+                let last = [b.level2(), Arg::i32(first as i32), b.result()];
+                self.program.launch_kernel(k, name, &[items], Some(&[items]), &last, false)?;
+            } else {
+                let only = [b.partials(), Arg::i32(groups), b.result()];
+                self.program.launch_kernel(k, name, &[items], Some(&[items]), &only, false)?;
+            }
         }
         Ok(ev)
     }
