@@ -227,7 +227,10 @@ fn many_groups_fold_in_two_passes() {
     let u = HostGrid::<f32>::new(shape).unwrap();
     let mut host = (HostGrid::new(shape).unwrap(), Sum(0), Sum(0));
     Counted::apply_host((&mut host.0, &mut host.1, &mut host.2), &u).unwrap();
-    for config in [LaunchConfig::variant(Variant::Plain), LaunchConfig::variant(Variant::Vector)] {
+    for config in [
+        LaunchConfig::variant(Variant::Plain),
+        LaunchConfig::variant(Variant::Vector),
+    ] {
         let mut out = DeviceGrid::new(&dev, shape).unwrap();
         let (mut n, mut s) = (Reduction::new(), Reduction::new());
         Counted::launch(&config, (&mut out, &mut n, &mut s), &up(&u)).unwrap();

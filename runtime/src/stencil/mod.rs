@@ -744,12 +744,15 @@ impl StencilPlan {
             let first = self.groups.div_ceil(items * 4).clamp(1, crate::reduce::FOLD_GROUPS);
             if first > 1 {
                 let l2 = [b.partials(), Arg::i32(groups), b.level2()];
-                self.program.launch_kernel(k, name, &[first * items], Some(&[items]), &l2, false)?;
+                self.program
+                    .launch_kernel(k, name, &[first * items], Some(&[items]), &l2, false)?;
                 let last = [b.level2(), Arg::i32(first as i32), b.result()];
-                self.program.launch_kernel(k, name, &[items], Some(&[items]), &last, false)?;
+                self.program
+                    .launch_kernel(k, name, &[items], Some(&[items]), &last, false)?;
             } else {
                 let only = [b.partials(), Arg::i32(groups), b.result()];
-                self.program.launch_kernel(k, name, &[items], Some(&[items]), &only, false)?;
+                self.program
+                    .launch_kernel(k, name, &[items], Some(&[items]), &only, false)?;
             }
         }
         Ok(ev)
