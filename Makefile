@@ -24,6 +24,7 @@ test: deps lint
 	$(CARGO) run $(TEST_FEATURES) --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 \
 		--out target/elastic_split
 	$(CARGO) run $(TEST_FEATURES) --example gray_scott -- --n 64 --steps 200 --report-every 100 --out target/gray_scott.png
+	$(CARGO) run $(TEST_FEATURES) --example ising -- --size 64 --steps 40 --devices 3 --out target/ising_split.png
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
@@ -60,9 +61,10 @@ lint:
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
 mpi-test:
-	$(CARGO) build $(TEST_FEATURES) --example jacobi_ranks --example poisson_cylinder --example elastic_wave
+	$(CARGO) build $(TEST_FEATURES) --example jacobi_ranks --example poisson_cylinder --example elastic_wave \
+		--example ising
 	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder \
-		target/debug/examples/elastic_wave
+		target/debug/examples/elastic_wave target/debug/examples/ising
 
 # Smoke run of the benchmark suites (stencils under a minute, elements ~10 s on PoCL); timings
 # are reported, never asserted.

@@ -5,14 +5,19 @@
 //!
 //! ```sh
 //! cargo run --release --example ising -- --size 1024 --beta 0.6 --steps 2000 --out ising.png
+//! cargo run --release --example ising -- --devices 2     # the lattice split over 2 devices
+//! mpirun -np 2 target/release/examples/ising --ranks     # across MPI ranks (--features mpi)
 //! ```
+//!
+//! Split runs give the single device's spins bit for bit: a site's colour and random stream
+//! are the whole lattice's, wherever it is updated.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use clforge::prelude::*;
-use clforge::runtime::lattice::rng;
+use clforge::runtime::lattice::{rng, LatticeLaunch};
 
 /// One site: flip when the energy falls, else with probability exp(-β ΔE), as integer thresholds
 /// (`t4`, `t8` for ΔE = 4, 8 in units of J) so that host and device accept the same draws.
@@ -46,6 +51,43 @@ struct Cli {
     /// Where to write the final spins.
     #[arg(long, default_value = "ising.png")]
     out: PathBuf,
+    /// Split the lattice along y over this many devices (every GPU in turn, else the default
+    /// device repeated).
+    #[arg(long, default_value_t = 1)]
+    devices: usize,
+    /// Split the lattice across the MPI ranks of this job (built with `--features mpi`, started
+    /// with `mpirun -np N`); rank 0 reports and writes the picture.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    ranks: bool,
+}
+
+/// The quench on any target: `plan` and `state` are one device's, several devices' or this
+/// rank's. Returns the final spins and the device time of the sampled steps.
+fn simulate<P: LatticeLaunch>(
+    plan: &P,
+    state: &mut P::Grid<i32>,
+    cli: &Cli,
+    (t4, t8): (u32, u32),
+    report: bool,
+) -> Result<(HostGrid<i32>, u64, u32)>
+where
+    P::Grid<i32>: TargetGrid<i32>,
+{
+    let every = (cli.steps / 10).max(1);
+    let (mut device_ns, mut sampled) = (0u64, 0u32);
+    for step in 0..cli.steps {
+        let ev = Ising::step_plan(plan, cli.seed, step, &mut *state, t4, t8)?;
+        if (step + 1) % every == 0 || step + 1 == cli.steps {
+            device_ns += ev.elapsed_ns()?;
+            sampled += 1;
+            let (m, e) = observables(&state.to_host()?);
+            if report {
+                println!("step {:>7}: m = {m:+.4}, E/N = {e:+.4}", step + 1);
+            }
+        }
+    }
+    Ok((state.to_host()?, device_ns, sampled))
 }
 
 /// Magnetisation per site and energy per site (J = 1) of a periodic configuration.
@@ -82,25 +124,39 @@ fn main() -> Result<()> {
             -1
         }
     })?;
-    let mut state = DeviceGrid::from_host(&device, &start)?;
-    let plan = Ising::plan(&device, shape)?;
-    let (t4, t8) = (
+    let thresholds = (
         rng::threshold((-4.0 * cli.beta).exp()),
         rng::threshold((-8.0 * cli.beta).exp()),
     );
-    let report = (cli.steps / 10).max(1);
-    let (mut device_ns, mut sampled) = (0u64, 0u32);
-    for step in 0..cli.steps {
-        let ev = Ising::step_plan(&plan, cli.seed, step, &mut state, t4, t8)?;
-        if (step + 1) % report == 0 || step + 1 == cli.steps {
-            device_ns += ev.elapsed_ns()?;
-            sampled += 1;
-            let (m, e) = observables(&state.to_host()?);
-            println!("step {:>7}: m = {m:+.4}, E/N = {e:+.4}", step + 1);
+    #[cfg(feature = "mpi")]
+    if cli.ranks {
+        let ranks = clforge::runtime::Ranks::init(device.clone())?.periodic(true)?;
+        let plan = Ising::plan(&ranks, shape)?;
+        let mut state = ranks.upload(&start)?;
+        let rank = ranks.rank();
+        let (spins, _, _) = simulate(&plan, &mut state, &cli, thresholds, rank == 0)?;
+        if rank == 0 {
+            finish(&cli, &spins, None)?;
         }
+        return Ok(());
     }
-    let spins = state.to_host()?;
-    let (m, e) = observables(&spins);
+    let (spins, device_ns, sampled) = if cli.devices > 1 {
+        let devices = Devices::new(vec![device.clone(); cli.devices])?.periodic(true);
+        println!("split along y over {} devices", cli.devices);
+        let plan = Ising::plan(&devices, shape)?;
+        let mut state = SplitGrid::from_host(&devices, &start)?;
+        simulate(&plan, &mut state, &cli, thresholds, true)?
+    } else {
+        let plan = Ising::plan(&device, shape)?;
+        let mut state = DeviceGrid::from_host(&device, &start)?;
+        simulate(&plan, &mut state, &cli, thresholds, true)?
+    };
+    finish(&cli, &spins, Some((device_ns, sampled)))
+}
+
+/// The observables against the exact values, the device time, the picture.
+fn finish(cli: &Cli, spins: &HostGrid<i32>, timing: Option<(u64, u32)>) -> Result<()> {
+    let (m, e) = observables(spins);
     if cli.beta > 0.4407 {
         let exact = (1.0 - (2.0 * cli.beta).sinh().powi(-4)).powf(0.125);
         println!(
@@ -110,11 +166,14 @@ fn main() -> Result<()> {
         );
         println!("(a quench from a random start may hold domains for long: |m| then lies below)");
     }
-    println!(
-        "E/N = {e:.4}; device time per step (mean of {sampled} sampled steps): {:.1} us",
-        device_ns as f64 / 1e3 / f64::from(sampled.max(1))
-    );
-    write_png(&cli.out, &spins).with_context(|| format!("writing {}", cli.out.display()))?;
+    match timing {
+        Some((device_ns, sampled)) => println!(
+            "E/N = {e:.4}; device time per step (mean of {sampled} sampled steps): {:.1} us",
+            device_ns as f64 / 1e3 / f64::from(sampled.max(1))
+        ),
+        None => println!("E/N = {e:.4}"),
+    }
+    write_png(&cli.out, spins).with_context(|| format!("writing {}", cli.out.display()))?;
     println!("wrote {}", cli.out.display());
     Ok(())
 }

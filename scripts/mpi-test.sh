@@ -4,9 +4,10 @@
 # fails makes every rank return an error naming it, and a job of the wrong size is refused on
 # every rank; neither may hang. PoCL gets one thread per rank (2 cores).
 set -euo pipefail
-bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder [path/to/elastic_wave]]}
+bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder [path/to/elastic_wave [path/to/ising]]]}
 poisson=${2:-}
 elastic=${3:-}
+ising=${4:-}
 export POCL_MAX_PTHREAD_COUNT=1 RUST_BACKTRACE=0
 # Open MPI ends a job when one process exits non-zero; the failure tests let every rank finish
 # so that each rank's own outcome can be read.
@@ -66,5 +67,14 @@ if [ -n "$elastic" ]; then
     done
     rm -rf "$out_dir"
     echo "elastic_wave on 2 ranks: the same frames as on 2 local devices"
+fi
+# A lattice rule across ranks: the same spins as on one device.
+if [ -n "$ising" ]; then
+    out_dir=$(mktemp -d)
+    "$ising" --size 64 --steps 40 --out "$out_dir/one.png" >/dev/null
+    run 2 "$ising" --size 64 --steps 40 --ranks --out "$out_dir/ranks.png" >/dev/null
+    cmp "$out_dir/one.png" "$out_dir/ranks.png" || { echo "FAIL: ising on 2 ranks differs"; exit 1; }
+    rm -rf "$out_dir"
+    echo "ising on 2 ranks: the same spins as on one device"
 fi
 echo "mpi tests passed"

@@ -154,7 +154,7 @@ fn generated_kernel_reads_as_the_rule() {
         "{src}"
     );
     assert!(
-        src.contains("clforge_px = (clforge_colour + y + z) & 1")
+        src.contains("clforge_px = (clforge_colour + clforge_gy + clforge_gz) & 1")
             && src.contains("x = 2 * (clforge_g + clforge_j * clforge_w) + clforge_px"),
         "{src}"
     );

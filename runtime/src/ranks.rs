@@ -884,3 +884,118 @@ impl<R: crate::fem::Real> crate::fem::stepper::Explicit<R> for RankStepper<R> {
         RankStepper::stability_bound(self)
     }
 }
+
+/// A lattice rule on this rank's slab of a lattice split across ranks: each colour updates the
+/// slab and its halos, which are exchanged (a collective) only when a colour would read past
+/// their current part — the same bits as one device (see [`crate::lattice::SplitLatticePlan`]).
+#[derive(Debug)]
+pub struct RankLatticePlan {
+    plan: crate::lattice::LatticePlan,
+    layout: Arc<Layout>,
+    reach: usize,
+    ranks: Ranks,
+    spec: crate::lattice::LatticeSpec,
+}
+
+impl RankLatticePlan {
+    /// Builds the rule for this rank's slab of `shape`; a collective (every rank fails if one
+    /// does). Refuses what [`crate::lattice::SplitLatticePlan::new`] refuses.
+    pub fn new(ranks: &Ranks, spec: crate::lattice::LatticeSpec, shape: Shape) -> Result<RankLatticePlan> {
+        let made = (|| -> Result<(crate::lattice::LatticePlan, Layout, usize)> {
+            let layout = ranks.layout(shape)?;
+            let reach = crate::lattice::split_reach(&spec, shape, &layout)?;
+            let r = ranks.rank();
+            let mut plan = crate::lattice::LatticePlan::sized(ranks.device(), spec, layout.part_shape(r))?;
+            let origin = layout.origin(r);
+            let dims = shape.dims();
+            plan.place(origin[1], origin[2], dims[1], dims[2]);
+            Ok((plan, layout, reach))
+        })();
+        let (plan, layout, reach) = ranks.agree(made)?;
+        Ok(RankLatticePlan {
+            plan,
+            layout: Arc::new(layout),
+            reach,
+            ranks: ranks.clone(),
+            spec,
+        })
+    }
+
+    /// Step `step` of the run `seed` on this rank's slab, in place (a collective where halos are
+    /// exchanged). Returns this rank's first and last launches' events.
+    pub fn run<T: Scalar>(
+        &self,
+        state: &RankGrid<T>,
+        args: &[RankArg<'_>],
+        seed: u64,
+        step: u32,
+    ) -> Result<crate::lattice::StepEvents> {
+        let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
+        self.ranks
+            .failed(crate::stencil::check_arg_shapes(self.plan.shape(), &list))?;
+        let (mut first, mut last) = (None, None);
+        let colours = self.spec.colours;
+        for colour in 0..colours {
+            let grids = args.iter().filter_map(|a| a.grid);
+            self.ranks.failed(refresh_inputs(
+                self.spec.name,
+                &self.layout,
+                self.reach,
+                &self.layout,
+                grids,
+            ))?;
+            let kernel = self.ranks.failed(self.plan.kernel_ref())?;
+            let event = colour == 0 || colour + 1 == colours;
+            let ev = self.ranks.failed(self.plan.launch_colour(
+                kernel,
+                self.ranks.device(),
+                &list,
+                seed,
+                step,
+                colour,
+                event,
+            ))?;
+            if colour == 0 {
+                first = ev.clone();
+            }
+            if colour + 1 == colours {
+                last = ev;
+            }
+            state.set_valid(Halo::valid_depth(state).saturating_sub(self.reach));
+        }
+        match (first, last) {
+            (Some(first), Some(last)) => Ok(crate::lattice::StepEvents::new(first, last)),
+            _ => Err(Error::InvalidConfig("a colour's launch gave no event".into())),
+        }
+    }
+}
+
+impl crate::lattice::LatticeTarget for Ranks {
+    type Plan = RankLatticePlan;
+    fn lattice_plan(&self, spec: crate::lattice::LatticeSpec, shape: Shape) -> Result<RankLatticePlan> {
+        RankLatticePlan::new(self, spec, shape)
+    }
+}
+
+impl crate::lattice::LatticeLaunch for RankLatticePlan {
+    type Grid<T: Scalar> = RankGrid<T>;
+    type Arg<'a> = RankArg<'a>;
+    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a RankGrid<T>) -> RankArg<'a> {
+        <RankPlan as Launch>::grid_arg(name, grid)
+    }
+    fn params_arg<'a, P: Params>(p: &P) -> RankArg<'a> {
+        <RankPlan as Launch>::params_arg(p)
+    }
+    fn scalar_arg<'a, S: KernelScalar>(v: S) -> RankArg<'a> {
+        <RankPlan as Launch>::scalar_arg(v)
+    }
+    fn run_step<T: Scalar>(
+        &self,
+        state: &RankGrid<T>,
+        args: &[RankArg<'_>],
+        seed: u64,
+        step: u32,
+    ) -> Result<crate::lattice::StepEvents> {
+        self.run(state, args, seed, step)
+    }
+}

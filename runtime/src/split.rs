@@ -217,6 +217,10 @@ impl Layout {
     pub fn depth(&self) -> usize {
         self.depth
     }
+    /// Whether the split axis wraps (the first and last slabs exchange).
+    pub fn periodic(&self) -> bool {
+        self.periodic
+    }
     /// Halo planes below slab `i`.
     pub(crate) fn below(&self, i: usize) -> usize {
         if i > 0 || self.periodic {
@@ -549,6 +553,10 @@ impl<'a> SplitArg<'a> {
             shared: Some(StencilArg::params(p)),
         }
     }
+    /// A grid argument's name and halo state.
+    pub(crate) fn halo(&self) -> Option<(&'a str, &'a dyn Halo)> {
+        self.grid
+    }
     /// A reduction output: one part per device, combined in device order.
     pub fn reduction<R: crate::reduce::Reduce>(name: &'a str, r: &'a crate::reduce::Reduction<R>) -> SplitArg<'a> {
         SplitArg {
@@ -570,7 +578,7 @@ impl<'a> SplitArg<'a> {
 }
 
 /// The arguments of slab `i`'s launch (of `n`).
-fn slab_args<'a>(list: &[SplitArg<'a>], i: usize, n: usize) -> Vec<StencilArg<'a>> {
+pub(crate) fn slab_args<'a>(list: &[SplitArg<'a>], i: usize, n: usize) -> Vec<StencilArg<'a>> {
     list.iter()
         .map(|a| match (&a.shared, a.reduction) {
             (Some(s), _) => s.clone(),

@@ -102,12 +102,27 @@ pub fn lower(l: &Lattice) -> syn::Result<Program> {
             };
         }
     }
-    for (name, ty) in [
+    // An unpacked lattice may be a slab of a split one: where its rows and planes start in the
+    // whole lattice, and the whole lattice's rows (colours and random streams are the whole's).
+    let placed: &[(&str, Scalar)] = if packed {
+        &[]
+    } else {
+        &[
+            ("clforge_oy", Scalar::I32),
+            ("clforge_oz", Scalar::I32),
+            ("clforge_gny", Scalar::I32),
+            ("clforge_gnz", Scalar::I32),
+        ]
+    };
+    for &(name, ty) in [
         ("clforge_seed_lo", Scalar::U32),
         ("clforge_seed_hi", Scalar::U32),
         ("clforge_step", Scalar::U32),
         ("clforge_colour", Scalar::I32),
-    ] {
+    ]
+    .iter()
+    .chain(placed)
+    {
         params.push(Param::new(
             name,
             Ty::Value(Elem::Scalar(ty)),

@@ -10,6 +10,7 @@ mod packed;
 mod plan;
 mod queue;
 pub mod rng;
+mod split;
 
 pub use bits::PackedBits;
 pub use packed::{pack, packed_len, packed_site_key, packed_word_bit, packed_words_per_row, unpack, DeviceBits};
@@ -18,6 +19,9 @@ pub use plan::{
     StepEvents,
 };
 pub use queue::{WorkQueue, QUEUE_CL};
+#[cfg(feature = "mpi")]
+pub(crate) use split::split_reach;
+pub use split::{LatticeLaunch, LatticeTarget, SplitLatticePlan};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
 /// `clforge_draw(seed, step, site, draw)`, `clforge_site_block(seed, step, group, draw)` and

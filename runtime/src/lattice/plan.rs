@@ -135,10 +135,29 @@ pub struct LatticePlan {
     program: Program,
     spec: LatticeSpec,
     shape: Shape,
+    /// An unpacked rule's place in a split lattice: the first row and plane of this grid in the
+    /// whole lattice, and the whole lattice's rows and planes (`0, 0, ny, nz` on one device).
+    place: [i32; 4],
     global: [usize; 3],
     local: [usize; 3],
     kernel_ref: OnceLock<KernelRef>,
     params: ParamsCache,
+}
+
+/// A periodic lattice needs even extents: an odd ring puts two sites of one colour side by side.
+pub(crate) fn check_periodic_extents(spec: &LatticeSpec, shape: Shape) -> Result<()> {
+    let dims = shape.dims();
+    if spec.boundary == Boundary::Periodic {
+        if let Some(a) = (0..spec.rank.min(3)).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
+            return Err(Error::InvalidConfig(format!(
+                "lattice rule `{}` is periodic, so its extents must be even for the checkerboard: along \
+                 axis {a} the shape {shape} has {} sites, and the first and last (neighbours across the \
+                 boundary) would have the same colour",
+                spec.name, dims[a]
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Work-group of the checkerboard kernel: 64 in 1-D, 32 x 4 in 2-D and 3-D.
@@ -155,6 +174,13 @@ impl LatticePlan {
     /// puts two sites of one colour side by side), builds the program (cached) and sizes the
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
+        check_periodic_extents(&spec, shape)?;
+        Self::sized(device, spec, shape)
+    }
+
+    /// Builds and sizes the rule for `shape` without the periodic extents' check (a slab of a
+    /// split lattice, whose whole shape was checked).
+    pub(crate) fn sized(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
         let rank = spec.rank;
         let dims = shape.dims();
         // Bit-packed sites are indexed by word (checked below): such a lattice may have more
@@ -163,16 +189,6 @@ impl LatticePlan {
             spec.packed && shape.rank() == rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX);
         if !indexed_by_word {
             crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), rank, shape)?;
-        }
-        if spec.boundary == Boundary::Periodic {
-            if let Some(a) = (0..rank).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
-                return Err(Error::InvalidConfig(format!(
-                    "lattice rule `{}` is periodic, so its extents must be even for the checkerboard: along \
-                     axis {a} the shape {shape} has {} sites, and the first and last (neighbours across the \
-                     boundary) would have the same colour",
-                    spec.name, dims[a]
-                )));
-            }
         }
         let local = work_group(rank);
         check_work_group(device.info(), &local, || {
@@ -219,6 +235,7 @@ impl LatticePlan {
             program,
             spec,
             shape,
+            place: [0, 0, dims[1] as i32, dims[2] as i32],
             global,
             local,
             kernel_ref: OnceLock::new(),
@@ -229,6 +246,11 @@ impl LatticePlan {
     /// The rule's spec.
     pub fn spec(&self) -> &LatticeSpec {
         &self.spec
+    }
+
+    /// The shape the rule was sized for.
+    pub fn shape(&self) -> Shape {
+        self.shape
     }
 
     /// One step of the rule on the device, in place: colour 0, 1, ... in order, with the random
@@ -265,7 +287,52 @@ impl LatticePlan {
                 ),
             });
         }
-        let device = state.device();
+        let kernel = self.kernel_ref()?;
+        let mut events = Vec::with_capacity(2);
+        let colours = self.spec.colours;
+        for colour in 0..colours {
+            // Only the first and last launches' events are kept (the step's device time).
+            let event = colour == 0 || colour + 1 == colours;
+            events.extend(self.launch_colour(kernel, state.device(), args, seed, step, colour, event)?);
+        }
+        match (events.first(), events.last()) {
+            (Some(first), Some(last)) if events.len() == 2 => Ok(StepEvents {
+                first: first.clone(),
+                last: last.clone(),
+            }),
+            _ => Err(Error::InvalidConfig("a colour's launch gave no event".into())),
+        }
+    }
+
+    /// The kernel object, looked up by name on the first launch only.
+    pub(crate) fn kernel_ref(&self) -> Result<&KernelRef> {
+        match self.kernel_ref.get() {
+            Some(k) => Ok(k),
+            None => {
+                let k = self.program.kernel_ref(self.spec.kernel)?;
+                Ok(self.kernel_ref.get_or_init(|| k))
+            }
+        }
+    }
+
+    /// Places an unpacked rule's grid in a split lattice: its first row and plane in the whole
+    /// lattice of `rows` rows and `planes` planes (wrapped where periodic).
+    pub(crate) fn place(&mut self, row: usize, plane: usize, rows: usize, planes: usize) {
+        self.place = [row as i32, plane as i32, rows as i32, planes as i32];
+    }
+
+    /// Launches one colour of step `step` (the arguments checked by the caller).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_colour(
+        &self,
+        kernel: &KernelRef,
+        device: &Device,
+        args: &[StencilArg<'_>],
+        seed: u64,
+        step: u32,
+        colour: usize,
+        event: bool,
+    ) -> Result<Option<Event>> {
         let params = self.params.refresh(device, args)?;
         let mut cl = kernel_args(args, &params);
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
@@ -276,50 +343,20 @@ impl LatticePlan {
             Arg::u32(seed as u32),
             Arg::u32((seed >> 32) as u32),
             Arg::u32(step),
-            Arg::i32(0),
+            Arg::i32(colour as i32),
         ]);
-        let kernel = match self.kernel_ref.get() {
-            Some(k) => k,
-            None => {
-                let k = self.program.kernel_ref(self.spec.kernel)?;
-                self.kernel_ref.get_or_init(|| k)
-            }
-        };
+        if !self.spec.packed {
+            cl.extend(self.place.map(Arg::i32));
+        }
         let rank = self.spec.rank;
-        let colour_at = cl.len() - 1;
-        let colours = self.spec.colours;
-        let mut events = Vec::with_capacity(2);
-        for colour in 0..colours {
-            cl[colour_at] = Arg::i32(colour as i32);
-            if colour > 0 && colour + 1 < colours {
-                // Only the first and last launches' events are kept (the step's device time).
-                self.program.launch_kernel(
-                    kernel,
-                    self.spec.kernel,
-                    &self.global[..rank],
-                    Some(&self.local[..rank]),
-                    &cl,
-                    false,
-                )?;
-                continue;
-            }
-            let ev = self.program.launch_kernel(
-                kernel,
-                self.spec.kernel,
-                &self.global[..rank],
-                Some(&self.local[..rank]),
-                &cl,
-                true,
-            )?;
-            events.extend(ev);
-        }
-        match (events.first(), events.last()) {
-            (Some(first), Some(last)) if events.len() == 2 => Ok(StepEvents {
-                first: first.clone(),
-                last: last.clone(),
-            }),
-            _ => Err(Error::InvalidConfig("a colour's launch gave no event".into())),
-        }
+        self.program.launch_kernel(
+            kernel,
+            self.spec.kernel,
+            &self.global[..rank],
+            Some(&self.local[..rank]),
+            &cl,
+            event,
+        )
     }
 }
 
@@ -332,6 +369,9 @@ pub struct StepEvents {
 }
 
 impl StepEvents {
+    pub(crate) fn new(first: Event, last: Event) -> StepEvents {
+        StepEvents { first, last }
+    }
     /// Device nanoseconds from the first launch's start to the second one's end (waits).
     pub fn elapsed_ns(&self) -> Result<u64> {
         self.last.since_start_of(&self.first)
