@@ -144,9 +144,14 @@ fn main() -> Result<()> {
     v.swap();
     self_check(&device, &k, &u0, &v0, &u, &v)?;
 
-    let config = LaunchConfig::variant(Variant::Vector);
+    let config = fastest(&device, &k, &u0, &v0)?;
     let plan = GrayScott::plan(&device, &config, shape)?;
-    let report = GrayScottMass::plan(&device, &config, shape)?;
+    // The reduction's launch: rows per work-item amortise the work-group's fold.
+    let report_config = LaunchConfig {
+        points: Some(4),
+        ..LaunchConfig::variant(Variant::Plain)
+    };
+    let report = GrayScottMass::plan(&device, &report_config, shape)?;
     let mut mass = Reduction::new();
     let start = Instant::now();
     for step in 1..=args.steps {
@@ -174,6 +179,47 @@ fn main() -> Result<()> {
     plot(&args.out, &v_host)?;
     println!("wrote {}", args.out.display());
     Ok(())
+}
+
+/// The fastest variant of the step on this device, timed by the tuner (one device time per
+/// candidate, median of several launches): plain with 1, 2 or 4 rows per work-item, vector,
+/// tiled.
+fn fastest(device: &Device, k: &Gs, u0: &HostGrid<f32>, v0: &HostGrid<f32>) -> Result<LaunchConfig> {
+    let rows = |n| LaunchConfig {
+        points: Some(n),
+        ..LaunchConfig::variant(Variant::Plain)
+    };
+    let candidates = [
+        LaunchConfig::variant(Variant::Plain),
+        rows(2),
+        rows(4),
+        LaunchConfig::variant(Variant::Vector),
+        LaunchConfig::variant(Variant::Tiled),
+    ];
+    let (u, v) = (DeviceGrid::from_host(device, u0)?, DeviceGrid::from_host(device, v0)?);
+    let (mut un, mut vn) = (
+        DeviceGrid::new(device, u0.shape())?,
+        DeviceGrid::new(device, u0.shape())?,
+    );
+    let tuned = clforge::runtime::stencil::tune::Tuner::in_memory().tune_among(
+        device,
+        GrayScott::spec(),
+        u0.shape(),
+        &candidates,
+        |plan| GrayScott::launch_plan(plan, (&mut un, &mut vn), &u, &v, k),
+    )?;
+    for t in &tuned.trials {
+        if let Some(ns) = t.median_ns {
+            println!(
+                "  tuning {:?} ({:?} rows): {:.1} us/step",
+                t.config.variant,
+                t.config.points.unwrap_or(1),
+                ns as f64 * 1e-3
+            );
+        }
+    }
+    println!("variant: {:?} (the fastest here)", tuned.config.variant);
+    Ok(tuned.config)
 }
 
 /// The seeded state and 20 steps (with the reduction on the last) against the Rust functions.
