@@ -62,18 +62,18 @@ struct Cli {
     ranks: bool,
 }
 
+/// The grids a lattice plan `P` steps.
+type GridOf<P, T> = <<P as LatticeLaunch>::Like as Launch>::Grid<T>;
+
 /// The quench on any target: `plan` and `state` are one device's, several devices' or this
 /// rank's. Returns the final spins and the device time of the sampled steps.
 fn simulate<P: LatticeLaunch>(
     plan: &P,
-    state: &mut P::Grid<i32>,
+    state: &mut GridOf<P, i32>,
     cli: &Cli,
     (t4, t8): (u32, u32),
     report: bool,
-) -> Result<(HostGrid<i32>, u64, u32)>
-where
-    P::Grid<i32>: TargetGrid<i32>,
-{
+) -> Result<(HostGrid<i32>, u64, u32)> {
     let every = (cli.steps / 10).max(1);
     let (mut device_ns, mut sampled) = (0u64, 0u32);
     for step in 0..cli.steps {

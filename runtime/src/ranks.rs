@@ -978,17 +978,7 @@ impl crate::lattice::LatticeTarget for Ranks {
 }
 
 impl crate::lattice::LatticeLaunch for RankLatticePlan {
-    type Grid<T: Scalar> = RankGrid<T>;
-    type Arg<'a> = RankArg<'a>;
-    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a RankGrid<T>) -> RankArg<'a> {
-        <RankPlan as Launch>::grid_arg(name, grid)
-    }
-    fn params_arg<'a, P: Params>(p: &P) -> RankArg<'a> {
-        <RankPlan as Launch>::params_arg(p)
-    }
-    fn scalar_arg<'a, S: KernelScalar>(v: S) -> RankArg<'a> {
-        <RankPlan as Launch>::scalar_arg(v)
-    }
+    type Like = RankPlan;
     fn run_step<T: Scalar>(
         &self,
         state: &RankGrid<T>,

@@ -107,7 +107,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
         )
     } else {
         let target = syn::Ident::new("__ClforgePlan", proc_macro2::Span::mixed_site());
-        let l = quote!(<#target as #rt::lattice::LatticeLaunch>);
+        let l = quote!(<<#target as #rt::lattice::LatticeLaunch>::Like as #rt::Launch>);
         let (gen_params, gen_args): (Vec<TokenStream>, Vec<TokenStream>) = k
             .args
             .iter()

@@ -164,48 +164,28 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         let (t, op) = (scalar_ty(t), format_ident!("{}", op.rust()));
         quote!(#rt::#op<#t>)
     };
-    let dev_out = tuple(
-        outs.iter()
-            .map(|&(t, r)| match r {
-                Some(op) => {
-                    let r = red_ty(t, op);
-                    quote!(&mut #rt::Reduction<#r>)
-                }
-                None => {
-                    let t = scalar_ty(t);
-                    quote!(&mut #rt::DeviceGrid<#t>)
-                }
-            })
-            .collect(),
-    );
-    let plan_out = tuple(
-        outs.iter()
-            .map(|&(t, r)| match r {
-                Some(op) => {
-                    let r = red_ty(t, op);
-                    quote!(&mut #rt::Reduction<#r>)
-                }
-                None => {
-                    let t = scalar_ty(t);
-                    quote!(&mut #l::Grid<#t>)
-                }
-            })
-            .collect(),
-    );
-    let host_out = tuple(
-        outs.iter()
-            .map(|&(t, r)| match r {
-                Some(op) => {
-                    let r = red_ty(t, op);
-                    quote!(&mut #r)
-                }
-                None => {
-                    let t = scalar_ty(t);
-                    quote!(&mut #rt::HostGrid<#t>)
-                }
-            })
-            .collect(),
-    );
+    // The outputs' types: a grid (of the device, the plan's target or the host) or a
+    // reduction (the device-side `Reduction`, or on the host the `Max<T>` itself).
+    let out_types = |grid: &dyn Fn(TokenStream) -> TokenStream, host: bool| {
+        tuple(
+            outs.iter()
+                .map(|&(t, r)| match r {
+                    Some(op) if host => {
+                        let r = red_ty(t, op);
+                        quote!(&mut #r)
+                    }
+                    Some(op) => {
+                        let r = red_ty(t, op);
+                        quote!(&mut #rt::Reduction<#r>)
+                    }
+                    None => grid(scalar_ty(t)),
+                })
+                .collect(),
+        )
+    };
+    let dev_out = out_types(&|t| quote!(&mut #rt::DeviceGrid<#t>), false);
+    let plan_out = out_types(&|t| quote!(&mut #l::Grid<#t>), false);
+    let host_out = out_types(&|t| quote!(&mut #rt::HostGrid<#t>), true);
     let dev_args: Vec<TokenStream> = outs
         .iter()
         .zip(&each)

@@ -817,23 +817,16 @@ fn select(cond: ir::Expr, a: ir::Expr, b: ir::Expr) -> ir::Expr {
     }
 }
 
-/// Output `i` of `n` of a body's tail: element `i` of a tuple, through the `if`, `match` and
-/// blocks that end in tuples.
-fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
+/// `e` with `leaf` applied where its value is made: through the `if`, `match` and blocks
+/// that end it, to each branch's last expression.
+fn map_tails(e: &Expr, leaf: &dyn Fn(&Expr) -> syn::Result<Expr>) -> syn::Result<Expr> {
     let block = |b: &Block| -> syn::Result<Block> {
         Ok(Block {
             lets: b.lets.clone(),
-            tail: Box::new(project(&b.tail, i, n)?),
+            tail: Box::new(map_tails(&b.tail, leaf)?),
         })
     };
     let kind = match &e.kind {
-        ExprKind::Tuple(xs) if xs.len() == n => return Ok(xs[i].clone()),
-        ExprKind::Tuple(xs) => {
-            return Err(syn::Error::new(
-                e.span,
-                format!("this stencil has {n} outputs but this tuple has {} values", xs.len()),
-            ))
-        }
         ExprKind::If(c, a, b) => ExprKind::If(c.clone(), block(a)?, block(b)?),
         ExprKind::Match(s, arms) => ExprKind::Match(
             s.clone(),
@@ -847,12 +840,7 @@ fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
                 .collect::<syn::Result<_>>()?,
         ),
         ExprKind::Block(b) => ExprKind::Block(block(b)?),
-        _ => {
-            return Err(syn::Error::new(
-                e.span,
-                format!("this stencil has {n} outputs: its value is a tuple of {n} values, e.g. `(u_next, v_next)`"),
-            ))
-        }
+        _ => return leaf(e),
     };
     Ok(Expr {
         kind,
@@ -862,47 +850,36 @@ fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
     })
 }
 
+/// Output `i` of `n` of a body's tail: element `i` of a tuple, through the `if`, `match` and
+/// blocks that end in tuples.
+fn project(e: &Expr, i: usize, n: usize) -> syn::Result<Expr> {
+    map_tails(e, &|t| match &t.kind {
+        ExprKind::Tuple(xs) if xs.len() == n => Ok(xs[i].clone()),
+        ExprKind::Tuple(xs) => Err(syn::Error::new(
+            t.span,
+            format!("this stencil has {n} outputs but this tuple has {} values", xs.len()),
+        )),
+        _ => Err(syn::Error::new(
+            t.span,
+            format!("this stencil has {n} outputs: its value is a tuple of {n} values, e.g. `(u_next, v_next)`"),
+        )),
+    })
+}
+
 /// The value inside `Max(v)` (for a `Max` output), through the `if`, `match` and blocks that
 /// end in it.
 fn unwrap_reduction(e: &Expr, op: ReduceOp, ty: Scalar) -> syn::Result<Expr> {
-    let block = |b: &Block| -> syn::Result<Block> {
-        Ok(Block {
-            lets: b.lets.clone(),
-            tail: Box::new(unwrap_reduction(&b.tail, op, ty)?),
-        })
-    };
-    let kind = match &e.kind {
-        ExprKind::Reduce(o, x) if *o == op => return Ok((**x).clone()),
-        ExprKind::If(c, a, b) => ExprKind::If(c.clone(), block(a)?, block(b)?),
-        ExprKind::Match(s, arms) => ExprKind::Match(
-            s.clone(),
-            arms.iter()
-                .map(|a| {
-                    Ok(crate::model::Arm {
-                        pats: a.pats.clone(),
-                        body: block(&a.body)?,
-                    })
-                })
-                .collect::<syn::Result<_>>()?,
-        ),
-        ExprKind::Block(b) => ExprKind::Block(block(b)?),
-        _ => {
-            return Err(syn::Error::new(
-                e.span,
-                format!(
-                    "this output is a reduction `{}<{}>`: its value is `{}(v)`",
-                    op.rust(),
-                    ty.rust(),
-                    op.rust()
-                ),
-            ))
-        }
-    };
-    Ok(Expr {
-        kind,
-        span: e.span,
-        line: e.line,
-        text: e.text.clone(),
+    map_tails(e, &|t| match &t.kind {
+        ExprKind::Reduce(o, x) if *o == op => Ok((**x).clone()),
+        _ => Err(syn::Error::new(
+            t.span,
+            format!(
+                "this output is a reduction `{}<{}>`: its value is `{}(v)`",
+                op.rust(),
+                ty.rust(),
+                op.rust()
+            ),
+        )),
     })
 }
 

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use crate::buffer::Scalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::host::{Boundary, Params, Shape};
-use crate::split::{refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid};
-use crate::stencil::{DeviceGrid, KernelScalar, StencilArg};
+use crate::host::{Boundary, Shape};
+use crate::split::{refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
+use crate::stencil::target::Launch;
+use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
 
 use super::plan::{check_periodic_extents, LatticePlan, LatticeSpec, StepEvents};
 
@@ -27,24 +28,17 @@ pub trait LatticeTarget {
     fn lattice_plan(&self, spec: LatticeSpec, shape: Shape) -> Result<Self::Plan>;
 }
 
-/// A built lattice rule: the generated `step_plan` calls these with the rule's arguments in
-/// order (the state among them).
+/// A built lattice rule: the generated `step_plan` calls [`LatticeLaunch::run_step`] with the
+/// rule's arguments in order (the state among them), made as for a stencil launch on the same
+/// target ([`LatticeLaunch::Like`]: its grids and arguments).
 pub trait LatticeLaunch {
-    /// The grids of this plan's target ([`DeviceGrid`] or [`SplitGrid`]).
-    type Grid<T: Scalar>;
-    /// One argument of a step.
-    type Arg<'a>;
-    /// A grid argument named as in the rule.
-    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a Self::Grid<T>) -> Self::Arg<'a>;
-    /// A params-struct argument.
-    fn params_arg<'a, P: Params>(p: &P) -> Self::Arg<'a>;
-    /// A scalar passed by value.
-    fn scalar_arg<'a, S: KernelScalar>(v: S) -> Self::Arg<'a>;
+    /// The stencil launch on the same target, whose grid and argument types a step takes.
+    type Like: Launch;
     /// Step `step` of the run `seed` on `state`, in place.
     fn run_step<T: Scalar>(
         &self,
-        state: &Self::Grid<T>,
-        args: &[Self::Arg<'_>],
+        state: &<Self::Like as Launch>::Grid<T>,
+        args: &[<Self::Like as Launch>::Arg<'_>],
         seed: u64,
         step: u32,
     ) -> Result<StepEvents>;
@@ -58,17 +52,7 @@ impl LatticeTarget for Device {
 }
 
 impl LatticeLaunch for LatticePlan {
-    type Grid<T: Scalar> = DeviceGrid<T>;
-    type Arg<'a> = StencilArg<'a>;
-    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a DeviceGrid<T>) -> StencilArg<'a> {
-        StencilArg::grid(name, grid)
-    }
-    fn params_arg<'a, P: Params>(p: &P) -> StencilArg<'a> {
-        StencilArg::params(p)
-    }
-    fn scalar_arg<'a, S: KernelScalar>(v: S) -> StencilArg<'a> {
-        StencilArg::scalar(v)
-    }
+    type Like = StencilPlan;
     fn run_step<T: Scalar>(
         &self,
         state: &DeviceGrid<T>,
@@ -229,17 +213,7 @@ impl SplitLatticePlan {
 }
 
 impl LatticeLaunch for SplitLatticePlan {
-    type Grid<T: Scalar> = SplitGrid<T>;
-    type Arg<'a> = SplitArg<'a>;
-    fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a SplitGrid<T>) -> SplitArg<'a> {
-        SplitArg::grid(name, grid)
-    }
-    fn params_arg<'a, P: Params>(p: &P) -> SplitArg<'a> {
-        SplitArg::params(p)
-    }
-    fn scalar_arg<'a, S: KernelScalar>(v: S) -> SplitArg<'a> {
-        SplitArg::scalar(v)
-    }
+    type Like = SplitPlan;
     fn run_step<T: Scalar>(
         &self,
         state: &SplitGrid<T>,
