@@ -904,11 +904,7 @@ impl RankLatticePlan {
         let made = (|| -> Result<(crate::lattice::LatticePlan, Layout, usize)> {
             let layout = ranks.layout(shape)?;
             let reach = crate::lattice::split_reach(&spec, shape, &layout)?;
-            let r = ranks.rank();
-            let mut plan = crate::lattice::LatticePlan::sized(ranks.device(), spec, layout.part_shape(r))?;
-            let origin = layout.origin(r);
-            let dims = shape.dims();
-            plan.place(origin[1], origin[2], dims[1], dims[2]);
+            let plan = crate::lattice::slab_plan(ranks.device(), spec, &layout, ranks.rank())?;
             Ok((plan, layout, reach))
         })();
         let (plan, layout, reach) = ranks.agree(made)?;

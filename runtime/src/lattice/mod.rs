@@ -20,7 +20,7 @@ pub use plan::{
 };
 pub use queue::{WorkQueue, QUEUE_CL};
 #[cfg(feature = "mpi")]
-pub(crate) use split::split_reach;
+pub(crate) use split::{slab_plan, split_reach};
 pub use split::{LatticeLaunch, LatticeTarget, SplitLatticePlan};
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,

@@ -90,14 +90,8 @@ impl SplitLatticePlan {
         crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), spec.rank, shape)?;
         let layout = devices.layout(shape)?;
         let reach = split_reach(&spec, shape, &layout)?;
-        let dims = shape.dims();
         let parts = (0..devices.devices().len())
-            .map(|i| {
-                let mut plan = LatticePlan::sized(&devices.devices()[i], spec, layout.part_shape(i))?;
-                let origin = layout.origin(i);
-                plan.place(origin[1], origin[2], dims[1], dims[2]);
-                Ok(plan)
-            })
+            .map(|i| slab_plan(&devices.devices()[i], spec, &layout, i))
             .collect::<Result<Vec<_>>>()?;
         Ok(SplitLatticePlan {
             parts,
@@ -106,6 +100,14 @@ impl SplitLatticePlan {
             spec,
         })
     }
+}
+
+/// The rule on slab `i` of `layout`, placed in the whole lattice.
+pub(crate) fn slab_plan(device: &Device, spec: LatticeSpec, layout: &Layout, i: usize) -> Result<LatticePlan> {
+    let mut plan = LatticePlan::sized(device, spec, layout.part_shape(i))?;
+    let (origin, dims) = (layout.origin(i), layout.shape().dims());
+    plan.place(origin[1], origin[2], dims[1], dims[2]);
+    Ok(plan)
 }
 
 /// What a split of `shape` as `layout` must allow for rule `spec`; the planes one colour reads
