@@ -5,6 +5,10 @@ use clforge::prelude::*;
 use clforge::runtime::lattice::rng;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
+/// Lattice rules split over several devices.
+#[path = "lattice/split.rs"]
+mod split;
+
 /// 2-D Ising model, checkerboard Metropolis: flip when the energy falls, else with probability
 /// exp(-beta dE), compared as integers (`t4`, `t8` are the acceptance thresholds of dE = 4, 8).
 #[lattice]

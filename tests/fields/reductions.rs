@@ -3,8 +3,7 @@
 //! rounding for float sums), in every variant, on one device and split over several, with
 //! NaN propagated and the same bits on every repeat.
 
-mod common;
-mod kernels;
+use crate::{common, kernels};
 
 use clforge::prelude::*;
 use clforge::runtime::{Max, Min, Reduction, Sum};

@@ -2,8 +2,7 @@
 //! the same numbers in every variant (temporal blocking included), at every boundary and rank,
 //! on one device and on a grid split over several, as in the Rust function.
 
-mod common;
-mod kernels;
+use crate::{common, kernels};
 
 use clforge::prelude::*;
 use clforge::runtime::Scalar;

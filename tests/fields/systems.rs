@@ -2,8 +2,7 @@
 //! kernel. Every variant equals the Rust function bit for bit (NaN for NaN), on one device
 //! and split over several; a Gray-Scott run matches its host reference step by step.
 
-mod common;
-mod kernels;
+use crate::{common, kernels};
 
 use clforge::prelude::*;
 use clforge::runtime::{Devices, Scalar};
