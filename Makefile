@@ -23,7 +23,7 @@ test: deps lint
 		--out target/poisson_split.png
 	$(CARGO) run $(TEST_FEATURES) --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 \
 		--out target/elastic_split
-	$(CARGO) run $(TEST_FEATURES) --example gray_scott -- --n 64 --steps 200 --report-every 100 --out target/gray_scott.png
+	$(CARGO) run $(TEST_FEATURES) --example gray_scott -- --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png
 	$(CARGO) run $(TEST_FEATURES) --example ising -- --size 64 --steps 40 --devices 3 --out target/ising_split.png
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke

@@ -18,6 +18,7 @@
 //! ```text
 //! cargo run --release --example gray_scott                     # 256², F = 0.0367, k = 0.0649: mitosis
 //! cargo run --release --example gray_scott -- --feed 0.026 --kill 0.051 --steps 20000  # stripes
+//! cargo run --release --example gray_scott -- --devices 2      # split over 2 devices, same picture
 //! ```
 //!
 //! The first steps are checked against the Rust function on the host (bit for bit); the
@@ -108,6 +109,10 @@ struct Args {
     /// Where to write the picture of v.
     #[arg(long, default_value = "out/gray_scott.png")]
     out: PathBuf,
+    /// Split the square along y over this many devices (the default device repeated); the
+    /// same bits as one device.
+    #[arg(long, default_value_t = 1)]
+    devices: usize,
 }
 
 fn main() -> Result<()> {
@@ -145,26 +150,50 @@ fn main() -> Result<()> {
     self_check(&device, &k, &u0, &v0, &u, &v)?;
 
     let config = fastest(&device, &k, &u0, &v0)?;
-    let plan = GrayScott::plan(&device, &config, shape)?;
+    let v_host = if args.devices > 1 {
+        let devices = Devices::new(vec![device.clone(); args.devices])?.periodic(true);
+        println!("split along y over {} devices", args.devices);
+        run(&devices, &config, &args, &k, &u0, &v0)?
+    } else {
+        run(&device, &config, &args, &k, &u0, &v0)?
+    };
+    plot(&args.out, &v_host)?;
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+/// The run on one device or split over several (the same calls, the same bits): the step's
+/// plan, the reporting step with its fused `Sum<f64>` every `--report-every` steps. Returns `v`.
+fn run<D: Target>(
+    target: &D,
+    config: &LaunchConfig,
+    args: &Args,
+    k: &Gs,
+    u0: &HostGrid<f32>,
+    v0: &HostGrid<f32>,
+) -> Result<HostGrid<f32>> {
+    let shape = u0.shape();
+    let plan = GrayScott::plan(target, config, shape)?;
     // The reduction's launch: rows per work-item amortise the work-group's fold.
     let report_config = LaunchConfig {
         points: Some(4),
         ..LaunchConfig::variant(Variant::Plain)
     };
-    let report = GrayScottMass::plan(&device, &report_config, shape)?;
+    let report = GrayScottMass::plan(target, &report_config, shape)?;
+    let (mut u, mut v) = (PingPong::from_host(target, u0)?, PingPong::from_host(target, v0)?);
     let mut mass = Reduction::new();
     let start = Instant::now();
     for step in 1..=args.steps {
         let ((un, uc), (vn, vc)) = (u.split(), v.split());
         if step % args.report_every == 0 || step == args.steps {
-            GrayScottMass::launch_plan(&report, (un, vn, &mut mass), uc, vc, &k)?;
+            GrayScottMass::launch_plan(&report, (un, vn, &mut mass), uc, vc, k)?;
             let total = mass.value()?;
             if !total.is_finite() {
                 bail!("diverged at step {step}");
             }
             println!("step {step:6}: sum of v = {total:.4}");
         } else {
-            GrayScott::enqueue_plan(&plan, (un, vn), uc, vc, &k)?;
+            GrayScott::enqueue_plan(&plan, (un, vn), uc, vc, k)?;
         }
         u.swap();
         v.swap();
@@ -176,9 +205,7 @@ fn main() -> Result<()> {
         args.steps,
         wall * 1e6 / args.steps as f64
     );
-    plot(&args.out, &v_host)?;
-    println!("wrote {}", args.out.display());
-    Ok(())
+    Ok(v_host)
 }
 
 /// The fastest variant of the step on this device, timed by the tuner (one device time per

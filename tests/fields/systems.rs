@@ -332,3 +332,33 @@ fn levels_refuse_no_state_and_mismatched_shapes() {
     let (_, past) = one.split();
     assert_eq!((past.len(), past.get(1).is_none()), (1, true));
 }
+
+/// Three time levels split over devices: the same bits as one device.
+#[test]
+fn leapfrog_levels_on_devices_equal_one_device() {
+    let dev = device();
+    let shape = Shape::d2(21, 40);
+    let mut r = rng(17);
+    let previous = random_f64(shape, &mut r, -1.0, 1.0);
+    let current = random_f64(shape, &mut r, -1.0, 1.0);
+    let devices = Devices::new(vec![dev.clone(), dev.clone(), dev.clone()]).unwrap();
+    let (one, split) = (
+        Leapfrog::plan(&dev, &LaunchConfig::default(), shape).unwrap(),
+        Leapfrog::plan(&devices, &LaunchConfig::default(), shape).unwrap(),
+    );
+    let mut a = Levels::from_hosts(&dev, &[&previous, &current]).unwrap();
+    let mut b = Levels::from_hosts(&devices, &[&previous, &current]).unwrap();
+    for _ in 0..30 {
+        let (next, past) = a.split();
+        Leapfrog::launch_plan(&one, next, &past[0], &past[1], 0.3).unwrap();
+        a.rotate();
+        let (next, past) = b.split();
+        Leapfrog::launch_plan(&split, next, &past[0], &past[1], 0.3).unwrap();
+        b.rotate();
+    }
+    same(
+        "leapfrog on 3 devices",
+        &b.current().to_host().unwrap(),
+        &a.current().to_host().unwrap(),
+    );
+}
