@@ -142,3 +142,83 @@ where
     ctx.report.results.extend(rows);
     Ok(())
 }
+
+/// Jacobi f32 with the cell kind computed from the point (`at: Point`) instead of read from
+/// the mask (issue 14: "masks computed where the user's code allows"): checked bit for bit
+/// against the masked stencil's host reference, then timed in plain configurations.
+pub(super) fn run_jacobi_computed(ctx: &mut Ctx, shape: Shape) -> Result<()> {
+    use crate::kernels::{Body, Coeffs, Jacobi, JacobiComputed};
+    use clforge::runtime::{DeviceGrid, HostGrid, PingPong};
+    let case_name = "jacobi f32 computed mask".to_string();
+    ctx.progress.step(&format!("{case_name} {shape}: host data and upload"));
+    if !ctx.fits(&case_name, shape, 4, 3, 0) {
+        return Ok(());
+    }
+    let host = JacobiHost::<f32>::new(shape)?;
+    let [x1, y1, x2, y2] = host.body.map(|v| v as i32);
+    let body = Body { x1, y1, x2, y2 };
+    let k = Coeffs {
+        a: 0.25,
+        b: 0.25,
+        c: -0.05,
+    };
+    let dev = ctx.dev;
+    // The check: the computed kind gives the masked stencil's values, bit for bit.
+    let mut want = HostGrid::new(shape)?;
+    Jacobi::apply_host(&mut want, &host.psi, &host.w, &host.cell, &k)?;
+    let (psi, w) = (
+        DeviceGrid::from_host(dev, &host.psi)?,
+        DeviceGrid::from_host(dev, &host.w)?,
+    );
+    let mut out = DeviceGrid::new(dev, shape)?;
+    JacobiComputed::launch(&LaunchConfig::default(), &mut out, &psi, &w, &body, &k)?.wait()?;
+    if out.to_host()?.data() != want.data() {
+        anyhow::bail!("{case_name} {shape}: the computed cell kinds disagree with the mask");
+    }
+    let mut pp = PingPong::from_host(dev, &host.psi)?;
+    let mut rows = Vec::new();
+    let configs: &[([usize; 3], usize)] = if ctx.opts.quick {
+        &[([32, 4, 1], 1), ([32, 4, 1], 4)]
+    } else {
+        &[
+            ([32, 4, 1], 1),
+            ([32, 4, 1], 2),
+            ([32, 4, 1], 4),
+            ([32, 4, 1], 8),
+            ([32, 8, 1], 4),
+            ([64, 4, 1], 4),
+            ([128, 2, 1], 4),
+        ]
+    };
+    for &(wg, points) in configs {
+        let config = LaunchConfig {
+            points: Some(points),
+            work_group: Some(wg),
+            ..LaunchConfig::variant(Variant::Plain)
+        };
+        ctx.progress.step(&format!(
+            "{case_name} {shape}: plain {}x{} x{points} points",
+            wg[0], wg[1]
+        ));
+        let plan = JacobiComputed::plan(dev, &config, shape)?;
+        let t = time_launches(ctx.opts.reps, || {
+            let (next, cur) = pp.split();
+            let ev = JacobiComputed::launch_plan(&plan, next, cur, &w, &body, &k).map_err(anyhow::Error::from);
+            pp.swap();
+            ev
+        })?;
+        rows.push(Row::new(
+            &case_name,
+            shape,
+            "clforge",
+            "jacobi_computed_plain",
+            format!("plain {}x{} x{points} points", wg[0], wg[1]),
+            12.0,
+            7.0,
+            t,
+            ctx.copy_gb_s,
+        ));
+    }
+    ctx.report.results.extend(rows);
+    Ok(())
+}

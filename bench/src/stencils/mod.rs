@@ -149,6 +149,7 @@ pub fn run(dev: &Device, opts: &Options, suite: &str) -> Result<Report> {
 
     for &shape in &opts.sizes_2d {
         jacobi::run_jacobi(&mut ctx, cases::jacobi_f32(), shape)?;
+        jacobi::run_jacobi_computed(&mut ctx, shape)?;
         if opts.f64 && dev.info().fp64 {
             jacobi::run_jacobi(&mut ctx, cases::jacobi_f64(), shape)?;
         }
