@@ -477,11 +477,14 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
             }
         }
     }
-    // The plain kernel walking 2, 4 or 8 points along the slowest axis per work-item.
+    // The plain kernel walking 2, 3, 4 or 8 points along the slowest axis per work-item, in
+    // work-groups of the first shapes and (2-D) 64 x 2: on the H100 Jacobi f32 at 8192² ran
+    // fastest with 3 rows in 32 x 4 or 4 rows in 64 x 2 (docs/PERFORMANCE.md).
     if spec.rank > 1 {
         let slow = spec.rank - 1;
-        for &wg in wgs.iter().take(3) {
-            for points in [2, 4, 8] {
+        let extra: &[[usize; 3]] = if spec.rank == 2 { &[[64, 2, 1]] } else { &[] };
+        for &wg in wgs.iter().take(3).chain(extra) {
+            for points in [2, 3, 4, 8] {
                 let c = LaunchConfig {
                     variant: Variant::Plain,
                     work_group: Some(wg),
