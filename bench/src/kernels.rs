@@ -92,3 +92,17 @@ pub fn jacobi_computed(psi: &Grid<f32>, w: &Grid<f32>, at: Point, b: &Body, k: &
         k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0)
     }
 }
+
+/// [`jacobi_computed`] in double precision.
+#[stencil(boundary = clamp)]
+pub fn jacobi_computed_f64(psi: &Grid<f64>, w: &Grid<f64>, at: Point, b: &Body, k: &Coeffs64) -> f64 {
+    let wall = at.y == 0 || at.y == at.ny - 1 || at.x == 0;
+    let body = at.x >= b.x1 && at.x <= b.x2 && at.y >= b.y1 && at.y <= b.y2;
+    if wall || body {
+        psi.at(0, 0)
+    } else if at.x == at.nx - 1 {
+        psi.at(-1, 0)
+    } else {
+        k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0)
+    }
+}

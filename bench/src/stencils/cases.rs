@@ -9,7 +9,9 @@ use clforge::runtime::{
 };
 
 use crate::baselines::seed002::{self, SeedKernel, SeedShape};
-use crate::kernels::{Coeffs, Coeffs64, Heat3d, Jacobi, JacobiF64, BODY, FLUID, OUTFLOW};
+use crate::kernels::{
+    Body, Coeffs, Coeffs64, Heat3d, Jacobi, JacobiComputed, JacobiComputedF64, JacobiF64, BODY, FLUID, OUTFLOW,
+};
 use crate::options::describe;
 use crate::real::Real;
 use crate::report::Check;
@@ -35,6 +37,31 @@ pub struct JacobiKernel<T: Scalar, K> {
     #[allow(clippy::type_complexity)]
     pub host: fn(&mut HostGrid<T>, &HostGrid<T>, &HostGrid<T>, &HostGrid<u8>, &K) -> RtResult<()>,
     pub coeffs: fn([f32; 3]) -> K,
+}
+
+/// A Jacobi stencil that computes its cell kind from the point (no mask), beside the masked
+/// one whose host reference it must equal.
+pub struct ComputedKernel<T: Scalar, K> {
+    pub masked: JacobiKernel<T, K>,
+    pub spec: fn() -> StencilSpec,
+    #[allow(clippy::type_complexity)]
+    pub launch: fn(&StencilPlan, &mut DeviceGrid<T>, &DeviceGrid<T>, &DeviceGrid<T>, &Body, &K) -> RtResult<Event>,
+}
+
+pub fn computed_f32() -> ComputedKernel<f32, Coeffs> {
+    ComputedKernel {
+        masked: jacobi_f32(),
+        spec: JacobiComputed::spec,
+        launch: JacobiComputed::launch_plan,
+    }
+}
+
+pub fn computed_f64() -> ComputedKernel<f64, Coeffs64> {
+    ComputedKernel {
+        masked: jacobi_f64(),
+        spec: JacobiComputedF64::spec,
+        launch: JacobiComputedF64::launch_plan,
+    }
 }
 
 pub fn jacobi_f32() -> JacobiKernel<f32, Coeffs> {

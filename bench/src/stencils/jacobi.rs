@@ -6,7 +6,7 @@ use std::mem::size_of;
 use anyhow::{Context, Result};
 use clforge::runtime::{LaunchConfig, Shape, Tile, Variant};
 
-use super::cases::{JacobiCase, JacobiHost, JacobiKernel};
+use super::cases::{ComputedKernel, JacobiCase, JacobiHost, JacobiKernel};
 use super::{time_and_tune, Ctx, Timed};
 use crate::baselines::seed002::{self, Seed, SeedKernel, SeedShape};
 use crate::measure::time_launches;
@@ -143,35 +143,33 @@ where
     Ok(())
 }
 
-/// Jacobi f32 with the cell kind computed from the point (`at: Point`) instead of read from
-/// the mask (issue 14: "masks computed where the user's code allows"): checked bit for bit
-/// against the masked stencil's host reference, then timed in plain configurations.
-pub(super) fn run_jacobi_computed(ctx: &mut Ctx, shape: Shape) -> Result<()> {
-    use crate::kernels::{Body, Coeffs, Jacobi, JacobiComputed};
-    use clforge::runtime::{DeviceGrid, HostGrid, PingPong};
-    let case_name = "jacobi f32 computed mask".to_string();
+/// Jacobi with the cell kind computed from the point (`at: Point`) instead of read from the
+/// mask (issue 14: "masks computed where the user's code allows"): checked bit for bit against
+/// the masked stencil's host reference, then timed in plain configurations.
+pub(super) fn run_jacobi_computed<T: Real, K>(ctx: &mut Ctx, kernel: ComputedKernel<T, K>, shape: Shape) -> Result<()> {
+    use crate::kernels::Body;
+    use clforge::runtime::{DeviceGrid, HostGrid, PingPong, StencilPlan};
+    let case_name = format!("jacobi {} computed mask", T::NAME);
+    let elem = size_of::<T>();
     ctx.progress.step(&format!("{case_name} {shape}: host data and upload"));
-    if !ctx.fits(&case_name, shape, 4, 3, 0) {
+    if !ctx.fits(&case_name, shape, elem, 3, 0) {
         return Ok(());
     }
-    let host = JacobiHost::<f32>::new(shape)?;
+    let host = JacobiHost::<T>::new(shape)?;
     let [x1, y1, x2, y2] = host.body.map(|v| v as i32);
     let body = Body { x1, y1, x2, y2 };
-    let k = Coeffs {
-        a: 0.25,
-        b: 0.25,
-        c: -0.05,
-    };
+    let k = (kernel.masked.coeffs)([0.25, 0.25, -0.05]);
     let dev = ctx.dev;
     // The check: the computed kind gives the masked stencil's values, bit for bit.
     let mut want = HostGrid::new(shape)?;
-    Jacobi::apply_host(&mut want, &host.psi, &host.w, &host.cell, &k)?;
+    (kernel.masked.host)(&mut want, &host.psi, &host.w, &host.cell, &k)?;
     let (psi, w) = (
         DeviceGrid::from_host(dev, &host.psi)?,
         DeviceGrid::from_host(dev, &host.w)?,
     );
     let mut out = DeviceGrid::new(dev, shape)?;
-    JacobiComputed::launch(&LaunchConfig::default(), &mut out, &psi, &w, &body, &k)?.wait()?;
+    let plan = StencilPlan::new(dev, (kernel.spec)(), &LaunchConfig::default(), shape)?;
+    (kernel.launch)(&plan, &mut out, &psi, &w, &body, &k)?.wait()?;
     if out.to_host()?.data() != want.data() {
         anyhow::bail!("{case_name} {shape}: the computed cell kinds disagree with the mask");
     }
@@ -205,10 +203,10 @@ pub(super) fn run_jacobi_computed(ctx: &mut Ctx, shape: Shape) -> Result<()> {
             "{case_name} {shape}: plain {}x{} x{points} points",
             wg[0], wg[1]
         ));
-        let plan = JacobiComputed::plan(dev, &config, shape)?;
+        let plan = StencilPlan::new(dev, (kernel.spec)(), &config, shape)?;
         let t = time_launches(ctx.opts.reps, || {
             let (next, cur) = pp.split();
-            let ev = JacobiComputed::launch_plan(&plan, next, cur, &w, &body, &k).map_err(anyhow::Error::from);
+            let ev = (kernel.launch)(&plan, next, cur, &w, &body, &k).map_err(anyhow::Error::from);
             pp.swap();
             ev
         })?;
@@ -216,9 +214,13 @@ pub(super) fn run_jacobi_computed(ctx: &mut Ctx, shape: Shape) -> Result<()> {
             &case_name,
             shape,
             "clforge",
-            "jacobi_computed_plain",
+            if elem == 4 {
+                "jacobi_computed_plain"
+            } else {
+                "jacobi_computed_f64_plain"
+            },
             format!("plain {}x{} x{points} points", wg[0], wg[1]),
-            12.0,
+            (3 * elem) as f64,
             7.0,
             t,
             ctx.copy_gb_s,

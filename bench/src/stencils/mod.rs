@@ -149,9 +149,10 @@ pub fn run(dev: &Device, opts: &Options, suite: &str) -> Result<Report> {
 
     for &shape in &opts.sizes_2d {
         jacobi::run_jacobi(&mut ctx, cases::jacobi_f32(), shape)?;
-        jacobi::run_jacobi_computed(&mut ctx, shape)?;
+        jacobi::run_jacobi_computed(&mut ctx, cases::computed_f32(), shape)?;
         if opts.f64 && dev.info().fp64 {
             jacobi::run_jacobi(&mut ctx, cases::jacobi_f64(), shape)?;
+            jacobi::run_jacobi_computed(&mut ctx, cases::computed_f64(), shape)?;
         }
     }
     for &shape in &opts.sizes_3d {
