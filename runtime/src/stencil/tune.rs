@@ -477,25 +477,33 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
             }
         }
     }
-    // The plain kernel walking 2, 3, 4 or 8 points along the slowest axis per work-item, in
-    // work-groups of the first shapes and (2-D) 64 x 2: on the H100 Jacobi f32 at 8192² ran
-    // fastest with 3 rows in 32 x 4 or 4 rows in 64 x 2 (docs/PERFORMANCE.md).
+    // The plain kernel walking 2, 4 or 8 points along the slowest axis per work-item in the
+    // first work-group shapes, and in 2-D 3 rows in 32 x 4 and 3 or 4 in 64 x 2: on the H100
+    // Jacobi at 8192² ran fastest so, f32 and f64 (docs/PERFORMANCE.md). Each candidate is a
+    // build (a few seconds on PoCL), so the list stays short.
     if spec.rank > 1 {
         let slow = spec.rank - 1;
-        let extra: &[[usize; 3]] = if spec.rank == 2 { &[[64, 2, 1]] } else { &[] };
-        for &wg in wgs.iter().take(3).chain(extra) {
-            for points in [2, 3, 4, 8] {
-                let c = LaunchConfig {
-                    variant: Variant::Plain,
-                    work_group: Some(wg),
-                    points: Some(points),
-                    ..LaunchConfig::default()
-                };
-                let mut items = dims;
-                items[slow] = items[slow].div_ceil(points);
-                if items[slow] >= 1 && dims[slow] >= 2 * points && fits_grid(wg, items) && fits_device(&c) {
-                    push(c);
-                }
+        let extra: &[([usize; 3], usize)] = if spec.rank == 2 {
+            &[([32, 4, 1], 3), ([64, 2, 1], 3), ([64, 2, 1], 4)]
+        } else {
+            &[]
+        };
+        let pairs = wgs
+            .iter()
+            .take(3)
+            .flat_map(|&wg| [2, 4, 8].map(|p| (wg, p)))
+            .chain(extra.iter().copied());
+        for (wg, points) in pairs {
+            let c = LaunchConfig {
+                variant: Variant::Plain,
+                work_group: Some(wg),
+                points: Some(points),
+                ..LaunchConfig::default()
+            };
+            let mut items = dims;
+            items[slow] = items[slow].div_ceil(points);
+            if items[slow] >= 1 && dims[slow] >= 2 * points && fits_grid(wg, items) && fits_device(&c) {
+                push(c);
             }
         }
     }
