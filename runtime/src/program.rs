@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
 use crate::cl::{self, ArgValue, Kernel, Target};
@@ -324,6 +324,17 @@ impl Program {
         Ok(KernelRef {
             slot: self.kernel(kernel)?,
         })
+    }
+
+    /// The kernel object `kernel`, looked up by name once and kept in `cell`.
+    pub(crate) fn cached_kernel<'c>(&self, cell: &'c OnceLock<KernelRef>, kernel: &str) -> Result<&'c KernelRef> {
+        match cell.get() {
+            Some(k) => Ok(k),
+            None => {
+                let k = self.kernel_ref(kernel)?;
+                Ok(cell.get_or_init(|| k))
+            }
+        }
     }
 
     /// [`Program::launch`] of a kernel resolved by [`Program::kernel_ref`]; `name` labels

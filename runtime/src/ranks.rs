@@ -27,7 +27,7 @@ use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{HostGrid, Params, Shape};
 use crate::program::Event;
-use crate::split::{refresh_inputs, Halo, Layout, DEFAULT_DEPTH};
+use crate::split::{check_layout, refresh_inputs, Halo, Layout, DEFAULT_DEPTH};
 use crate::stencil::target::{GridOn, Launch, Target, TargetGrid};
 use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
 
@@ -497,14 +497,10 @@ impl RankPlan {
             .iter()
             .filter(|o| o.arg.reducer().is_none())
             .map(|o| match o.grid {
-                Some((name, g)) if g.layout() != &*self.layout => Err(Error::InvalidConfig(format!(
-                    "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan \
-                         from the same `Ranks` and shape",
-                    self.name,
-                    g.layout().owned(),
-                    self.layout.owned()
-                ))),
-                Some((_, g)) => Ok(g),
+                Some((name, g)) => {
+                    let what = format!("output `{name}` of stencil `{}`", self.name);
+                    check_layout(&what, g.layout(), &self.layout).map(|()| g)
+                }
                 None => Err(Error::InvalidConfig(format!(
                     "an output of stencil `{}` is not a grid",
                     self.name
@@ -515,7 +511,7 @@ impl RankPlan {
         let grids = args.iter().filter_map(|a| a.grid);
         let valid = self
             .ranks
-            .failed(refresh_inputs(self.name, &self.layout, self.reach, &self.layout, grids))?;
+            .failed(refresh_inputs(self.name, &self.layout, self.reach, grids))?;
         let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
         let out_list: Vec<StencilArg<'_>> = outs.iter().map(|a| a.arg.clone()).collect();
         let ev = self.ranks.failed(self.plan.launch_outputs(&out_list, &list))?;
@@ -933,13 +929,8 @@ impl RankLatticePlan {
         let colours = self.spec.colours;
         for colour in 0..colours {
             let grids = args.iter().filter_map(|a| a.grid);
-            self.ranks.failed(refresh_inputs(
-                self.spec.name,
-                &self.layout,
-                self.reach,
-                &self.layout,
-                grids,
-            ))?;
+            self.ranks
+                .failed(refresh_inputs(self.spec.name, &self.layout, self.reach, grids))?;
             let kernel = self.ranks.failed(self.plan.kernel_ref())?;
             let event = colour == 0 || colour + 1 == colours;
             let ev = self.ranks.failed(self.plan.launch_colour(

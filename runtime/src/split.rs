@@ -456,32 +456,33 @@ impl<T: Scalar> SplitGrid<T> {
     }
 }
 
-/// Checks that `out` and every grid argument are split as the plan (`layout`), exchanges each
-/// input whose valid halo is shallower than the launch's `reach`, and returns the depth the
-/// output's halo is valid to before the launch's reach is taken off.
+/// A grid (`what` `name` of `owner`, e.g. "output `u` of stencil `gs`") split as `grid`, for
+/// a plan split as `plan`: an error unless they are the same split.
+pub(crate) fn check_layout(what: &str, grid: &Layout, plan: &Layout) -> Result<()> {
+    if grid == plan {
+        Ok(())
+    } else {
+        Err(Error::InvalidConfig(format!(
+            "{what} is split as {:?}, the plan as {:?}: make grids and plan from the same `Devices` (or `Ranks`) \
+             and shape",
+            grid.owned(),
+            plan.owned()
+        )))
+    }
+}
+
+/// Checks that every grid argument is split as the plan (`layout`), exchanges each input
+/// whose valid halo is shallower than the launch's `reach`, and returns the depth the
+/// outputs' halos are valid to before the launch's reach is taken off.
 pub(crate) fn refresh_inputs<'a>(
     stencil: &str,
     layout: &Layout,
     reach: usize,
-    out: &Layout,
     grids: impl Iterator<Item = (&'a str, &'a dyn Halo)>,
 ) -> Result<usize> {
-    let check = |what: &str, l: &Layout| {
-        if l == layout {
-            Ok(())
-        } else {
-            Err(Error::InvalidConfig(format!(
-                "grid `{what}` of stencil `{stencil}` is split as {:?}, the plan as {:?}: make grids and plan from \
-                 the same `Devices` (or `Ranks`) and shape",
-                l.owned(),
-                layout.owned()
-            )))
-        }
-    };
-    check("out", out)?;
     let mut valid = layout.depth;
     for (name, g) in grids {
-        check(name, g.layout())?;
+        check_layout(&format!("grid `{name}` of stencil `{stencil}`"), g.layout(), layout)?;
         if g.valid_depth() < reach {
             g.exchange()?;
         }
@@ -680,19 +681,15 @@ impl SplitPlan {
                     self.name
                 )));
             };
-            if g.layout() != &*self.layout {
-                return Err(Error::InvalidConfig(format!(
-                    "output `{name}` of stencil `{}` is split as {:?}, the plan as {:?}: make grids and plan from \
-                     the same `Devices` (or `Ranks`) and shape",
-                    self.name,
-                    g.layout().owned(),
-                    self.layout.owned()
-                )));
-            }
+            check_layout(
+                &format!("output `{name}` of stencil `{}`", self.name),
+                g.layout(),
+                &self.layout,
+            )?;
             out_grids.push(g);
         }
         let grids = args.iter().filter_map(|a| a.grid);
-        let valid = refresh_inputs(self.name, &self.layout, self.reach, &self.layout, grids)?;
+        let valid = refresh_inputs(self.name, &self.layout, self.reach, grids)?;
         let mut largest: Option<(usize, Event)> = None;
         for (i, plan) in self.parts.iter().enumerate() {
             let n = self.parts.len();

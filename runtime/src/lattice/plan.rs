@@ -306,13 +306,7 @@ impl LatticePlan {
 
     /// The kernel object, looked up by name on the first launch only.
     pub(crate) fn kernel_ref(&self) -> Result<&KernelRef> {
-        match self.kernel_ref.get() {
-            Some(k) => Ok(k),
-            None => {
-                let k = self.program.kernel_ref(self.spec.kernel)?;
-                Ok(self.kernel_ref.get_or_init(|| k))
-            }
-        }
+        self.program.cached_kernel(&self.kernel_ref, self.spec.kernel)
     }
 
     /// Places an unpacked rule's grid in a split lattice: its first row and plane in the whole

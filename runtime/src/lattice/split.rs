@@ -14,7 +14,7 @@ use crate::buffer::Scalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::host::{Boundary, Shape};
-use crate::split::{refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
+use crate::split::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
 use crate::stencil::target::Launch;
 use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
 
@@ -169,15 +169,11 @@ impl SplitLatticePlan {
         seed: u64,
         step: u32,
     ) -> Result<StepEvents> {
-        if state.layout() != &*self.layout {
-            return Err(Error::InvalidConfig(format!(
-                "the state of lattice rule `{}` is split as {:?}, the plan as {:?}: make both from the same \
-                 `Devices` and shape",
-                self.spec.name,
-                state.layout().owned(),
-                self.layout.owned()
-            )));
-        }
+        check_layout(
+            &format!("the state of lattice rule `{}`", self.spec.name),
+            state.layout(),
+            &self.layout,
+        )?;
         let n = self.parts.len();
         let slabs: Vec<Vec<StencilArg<'_>>> = (0..n).map(|i| slab_args(args, i, n)).collect();
         for (plan, a) in self.parts.iter().zip(&slabs) {
@@ -190,7 +186,6 @@ impl SplitLatticePlan {
                 self.spec.name,
                 &self.layout,
                 self.reach,
-                &self.layout,
                 args.iter().filter_map(|a| a.halo()),
             )?;
             for (i, (plan, a)) in self.parts.iter().zip(&slabs).enumerate() {

@@ -720,18 +720,12 @@ impl StencilPlan {
         for (cl, &v) in cl_args[at + 3..].iter_mut().zip(tail) {
             *cl = Arg::i32(v);
         }
-        let kernel = match self.kernel_ref.get() {
-            Some(k) => k,
-            None => {
-                let k = self.program.kernel_ref(&self.kernel)?;
-                self.kernel_ref.get_or_init(|| k)
-            }
-        };
+        let kernel = self.program.cached_kernel(&self.kernel_ref, &self.kernel)?;
         let ev = self
             .program
             .launch_kernel(kernel, &self.kernel, &self.global, Some(&self.local), cl_args, event)?;
         // The folds queue behind the launch on the same in-order queue.
-        for (name, b) in self.folds.iter().zip(&folds) {
+        for ((name, cell), b) in self.folds.iter().zip(&self.fold_refs).zip(&folds) {
             let groups = i32::try_from(self.groups).map_err(|_| Error::TooLarge {
                 what: format!("reduction of kernel `{}`", self.kernel),
                 detail: format!("{} work-groups exceed the fold's 32-bit count", self.groups),
@@ -739,7 +733,7 @@ impl StencilPlan {
             // Two passes when there are many partials: many work-groups fold chunks in
             // parallel, then one folds their values (one group alone would take ~100 us on
             // an H100 for the 0.5 M partials of an 8192² launch).
-            let k = self.fold_ref(name)?;
+            let k = self.program.cached_kernel(cell, name)?;
             let items = self.fold_items;
             let first = self.groups.div_ceil(items * 4).clamp(1, crate::reduce::FOLD_GROUPS);
             if first > 1 {
@@ -756,21 +750,6 @@ impl StencilPlan {
             }
         }
         Ok(ev)
-    }
-
-    /// The fold kernel `name`, looked up once.
-    fn fold_ref(&self, name: &str) -> Result<&KernelRef> {
-        let i = self.folds.iter().position(|f| *f == name).unwrap_or(0);
-        match self.fold_refs.get(i).and_then(|r| r.get()) {
-            Some(k) => Ok(k),
-            None => {
-                let k = self.program.kernel_ref(name)?;
-                match self.fold_refs.get(i) {
-                    Some(cell) => Ok(cell.get_or_init(|| k)),
-                    None => Err(Error::InvalidConfig(format!("no fold kernel `{name}`"))),
-                }
-            }
-        }
     }
 }
 
