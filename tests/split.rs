@@ -157,6 +157,51 @@ fn a_split_jacobi_gives_the_single_device_bits_for_every_variant_and_boundary() 
 }
 
 #[test]
+fn overlapped_exchanges_are_taken_where_kernels_allow_and_give_the_same_bits() {
+    let d = device();
+    let shape = Shape::d2(31, 43);
+    let two = Devices::new(vec![d.clone(); 2]).unwrap().depth(4).unwrap();
+    // Which kernels overlap: those launched over a range of planes by global id.
+    let plan = |devices: &Devices, config: &LaunchConfig| JacobiState::plan(devices, config, shape).unwrap();
+    let points = LaunchConfig {
+        points: Some(3),
+        ..LaunchConfig::variant(Variant::Plain)
+    };
+    for (config, overlaps) in [
+        (LaunchConfig::variant(Variant::Plain), true),
+        (LaunchConfig::variant(Variant::Vector), true),
+        (points.clone(), true),
+        (LaunchConfig::variant(Variant::Tiled), false),
+        (LaunchConfig::steps(2, Tile { x: 8, y: 8, rows: 2 }), false),
+    ] {
+        assert_eq!(plan(&two, &config).overlaps(), overlaps, "{config:?}");
+        assert!(!plan(&two.clone().overlap(false), &config).overlaps(), "{config:?}");
+    }
+    let one = Devices::new(vec![d.clone()]).unwrap();
+    assert!(!plan(&one, &LaunchConfig::default()).overlaps());
+    let heat = |config: &LaunchConfig| Heat3::plan(&two, config, Shape::d3(8, 9, 20)).unwrap().overlaps();
+    assert!(heat(&LaunchConfig::variant(Variant::Tiled)));
+    // Overlapped and exchange-first launches give one device's bits: slabs from 2 to 40
+    // planes (an interior that is empty, thin or wide), depths whose exchanges keep 0 to 3
+    // current planes, 1 and 3 points per work-item.
+    for (weights, depth) in [(vec![1.0, 1.0], 1), (vec![1.0, 9.0, 1.0], 4), (vec![4.0, 1.0], 7)] {
+        for overlap in [true, false] {
+            let devices = Devices::new(vec![d.clone(); weights.len()])
+                .unwrap()
+                .with_weights(&weights)
+                .unwrap()
+                .depth(depth)
+                .unwrap()
+                .overlap(overlap);
+            for config in [LaunchConfig::default(), points.clone()] {
+                jacobi_parity(&devices, shape, &config, 2 * depth + 3)
+                    .unwrap_or_else(|e| panic!("weights {weights:?}, depth {depth}, overlap {overlap}, {config:?}: {e}"));
+            }
+        }
+    }
+}
+
+#[test]
 fn uneven_splits_and_every_depth_give_the_same_bits() {
     let d = device();
     let shape = Shape::d2(19, 41);

@@ -43,6 +43,8 @@ pub struct Row {
     pub shape: String,
     pub shares: Vec<(usize, usize)>,
     pub depth: usize,
+    /// Exchanges overlapped with interior work (`Devices::overlap`), else exchange first.
+    pub overlap: bool,
     pub step_us: f64,
     pub step_min_us: f64,
     pub exchange_us: f64,
@@ -53,6 +55,9 @@ pub struct Row {
     pub efficiency: f64,
     /// Strong: t(1) / t(n).
     pub speedup: f64,
+    /// Overlapped rows: the share of the exchange time per step that overlap hides, from the
+    /// same configuration exchanging first: (t_first - t_overlapped) / (exchange × exch/step).
+    pub hidden: Option<f64>,
 }
 
 /// The suite's report.
@@ -76,35 +81,39 @@ impl Report {
                 .collect::<Vec<_>>()
         );
         s += &format!(
-            "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>10} {:>10} {:>12} {:>8} {:>8} {:>7} {:>7}\n",
+            "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>4} {:>10} {:>10} {:>12} {:>8} {:>8} {:>7} {:>7} {:>7}\n",
             "case",
             "scale",
             "dev",
             "shape",
             "depth",
+            "ovl",
             "step us",
             "min us",
             "exchange us",
             "exch/st",
             "exch %",
             "eff",
-            "speedup"
+            "speedup",
+            "hidden"
         );
         for r in &self.rows {
             s += &format!(
-                "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>10.1} {:>10.1} {:>12.1} {:>8.3} {:>7.1}% {:>6.1}% {:>7.2}\n",
+                "  {:<10} {:<6} {:>3} {:<16} {:>5} {:>4} {:>10.1} {:>10.1} {:>12.1} {:>8.3} {:>7.1}% {:>6.1}% {:>7.2} {:>7}\n",
                 r.case,
                 r.scaling,
                 r.devices,
                 r.shape,
                 r.depth,
+                if r.overlap { "yes" } else { "no" },
                 r.step_us,
                 r.step_min_us,
                 r.exchange_us,
                 r.exchanges_per_step,
                 100.0 * r.exchange_share,
                 100.0 * r.efficiency,
-                r.speedup
+                r.speedup,
+                r.hidden.map_or("-".to_string(), |h| format!("{:.0}%", 100.0 * h))
             );
         }
         s
@@ -343,16 +352,27 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize], cases: &[String]) -> Res
             };
             let single = run_case(None)?;
             let depths_here = if n == 1 { &depths[..1] } else { depths };
-            for &depth in depths_here {
+            // Stencils on several devices: exchange first, then overlapped (the FEM split
+            // exchanges its ghosts its own way).
+            let overlaps: &[bool] = if n == 1 || fem_case { &[false] } else { &[false, true] };
+            for (&depth, &overlap) in depths_here.iter().flat_map(|d| overlaps.iter().map(move |o| (d, o))) {
                 let devices = Devices::new(all[..n].to_vec())?
                     .with_weights(&rates.weights()[..n])?
-                    .depth(depth)?;
+                    .depth(depth)?
+                    .overlap(overlap);
                 let t = if n == 1 { single } else { run_case(Some(&devices))? };
                 let base = rows
                     .iter()
                     .find(|r: &&Row| r.case == case && r.scaling == scaling && r.devices == 1)
                     .map_or(t.step, |r| r.step_us);
                 let speedup = base / t.step;
+                let hidden = rows
+                    .iter()
+                    .find(|r: &&Row| {
+                        overlap && r.case == case && r.scaling == scaling && r.devices == n && r.depth == depth
+                    })
+                    .filter(|r| r.exchange_us * r.exchanges_per_step > 0.0)
+                    .map(|r| (r.step_us - t.step) / (r.exchange_us * r.exchanges_per_step));
                 rows.push(Row {
                     case: case.to_string(),
                     scaling,
@@ -360,6 +380,7 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize], cases: &[String]) -> Res
                     shape: shape.to_string(),
                     shares: devices.layout(shape)?.owned().to_vec(),
                     depth,
+                    overlap,
                     step_us: t.step,
                     step_min_us: t.min,
                     exchange_us: t.exchange,
@@ -371,6 +392,7 @@ pub fn run(dev: &Device, quick: bool, depths: &[usize], cases: &[String]) -> Res
                     },
                     efficiency: if scaling == "weak" { speedup } else { speedup / n as f64 },
                     speedup,
+                    hidden,
                 });
             }
         }

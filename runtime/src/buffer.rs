@@ -164,24 +164,38 @@ impl<T: Scalar> Buffer<T> {
         crate::cl::Pinned::new(self.device.queue(), len)
     }
 
-    /// Enqueues reading elements `offset..offset + out.len()` into `out`; returns at once.
+    /// Enqueues reading elements `offset..offset + out.len()` into `out` on the device's
+    /// `lane`, after the events `after`; returns at once.
     ///
     /// # Safety
     /// `out` must stay valid and untouched until the event completes.
-    pub(crate) unsafe fn read_at_async(&self, offset: usize, out: &mut [T]) -> Result<Event> {
+    pub(crate) unsafe fn read_at_async(
+        &self,
+        lane: cl::Lane,
+        offset: usize,
+        out: &mut [T],
+        after: &[Event],
+    ) -> Result<Event> {
         self.check_range(offset, out.len(), "read from")?;
         // SAFETY: forwarded to the caller.
-        unsafe { self.mem.read_at_async(self.device.queue(), offset, out) }
+        unsafe { self.mem.read_at_async((self.device.queue(), lane), offset, out, after) }
     }
 
-    /// Enqueues writing `data` into elements `offset..offset + data.len()`; returns at once.
+    /// Enqueues writing `data` into elements `offset..offset + data.len()` on the device's
+    /// `lane`, after the events `after`; returns at once.
     ///
     /// # Safety
     /// `data` must stay valid and unchanged until the event completes.
-    pub(crate) unsafe fn write_at_async(&self, offset: usize, data: &[T]) -> Result<Event> {
+    pub(crate) unsafe fn write_at_async(
+        &self,
+        lane: cl::Lane,
+        offset: usize,
+        data: &[T],
+        after: &[Event],
+    ) -> Result<Event> {
         self.check_range(offset, data.len(), "write to")?;
         // SAFETY: forwarded to the caller.
-        unsafe { self.mem.write_at_async(self.device.queue(), offset, data) }
+        unsafe { self.mem.write_at_async((self.device.queue(), lane), offset, data, after) }
     }
 
     fn check_range(&self, offset: usize, len: usize, what: &str) -> Result<()> {

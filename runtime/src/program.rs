@@ -314,7 +314,7 @@ impl Program {
         let sizes = self.work_sizes(global, local)?;
         let slot = self.kernel(kernel)?;
         let mut ev = Event::null();
-        self.enqueue(&slot, kernel, global.len(), sizes, args, Some(&mut ev))?;
+        self.enqueue(&slot, kernel, global.len(), sizes, args, Some(&mut ev), Placed::default())?;
         Ok(ev)
     }
 
@@ -349,13 +349,30 @@ impl Program {
         args: &[Arg<'_>],
         event: bool,
     ) -> Result<Option<Event>> {
+        self.launch_kernel_at(k, name, (global, local), None, args, event, &[])
+    }
+
+    /// [`Program::launch_kernel`] with global ids starting at `offset` (OpenCL's global work
+    /// offset) and after the events `after` (of any queue of this device's context).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_kernel_at(
+        &self,
+        k: &KernelRef,
+        name: &str,
+        (global, local): (&[usize], Option<&[usize]>),
+        offset: Option<[usize; 3]>,
+        args: &[Arg<'_>],
+        event: bool,
+        after: &[Event],
+    ) -> Result<Option<Event>> {
         let sizes = self.work_sizes(global, local)?;
+        let at = Placed { offset, after };
         if event {
             let mut ev = Event::null();
-            self.enqueue(&k.slot, name, global.len(), sizes, args, Some(&mut ev))?;
+            self.enqueue(&k.slot, name, global.len(), sizes, args, Some(&mut ev), at)?;
             Ok(Some(ev))
         } else {
-            self.enqueue(&k.slot, name, global.len(), sizes, args, None)?;
+            self.enqueue(&k.slot, name, global.len(), sizes, args, None, at)?;
             Ok(None)
         }
     }
@@ -378,12 +395,15 @@ impl Program {
         sizes: ([usize; 3], Option<[usize; 3]>),
         args: &[Arg<'_>],
         event: Option<&mut Event>,
+        at: Placed<'_>,
     ) -> Result<()> {
         let target = Target {
             queue: &self.inner.queue,
             device: self.inner.device_index,
             program: &self.inner.name,
             kernel,
+            offset: at.offset,
+            after: at.after,
         };
         lock(slot).enqueue(&target, dims, sizes, args.iter().map(|a| a.0), event)
     }
@@ -392,6 +412,13 @@ impl Program {
     pub(crate) fn same_as(&self, other: &Program) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
+}
+
+/// Where a launch starts (global work offset) and what it waits for.
+#[derive(Clone, Copy, Default)]
+struct Placed<'a> {
+    offset: Option<[usize; 3]>,
+    after: &'a [Event],
 }
 
 impl fmt::Debug for Program {

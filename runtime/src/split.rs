@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::buffer::{Buffer, Scalar};
-use crate::cl::Pinned;
+use crate::cl::{Lane, Pinned};
 use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{Boundary, HostGrid, Params, Shape};
@@ -39,6 +39,7 @@ pub struct Devices {
     weights: Vec<f64>,
     depth: usize,
     periodic: bool,
+    overlap: bool,
 }
 
 impl Devices {
@@ -56,6 +57,7 @@ impl Devices {
             weights,
             depth: DEFAULT_DEPTH,
             periodic: false,
+            overlap: true,
         })
     }
 
@@ -104,6 +106,17 @@ impl Devices {
     /// Stencils with `boundary = periodic` need it; others refuse it.
     pub fn periodic(mut self, periodic: bool) -> Devices {
         self.periodic = periodic;
+        self
+    }
+
+    /// Whether a launch that needs an exchange overlaps it with interior work (the default):
+    /// each device first computes the planes that do not read the stale halo, while the
+    /// edges travel on its transfer queue, then the planes next to the halos. Same bits
+    /// either way; `false` exchanges first and then launches (for measuring what overlap
+    /// hides). Kernels that cannot be launched over a range of planes (2-D tiled, steps,
+    /// reductions) always exchange first.
+    pub fn overlap(mut self, overlap: bool) -> Devices {
+        self.overlap = overlap;
         self
     }
 
@@ -302,7 +315,23 @@ pub struct SplitGrid<T: Scalar> {
 
 struct Staging<T: Scalar> {
     buffers: Vec<Pinned<T>>,
+    /// The halo writes of the last exchange (they read `buffers`).
     pending: Vec<Event>,
+    /// A started exchange ([`SplitGrid::exchange_start`]): its reads into `buffers` and the
+    /// halo planes next to the own planes it leaves as they are.
+    started: Option<(Vec<Event>, usize)>,
+}
+
+/// One halo fill of an exchange: slab `to` receives at element `at` the planes that slab
+/// `from` sends from element `src`.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    to: usize,
+    at: usize,
+    from: usize,
+    src: usize,
+    /// `to`'s lower halo (its planes nearest the own planes come last), else its upper.
+    lower: bool,
 }
 
 impl<T: Scalar> std::fmt::Debug for SplitGrid<T> {
@@ -317,8 +346,10 @@ impl<T: Scalar> std::fmt::Debug for SplitGrid<T> {
 
 impl<T: Scalar> Drop for SplitGrid<T> {
     fn drop(&mut self) {
-        // The last exchange's writes read the staging memory: let them finish first.
-        for e in lock(&self.staging).pending.drain(..) {
+        // The last exchange's reads and writes use the staging memory: let them finish first.
+        let mut st = lock(&self.staging);
+        let reads = st.started.take().map(|r| r.0).unwrap_or_default();
+        for e in st.pending.drain(..).chain(reads) {
             let _ = e.wait();
         }
     }
@@ -338,6 +369,7 @@ impl<T: Scalar> SplitGrid<T> {
             staging: Mutex::new(Staging {
                 buffers: Vec::new(),
                 pending: Vec::new(),
+                started: None,
             }),
         })
     }
@@ -401,58 +433,117 @@ impl<T: Scalar> SplitGrid<T> {
     }
 
     /// Fills every halo with the neighbours' current planes: all reads first (each waits for
-    /// its own device's queue while the others keep running), then the writes.
+    /// its own device's queue while the others keep running), then the writes, queued before
+    /// the next launches on each device.
     pub fn exchange(&self) -> Result<()> {
+        self.exchange_start(0)?;
+        self.exchange_finish(Lane::Compute).map(drop)
+    }
+
+    /// The halo fills of an exchange: a lower halo from the lower neighbour's upper edge, an
+    /// upper halo from the upper neighbour's lower edge.
+    fn moves(&self) -> Vec<Move> {
         let l = &self.layout;
         let k = self.parts.len();
-        let (d, p) = (l.depth, l.plane);
-        // (to slab, at element, from slab, at element): a lower halo from the lower
-        // neighbour's upper edge, an upper halo from the upper neighbour's lower edge.
         let mut moves = Vec::new();
         for i in 0..k {
             let [low, high] = l.edges(i);
             let (below, above) = ((i + k - 1) % k, (i + 1) % k);
-            if let (Some((_, at)), [_, Some((from, _))]) = (low, l.edges(below)) {
-                moves.push((i, at, below, from));
+            if let (Some((_, at)), [_, Some((src, _))]) = (low, l.edges(below)) {
+                moves.push(Move {
+                    to: i,
+                    at,
+                    from: below,
+                    src,
+                    lower: true,
+                });
             }
-            if let (Some((_, at)), [Some((from, _)), _]) = (high, l.edges(above)) {
-                moves.push((i, at, above, from));
+            if let (Some((_, at)), [Some((src, _)), _]) = (high, l.edges(above)) {
+                moves.push(Move {
+                    to: i,
+                    at,
+                    from: above,
+                    src,
+                    lower: false,
+                });
             }
         }
+        moves
+    }
+
+    /// Starts an exchange: each edge is read into pinned host memory on its device's transfer
+    /// queue once everything queued so far on that device has run; returns without waiting.
+    /// The `keep` halo planes next to each slab's own planes already hold current values and
+    /// are neither read nor rewritten, so a launch may read them meanwhile.
+    pub(crate) fn exchange_start(&self, keep: usize) -> Result<()> {
+        let (d, p) = (self.layout.depth, self.layout.plane);
+        let keep = keep.min(d);
+        let moves = self.moves();
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
         // The previous exchange's writes read the staging memory we are about to refill.
-        for e in st.pending.drain(..) {
+        for e in st.pending.drain(..).chain(st.started.take().map(|r| r.0).unwrap_or_default()) {
             e.wait()?;
         }
         if st.buffers.len() != moves.len() {
             st.buffers = moves
                 .iter()
-                .map(|&(_, _, j, _)| self.parts[j].buffer().pinned(d * p))
+                .map(|m| self.parts[m.from].buffer().pinned(d * p))
                 .collect::<Result<_>>()?;
         }
-        // All reads first, each on its source device's queue (the devices drain in parallel),
-        // then the writes, queued before the next launches on each target device.
+        // One marker per device: its transfers wait for the launches queued before them.
+        let mut markers: Vec<Option<Event>> = vec![None; self.parts.len()];
         let mut reads = Vec::with_capacity(moves.len());
-        for (&(_, _, j, from), buf) in moves.iter().zip(st.buffers.iter_mut()) {
-            // SAFETY: the staging buffer is owned by this grid and waited for just below.
+        let n = (d - keep) * p;
+        for (m, buf) in moves.iter().zip(st.buffers.iter_mut()) {
+            let part = &self.parts[m.from];
+            let marker = match &mut markers[m.from] {
+                Some(e) => e.clone(),
+                slot => slot.insert(part.device().queue().marker()?).clone(),
+            };
+            let src = if m.lower { m.src } else { m.src + keep * p };
+            // SAFETY: the staging buffer is owned by this grid; the read's event is kept in
+            // `started` and waited for before the buffer is refilled or dropped.
             reads.push(unsafe {
-                self.parts[j]
-                    .buffer()
-                    .read_at_async(from, &mut buf.as_mut_slice()[..d * p])
+                part.buffer()
+                    .read_at_async(Lane::Transfer, src, &mut buf.as_mut_slice()[..n], &[marker])
             }?);
         }
+        st.started = Some((reads, keep));
+        Ok(())
+    }
+
+    /// Completes a started exchange: waits for its reads and enqueues the halo writes on each
+    /// device's `lane` (the compute lane orders them before the next launches; the transfer
+    /// lane leaves that to the events returned, `(slab, write)`).
+    pub(crate) fn exchange_finish(&self, lane: Lane) -> Result<Vec<(usize, Event)>> {
+        let (d, p) = (self.layout.depth, self.layout.plane);
+        let mut staging = lock(&self.staging);
+        let st = &mut *staging;
+        let Some((reads, keep)) = st.started.take() else {
+            return Err(Error::InvalidConfig(
+                "a split grid's exchange was finished without being started".into(),
+            ));
+        };
         for r in &reads {
             r.wait()?;
         }
-        for (&(i, to, _, _), buf) in moves.iter().zip(st.buffers.iter()) {
+        let n = (d - keep) * p;
+        let mut writes = Vec::with_capacity(reads.len());
+        for (m, buf) in self.moves().iter().zip(st.buffers.iter()) {
+            let at = if m.lower { m.at } else { m.at + keep * p };
             // SAFETY: the write's event is kept in `pending` and waited for before the buffer
             // is refilled or dropped.
-            st.pending
-                .push(unsafe { self.parts[i].buffer().write_at_async(to, &buf.as_slice()[..d * p]) }?);
+            let ev = unsafe {
+                self.parts[m.to]
+                    .buffer()
+                    .write_at_async(lane, at, &buf.as_slice()[..n], &[])
+            }?;
+            st.pending.push(ev.clone());
+            writes.push((m.to, ev));
         }
         self.valid.store(d, Ordering::Relaxed);
-        Ok(())
+        Ok(writes)
     }
 }
 
@@ -498,6 +589,16 @@ pub(crate) trait Halo {
     fn exchange(&self) -> Result<()>;
     /// After a launch wrote the grid: its halo holds current values this deep.
     fn set_valid(&self, depth: usize);
+    /// Starts an exchange that leaves the `keep` current halo planes alone (see
+    /// [`SplitGrid::exchange_start`]); a grid that cannot overlap exchanges it here.
+    fn exchange_start(&self, _keep: usize) -> Result<()> {
+        self.exchange()
+    }
+    /// Completes [`Halo::exchange_start`]: the halo writes, `(slab, event)`, on the devices'
+    /// transfer queues; none where the exchange was already complete.
+    fn exchange_finish(&self) -> Result<Vec<(usize, Event)>> {
+        Ok(Vec::new())
+    }
 }
 
 impl<T: Scalar> Halo for SplitGrid<T> {
@@ -512,6 +613,12 @@ impl<T: Scalar> Halo for SplitGrid<T> {
     }
     fn set_valid(&self, depth: usize) {
         self.valid.store(depth, Ordering::Relaxed);
+    }
+    fn exchange_start(&self, keep: usize) -> Result<()> {
+        SplitGrid::exchange_start(self, keep)
+    }
+    fn exchange_finish(&self) -> Result<Vec<(usize, Event)>> {
+        SplitGrid::exchange_finish(self, Lane::Transfer)
     }
 }
 
@@ -626,6 +733,8 @@ pub(crate) fn check_split(spec: &StencilSpec, config: &LaunchConfig, layout: &La
 pub struct SplitPlan {
     parts: Vec<StencilPlan>,
     layout: Arc<Layout>,
+    /// Exchanges overlap interior work ([`Devices::overlap`]) where the kernel allows it.
+    overlap: bool,
     /// Planes along the split axis a launch reads beyond a point: halo × steps per launch.
     reach: usize,
     name: &'static str,
@@ -648,12 +757,21 @@ impl SplitPlan {
                 Ok(plan)
             })
             .collect::<Result<Vec<_>>>()?;
+        let overlap = devices.overlap && parts.len() > 1 && parts.iter().all(|p| p.plane_step().is_some());
         Ok(SplitPlan {
             parts,
             layout: Arc::new(layout),
+            overlap,
             reach,
             name: spec.name,
         })
+    }
+
+    /// Whether launches that need an exchange overlap it with interior work: asked for by
+    /// [`Devices::overlap`] (the default), on two or more devices, with a kernel that can be
+    /// launched over a range of planes (plain, vector, 3-D tiled; no reductions).
+    pub fn overlaps(&self) -> bool {
+        self.overlap
     }
 
     /// Each device's plan.
@@ -688,23 +806,111 @@ impl SplitPlan {
             )?;
             out_grids.push(g);
         }
-        let grids = args.iter().filter_map(|a| a.grid);
-        let valid = refresh_inputs(self.name, &self.layout, self.reach, grids)?;
-        let mut largest: Option<(usize, Event)> = None;
-        for (i, plan) in self.parts.iter().enumerate() {
-            let n = self.parts.len();
-            let ev = plan.launch_outputs(&slab_args(outs, i, n), &slab_args(args, i, n))?;
-            let planes = self.layout.planes(i);
-            if largest.as_ref().is_none_or(|(p, _)| planes > *p) {
-                largest = Some((planes, ev));
+        let grids: Vec<(&str, &dyn Halo)> = args.iter().filter_map(|a| a.grid).collect();
+        let stale = grids.iter().any(|(_, g)| g.valid_depth() < self.reach);
+        let (valid, event) = if self.overlap && stale {
+            self.launch_overlapped(outs, args, &grids)?
+        } else {
+            let valid = refresh_inputs(self.name, &self.layout, self.reach, grids.into_iter())?;
+            let mut largest: Option<(usize, Event)> = None;
+            for (i, plan) in self.parts.iter().enumerate() {
+                let n = self.parts.len();
+                let ev = plan.launch_outputs(&slab_args(outs, i, n), &slab_args(args, i, n))?;
+                let planes = self.layout.planes(i);
+                if largest.as_ref().is_none_or(|(p, _)| planes > *p) {
+                    largest = Some((planes, ev));
+                }
             }
-        }
+            let ev = largest
+                .map(|(_, e)| e)
+                .ok_or_else(|| Error::InvalidConfig("no devices".into()))?;
+            (valid, ev)
+        };
         for g in out_grids {
             g.set_valid(valid.saturating_sub(self.reach));
         }
-        largest
-            .map(|(_, e)| e)
-            .ok_or_else(|| Error::InvalidConfig("no devices".into()))
+        Ok(event)
+    }
+
+    /// The planes of slab `i` whose points read no halo plane deeper than `keep` (nor past
+    /// the whole grid's boundary, which the kernel handles itself).
+    fn interior(&self, i: usize, keep: usize) -> std::ops::Range<usize> {
+        let l = &self.layout;
+        let (below, above, planes) = (l.below(i), l.above(i), l.planes(i));
+        let lo = if below > 0 { below - keep.min(below) + self.reach } else { 0 };
+        let hi = if above > 0 {
+            (planes - above + keep.min(above)).saturating_sub(self.reach)
+        } else {
+            planes
+        };
+        lo..hi.max(lo)
+    }
+
+    /// A launch whose inputs' halos are stale, with the exchange overlapped: every input
+    /// whose halo is shallower than the reach starts its exchange (edges read on the devices'
+    /// transfer queues), each device computes the planes that read only current values
+    /// ([`SplitPlan::interior`]) meanwhile, and the planes next to the halos follow once the
+    /// halo writes are done. Every point is computed from the values a launch after a full
+    /// exchange reads, so the bits are the same. Returns the valid depth of the inputs and an
+    /// event spanning the largest slab's launches.
+    fn launch_overlapped(
+        &self,
+        outs: &[SplitArg<'_>],
+        args: &[SplitArg<'_>],
+        grids: &[(&str, &dyn Halo)],
+    ) -> Result<(usize, Event)> {
+        for (name, g) in grids {
+            check_layout(&format!("grid `{name}` of stencil `{}`", self.name), g.layout(), &self.layout)?;
+        }
+        let keep = grids
+            .iter()
+            .map(|(_, g)| g.valid_depth())
+            .min()
+            .unwrap_or(self.layout.depth);
+        let stale: Vec<&dyn Halo> = grids
+            .iter()
+            .filter(|(_, g)| g.valid_depth() < self.reach)
+            .map(|(_, g)| *g)
+            .collect();
+        for g in &stale {
+            g.exchange_start(g.valid_depth())?;
+        }
+        let n = self.parts.len();
+        let slabs: Vec<_> = (0..n).map(|i| (slab_args(outs, i, n), slab_args(args, i, n))).collect();
+        let largest = (0..n).max_by_key(|&i| (self.layout.planes(i), std::cmp::Reverse(i))).unwrap_or(0);
+        let mut first = None;
+        for (i, (plan, (o, a))) in self.parts.iter().zip(&slabs).enumerate() {
+            let ev = plan.enqueue_planes(o, a, self.interior(i, keep), &[], i == largest)?;
+            if i == largest {
+                first = ev;
+            }
+        }
+        let mut writes: Vec<Vec<Event>> = vec![Vec::new(); n];
+        for g in &stale {
+            for (i, e) in g.exchange_finish()? {
+                writes[i].push(e);
+            }
+        }
+        let mut last = None;
+        for (i, (plan, (o, a))) in self.parts.iter().zip(&slabs).enumerate() {
+            let inner = self.interior(i, keep);
+            let planes = self.layout.planes(i);
+            for edge in [0..inner.start, inner.end..planes] {
+                if let Some(ev) = plan.enqueue_planes(o, a, edge, &writes[i], i == largest)? {
+                    last = Some(ev);
+                }
+            }
+        }
+        let event = match (first, last) {
+            (Some(f), Some(l)) => Event::spanning(&f, l),
+            (f, l) => l.or(f).ok_or_else(|| Error::InvalidConfig("no devices".into()))?,
+        };
+        let valid = grids
+            .iter()
+            .map(|(_, g)| g.valid_depth())
+            .min()
+            .unwrap_or(self.layout.depth);
+        Ok((valid, event))
     }
 }
 

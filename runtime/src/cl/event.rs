@@ -31,6 +31,11 @@ impl Event {
         }
     }
 
+    /// The OpenCL events of `events`, as a wait list.
+    pub(crate) fn wait_list(events: &[Event]) -> Vec<core::Event> {
+        events.iter().map(|e| e.inner.clone()).collect()
+    }
+
     /// Blocks until the command has finished.
     pub fn wait(&self) -> Result<()> {
         core::wait_for_event(&self.inner).map_err(failed("clWaitForEvents"))

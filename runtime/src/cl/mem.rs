@@ -2,7 +2,7 @@
 
 use ocl::core;
 
-use super::{failed, is_oom, Event, Queue};
+use super::{failed, is_oom, Event, Lane, Queue};
 use crate::error::{Error, Result};
 
 /// Element types a buffer object can hold. Keeps the `ocl` bound out of the public API and
@@ -215,41 +215,56 @@ impl<T: Sealed> Drop for Pinned<T> {
 }
 
 impl Mem {
-    /// Enqueues reading `out.len()` elements from element `offset` on into pinned memory;
-    /// returns without waiting.
+    /// Enqueues reading `out.len()` elements from element `offset` on into pinned memory, on
+    /// `lane` of `queue` after the events `after`; returns without waiting.
     ///
     /// # Safety
     /// `out` must stay valid and untouched until the returned event completes.
-    pub(crate) unsafe fn read_at_async<T: Sealed>(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<Event> {
+    pub(crate) unsafe fn read_at_async<T: Sealed>(
+        &self,
+        (queue, lane): (&Queue, Lane),
+        offset: usize,
+        out: &mut [T],
+        after: &[Event],
+    ) -> Result<Event> {
         let mut ev = Event::null();
+        let wait = Event::wait_list(after);
         // SAFETY: the caller keeps `out` alive until the event completes.
         core::enqueue_read_buffer(
-            &queue.queue,
+            queue.lane(lane),
             &self.0,
             false,
             offset,
             out,
-            None::<()>,
+            Some(&wait[..]),
             Some(&mut ev.inner),
         )
         .map_err(failed("clEnqueueReadBuffer"))?;
         Ok(ev)
     }
 
-    /// Enqueues writing `data` from element `offset` on; returns without waiting.
+    /// Enqueues writing `data` from element `offset` on, on `lane` of `queue` after the
+    /// events `after`; returns without waiting.
     ///
     /// # Safety
     /// `data` must stay valid and unchanged until the returned event completes.
-    pub(crate) unsafe fn write_at_async<T: Sealed>(&self, queue: &Queue, offset: usize, data: &[T]) -> Result<Event> {
+    pub(crate) unsafe fn write_at_async<T: Sealed>(
+        &self,
+        (queue, lane): (&Queue, Lane),
+        offset: usize,
+        data: &[T],
+        after: &[Event],
+    ) -> Result<Event> {
         let mut ev = Event::null();
+        let wait = Event::wait_list(after);
         // SAFETY: the caller keeps `data` alive until the event completes.
         core::enqueue_write_buffer(
-            &queue.queue,
+            queue.lane(lane),
             &self.0,
             false,
             offset,
             data,
-            None::<()>,
+            Some(&wait[..]),
             Some(&mut ev.inner),
         )
         .map_err(failed("clEnqueueWriteBuffer"))?;

@@ -16,7 +16,7 @@ pub(crate) use platform::test_info;
 pub(crate) use platform::{discover, Found};
 pub use platform::{DeviceInfo, DeviceKind};
 pub(crate) use program::{ArgValue, Kernel, Program, Target};
-pub(crate) use queue::Queue;
+pub(crate) use queue::{Lane, Queue};
 
 use crate::error::Error;
 

@@ -119,6 +119,10 @@ pub(crate) struct Target<'a> {
     pub(crate) device: usize,
     pub(crate) program: &'a str,
     pub(crate) kernel: &'a str,
+    /// OpenCL's global work offset (global ids start there), if any.
+    pub(crate) offset: Option<[usize; 3]>,
+    /// Events (of this context) the launch waits for.
+    pub(crate) after: &'a [Event],
 }
 
 /// A kernel object. Arguments are state of the kernel object, so callers set them and
@@ -188,6 +192,7 @@ impl Kernel {
                 message: format!("argument {i} of kernel `{kernel}`: {}", describe(&e)),
             })?;
         }
+        let wait = Event::wait_list(at.after);
         // SAFETY: every argument is set (count checked above) to a live memory
         // object or a value; OpenCL retains the memory objects until the kernel
         // has run, and the caller validated the work sizes.
@@ -196,10 +201,10 @@ impl Kernel {
                 &at.queue.queue,
                 &self.kernel,
                 dims as u32,
-                None,
+                at.offset,
                 &gws,
                 lws,
-                None::<()>,
+                Some(&wait[..]),
                 event.map(|e| &mut e.inner),
             )
         }

@@ -413,6 +413,8 @@ pub struct StencilPlan {
     local_bytes: u64,
     shape: Shape,
     variant: Variant,
+    /// Points per work-item along the slowest axis (the plain variant's `PTS`; 1 otherwise).
+    points: usize,
     /// For a body that reads its point: where this grid starts in the whole grid and the whole
     /// grid's extents (a slab of a split grid); `None` for one that does not.
     place: Option<[i32; 6]>,
@@ -555,6 +557,7 @@ impl StencilPlan {
             local_bytes: sized.local_bytes,
             shape,
             variant: config.variant,
+            points: config.points.unwrap_or(1),
             folds: spec.folds,
             fold_refs: spec.folds.iter().map(|_| OnceLock::new()).collect(),
             groups: (0..rank).map(|d| sized.global[d] / sized.local[d].max(1)).product(),
@@ -660,7 +663,71 @@ impl StencilPlan {
         self.submit_all(&[StencilArg::grid("out", out)], args, event)
     }
 
+    /// Points per work-item along the slowest axis if this plan's kernel can be launched over
+    /// a range of that axis's planes (through OpenCL's global work offset): the plain, vector
+    /// and 3-D tiled kernels, which index that axis by global id. `None` for the 2-D tiled and
+    /// steps kernels (they index by work-group), 1-D grids and kernels with reductions (their
+    /// partials belong to one whole launch).
+    pub(crate) fn plane_step(&self) -> Option<usize> {
+        let rank = self.shape.rank();
+        if rank < 2 || !self.folds.is_empty() {
+            return None;
+        }
+        match self.variant {
+            Variant::Plain => Some(self.points.max(1)),
+            Variant::Vector => Some(1),
+            Variant::Tiled if rank == 3 => Some(1),
+            Variant::Tiled | Variant::Steps => None,
+        }
+    }
+
+    /// Enqueues the launch over the planes `planes` of the slowest axis (`y` in 2-D, `z` in
+    /// 3-D) after the events `after`, with an event if `event` (none for an empty range): every point of those planes is written
+    /// as a whole launch writes it, and points of a few planes past either end may be too (the
+    /// rest of a work-item's or work-group's planes). Only for a kernel with a
+    /// [`StencilPlan::plane_step`].
+    pub(crate) fn enqueue_planes(
+        &self,
+        outs: &[StencilArg<'_>],
+        args: &[StencilArg<'_>],
+        planes: std::ops::Range<usize>,
+        after: &[Event],
+        event: bool,
+    ) -> Result<Option<Event>> {
+        let Some(step) = self.plane_step() else {
+            return Err(Error::InvalidConfig(format!(
+                "kernel `{}` ({} variant) cannot be launched over a range of planes",
+                self.kernel,
+                self.variant.name()
+            )));
+        };
+        let axis = self.shape.rank() - 1;
+        let first = planes.start / step;
+        let items = planes.end.div_ceil(step).saturating_sub(first);
+        if items == 0 {
+            return Ok(None);
+        }
+        let mut global = self.global.clone();
+        global[axis] = items.next_multiple_of(self.local[axis].max(1));
+        let mut offset = [0; 3];
+        offset[axis] = first;
+        self.submit_range(outs, args, event, Some((&global, offset)), after)
+    }
+
     fn submit_all(&self, outs: &[StencilArg<'_>], args: &[StencilArg<'_>], event: bool) -> Result<Option<Event>> {
+        self.submit_range(outs, args, event, None, &[])
+    }
+
+    /// The launch of [`StencilPlan::submit_all`], over `range` (global size and offset)
+    /// instead of the whole grid if given, after the events `after`.
+    fn submit_range(
+        &self,
+        outs: &[StencilArg<'_>],
+        args: &[StencilArg<'_>],
+        event: bool,
+        range: Option<(&[usize], [usize; 3])>,
+        after: &[Event],
+    ) -> Result<Option<Event>> {
         if let Some(bad) = outs
             .iter()
             .find(|o| !matches!(o.0, ArgKind::Grid { .. } | ArgKind::Reduction { .. }))
@@ -721,9 +788,11 @@ impl StencilPlan {
             *cl = Arg::i32(v);
         }
         let kernel = self.program.cached_kernel(&self.kernel_ref, &self.kernel)?;
+        let (global, offset) = range.map_or((&self.global[..], None), |(g, o)| (g, Some(o)));
+        let sizes = (global, Some(&self.local[..]));
         let ev = self
             .program
-            .launch_kernel(kernel, &self.kernel, &self.global, Some(&self.local), cl_args, event)?;
+            .launch_kernel_at(kernel, &self.kernel, sizes, offset, cl_args, event, after)?;
         // The folds queue behind the launch on the same in-order queue.
         for ((name, cell), b) in self.folds.iter().zip(&self.fold_refs).zip(&folds) {
             let groups = i32::try_from(self.groups).map_err(|_| Error::TooLarge {
