@@ -37,6 +37,14 @@ struct Args {
     /// Halo planes per shared side.
     #[arg(long, default_value_t = 3)]
     depth: usize,
+    /// Exchange halos before each launch that needs them instead of overlapping the exchange
+    /// with the interior planes (`Ranks::overlap(false)`); the bits are the same.
+    #[arg(long)]
+    exchange_first: bool,
+    /// Also print the split run's wall time per step (the slowest rank's, on rank 0), for
+    /// `scripts/bench-ranks.sh`.
+    #[arg(long)]
+    time: bool,
     /// Refuse to run unless the job has this many ranks.
     #[arg(long)]
     expect: Option<usize>,
@@ -53,24 +61,26 @@ struct Args {
 }
 
 /// `steps` Jacobi iterations from `u0` on any target; `stop` may end the run early with an
-/// error. Returns the whole grid.
+/// error. Returns the whole grid and the seconds from the first launch until it was read back.
 fn solve<D: Target>(
     target: &D,
     u0: &HostGrid<f32>,
     f: &HostGrid<f32>,
     steps: usize,
     stop: impl Fn(usize) -> Result<()>,
-) -> Result<HostGrid<f32>> {
+) -> Result<(HostGrid<f32>, f64)> {
     let plan = Jacobi::plan(target, &LaunchConfig::default(), u0.shape())?;
     let f = target.upload(f)?;
     let mut u = PingPong::from_host(target, u0)?;
+    let start = std::time::Instant::now();
     for step in 0..steps {
         stop(step)?;
         let (next, current) = u.split();
         Jacobi::enqueue_plan(&plan, next, current, &f)?;
         u.swap();
     }
-    Ok(u.current().to_host()?)
+    let grid = u.current().to_host()?;
+    Ok((grid, start.elapsed().as_secs_f64()))
 }
 
 fn run(args: &Args, ranks: &Ranks) -> Result<()> {
@@ -78,13 +88,23 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
     let shape = Shape::d2(args.nx, args.ny);
     let u0 = HostGrid::from_fn(shape, |[x, y, _]| ((x * 7 + y * 13) % 17) as f32 * 0.1)?;
     let f = HostGrid::from_fn(shape, |[x, y, _]| ((x as f32) * 0.1).sin() * ((y as f32) * 0.07).cos())?;
-    let split = solve(ranks, &u0, &f, args.steps, |step| {
+    let (split, seconds) = solve(ranks, &u0, &f, args.steps, |step| {
         if args.fail_rank == Some(r) && step == args.fail_at {
             bail!("rank {r}: injected failure at step {step} (--fail-rank)");
         }
         Ok(())
     })?;
-    let one = solve(ranks.device(), &u0, &f, args.steps, |_| Ok(()))?;
+    let slowest = ranks.max(seconds)?;
+    if args.time && r == 0 {
+        println!(
+            "timing: {n} ranks, {shape}, depth {}, overlap {}: {:.1} us per step (wall clock of {} steps and the gather, slowest rank)",
+            args.depth,
+            !args.exchange_first,
+            slowest * 1e6 / args.steps as f64,
+            args.steps
+        );
+    }
+    let (one, _) = solve(ranks.device(), &u0, &f, args.steps, |_| Ok(()))?;
     if let Some(i) = split
         .data()
         .iter()
@@ -135,7 +155,7 @@ fn main() -> std::process::ExitCode {
             Some(n) => ranks.expect(n)?,
             None => ranks,
         };
-        let ranks = ranks.depth(a.depth)?;
+        let ranks = ranks.depth(a.depth)?.overlap(!a.exchange_first)?;
         run(a, &ranks)
     })();
     let line = match &outcome {

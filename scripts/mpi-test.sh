@@ -13,10 +13,13 @@ export POCL_MAX_PTHREAD_COUNT=1 RUST_BACKTRACE=0
 # so that each rank's own outcome can be read.
 run() { timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0 -np "$@"; }
 
-for n in 1 2 4; do
-    out=$(run "$n" "$bin" --nx 64 --ny 48 --steps 30 --depth 3)
+# Exchanges overlap interior work by default; --exchange-first exchanges before launching.
+for job in 1 2 4 "2 --exchange-first"; do
+    read -r n flags <<<"$job"
+    # shellcheck disable=SC2086 # $flags is empty or one flag
+    out=$(run "$n" "$bin" --nx 64 --ny 48 --steps 30 --depth 3 $flags)
     echo "$out"
-    [ "$(grep -c 'equal one device bit for bit' <<<"$out")" -eq "$n" ] || { echo "FAIL: $n ranks"; exit 1; }
+    [ "$(grep -c 'equal one device bit for bit' <<<"$out")" -eq "$n" ] || { echo "FAIL: $job ranks"; exit 1; }
 done
 
 # A failing rank: every rank reports an error naming rank 1, the job ends (timeout = hang).

@@ -27,7 +27,8 @@ use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{HostGrid, Params, Shape};
 use crate::program::Event;
-use crate::split::{check_layout, refresh_inputs, Halo, Layout, DEFAULT_DEPTH};
+use crate::cl::Lane;
+use crate::split::{check_layout, launch_overlapped, refresh_inputs, Halo, Layout, SlabLaunch, DEFAULT_DEPTH};
 use crate::stencil::target::{GridOn, Launch, Target, TargetGrid};
 use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
 
@@ -43,6 +44,7 @@ struct Inner {
     weights: Vec<f64>,
     depth: usize,
     periodic: bool,
+    overlap: bool,
     /// This rank failed and has not yet told the others.
     failed: AtomicBool,
     /// Another rank stopped: no more collectives (they would wait for it).
@@ -99,6 +101,7 @@ impl Ranks {
                 weights: vec![1.0; size],
                 depth: DEFAULT_DEPTH,
                 periodic: false,
+                overlap: true,
                 failed: AtomicBool::new(false),
                 broken: AtomicBool::new(false),
             }),
@@ -135,6 +138,13 @@ impl Ranks {
     /// Declares the split axis periodic (needed by `boundary = periodic` stencils).
     pub fn periodic(self, periodic: bool) -> Result<Ranks> {
         self.with(|i| i.periodic = periodic)
+    }
+
+    /// Whether a launch that needs an exchange overlaps it with interior work (the default;
+    /// see [`Devices::overlap`](crate::Devices::overlap)): the edges are read, sent and written
+    /// while the device computes the planes that do not read the halo.
+    pub fn overlap(self, overlap: bool) -> Result<Ranks> {
+        self.with(|i| i.overlap = overlap)
     }
 
     /// Shares from each rank's measured device copy rate (gathered from every rank).
@@ -279,8 +289,28 @@ pub struct RankGrid<T: Scalar> {
     layout: Arc<Layout>,
     ranks: Ranks,
     valid: AtomicUsize,
-    /// Send and receive buffers of the exchange.
-    staging: Mutex<Vec<Vec<T>>>,
+    /// Send and receive buffers of the exchange, and its transfers in flight.
+    staging: Mutex<RankStaging<T>>,
+}
+
+struct RankStaging<T: Scalar> {
+    /// Sends to the lower and upper neighbour, then receives from them.
+    buffers: Vec<Vec<T>>,
+    /// The halo writes of the last exchange (they read `buffers`).
+    pending: Vec<Event>,
+    /// A started exchange: its edge reads and the current halo planes it leaves alone.
+    started: Option<(Vec<Event>, usize)>,
+}
+
+impl<T: Scalar> Drop for RankGrid<T> {
+    fn drop(&mut self) {
+        // Transfers in flight use the staging memory: let them finish first.
+        let mut st = lock(&self.staging);
+        let reads = st.started.take().map(|r| r.0).unwrap_or_default();
+        for e in st.pending.drain(..).chain(reads) {
+            let _ = e.wait();
+        }
+    }
 }
 
 impl<T: Scalar> std::fmt::Debug for RankGrid<T> {
@@ -305,7 +335,11 @@ impl<T: Scalar> RankGrid<T> {
             valid: AtomicUsize::new(layout.depth),
             layout: Arc::new(layout),
             ranks: ranks.clone(),
-            staging: Mutex::new(Vec::new()),
+            staging: Mutex::new(RankStaging {
+                buffers: Vec::new(),
+                pending: Vec::new(),
+                started: None,
+            }),
         })
     }
 
@@ -366,26 +400,72 @@ impl<T: Scalar> RankGrid<T> {
     /// Fills both halos with the neighbours' current planes: one message per neighbour and
     /// direction, sent and received without blocking, after all ranks agreed they are healthy.
     pub fn exchange(&self) -> Result<()> {
+        self.exchange_start(0)?;
+        self.exchange_finish(Lane::Compute).map(drop)
+    }
+
+    /// Starts an exchange: this rank's edges are read into the send buffers on the device's
+    /// transfer queue once everything queued so far has run; returns without waiting. The
+    /// `keep` halo planes next to the own planes are current and are neither sent nor
+    /// rewritten (every rank keeps the same number: they launch alike).
+    pub(crate) fn exchange_start(&self, keep: usize) -> Result<()> {
         let l = &self.layout;
+        let (d, p) = (l.depth, l.plane);
+        let keep = keep.min(d);
+        let edges = l.edges(self.ranks.rank());
+        let mut staging = lock(&self.staging);
+        let st = &mut *staging;
+        let reads = (|| -> Result<Vec<Event>> {
+            for e in st.pending.drain(..).chain(st.started.take().map(|r| r.0).unwrap_or_default()) {
+                e.wait()?;
+            }
+            if st.buffers.len() != 4 || st.buffers[0].len() != d * p {
+                st.buffers = vec![vec![T::default(); d * p]; 4];
+            }
+            let marker = self.part.device().queue().marker()?;
+            let mut reads = Vec::new();
+            // Side 0 sends its first own planes to the lower neighbour's upper halo, which
+            // keeps the first `keep` of them; side 1 its last own planes to the upper
+            // neighbour's lower halo, which keeps the last `keep`.
+            for (side, (edge, buf)) in edges.iter().zip(st.buffers.iter_mut()).enumerate() {
+                if let Some((from, _)) = edge {
+                    let from = if side == 0 { from + keep * p } else { *from };
+                    // SAFETY: the buffer is owned by this grid; the read's event is kept in
+                    // `started` and waited for before the buffer is refilled or dropped.
+                    reads.push(unsafe {
+                        self.part
+                            .buffer()
+                            .read_at_async(Lane::Transfer, from, &mut buf[..(d - keep) * p], &[marker.clone()])
+                    }?);
+                }
+            }
+            Ok(reads)
+        })();
+        st.started = Some((self.ranks.failed(reads)?, keep));
+        Ok(())
+    }
+
+    /// Completes a started exchange (a collective): waits for the edge reads, agrees with
+    /// every rank that all are healthy, sends and receives one message per neighbour and
+    /// direction, and enqueues the halo writes on the device's `lane`; returns them.
+    pub(crate) fn exchange_finish(&self, lane: Lane) -> Result<Vec<(usize, Event)>> {
+        let l = &self.layout;
+        let (d, p) = (l.depth, l.plane);
         let (r, k) = (self.ranks.rank(), self.ranks.size());
-        let n = l.depth * l.plane;
         // Side 0 (lower) talks to rank r - 1, side 1 (upper) to r + 1 (wrapping where periodic).
         let edges = l.edges(r);
         let peers = [((r + k - 1) % k) as i32, ((r + 1) % k) as i32];
         let mut staging = lock(&self.staging);
-        if staging.len() != 4 {
-            *staging = vec![vec![T::default(); n]; 4];
-        }
-        let (sends, recvs) = staging.split_at_mut(2);
-        let read = (|| -> Result<()> {
-            for (edge, buf) in edges.iter().zip(sends.iter_mut()) {
-                if let Some((from, _)) = edge {
-                    self.part.buffer().read_at(*from, buf)?;
-                }
-            }
-            Ok(())
-        })();
-        self.ranks.agree(read)?;
+        let st = &mut *staging;
+        let read = match st.started.take() {
+            Some((reads, keep)) => reads.iter().try_for_each(Event::wait).map(|()| keep),
+            None => Err(Error::InvalidConfig(
+                "a rank grid's exchange was finished without being started".into(),
+            )),
+        };
+        let keep = self.ranks.agree(read)?;
+        let n = (d - keep) * p;
+        let (sends, recvs) = st.buffers.split_at_mut(2);
         let world = self.ranks.inner.universe.world();
         // A message's tag is the side it leaves from: what leaves side 0 (down) arrives at the
         // lower neighbour's side 1 and carries tag 0.
@@ -394,30 +474,36 @@ impl<T: Scalar> RankGrid<T> {
             for (side, (edge, buf)) in edges.iter().zip(recvs.iter_mut()).enumerate() {
                 if edge.is_some() {
                     let from = world.process_at_rank(peers[side]);
-                    reqs.push(from.immediate_receive_into_with_tag(scope, bytes_mut(buf), 1 - side as i32));
+                    reqs.push(from.immediate_receive_into_with_tag(scope, bytes_mut(&mut buf[..n]), 1 - side as i32));
                 }
             }
             for (side, (edge, buf)) in edges.iter().zip(sends.iter()).enumerate() {
                 if edge.is_some() {
                     let to = world.process_at_rank(peers[side]);
-                    reqs.push(to.immediate_send_with_tag(scope, bytes(buf), side as i32));
+                    reqs.push(to.immediate_send_with_tag(scope, bytes(&buf[..n]), side as i32));
                 }
             }
             for q in reqs {
                 q.wait();
             }
         });
-        let write = (|| -> Result<()> {
-            for (edge, buf) in edges.iter().zip(recvs.iter()) {
+        let write = (|| -> Result<Vec<(usize, Event)>> {
+            let mut writes = Vec::new();
+            for (side, (edge, buf)) in edges.iter().zip(recvs.iter()).enumerate() {
                 if let Some((_, at)) = edge {
-                    self.part.buffer().write_at(*at, buf)?;
+                    let at = if side == 0 { *at } else { at + keep * p };
+                    // SAFETY: the write's event is kept in `pending` and waited for before the
+                    // buffer is refilled or dropped.
+                    let ev = unsafe { self.part.buffer().write_at_async(lane, at, &buf[..n], &[]) }?;
+                    st.pending.push(ev.clone());
+                    writes.push((r, ev));
                 }
             }
-            Ok(())
+            Ok(writes)
         })();
-        self.ranks.failed(write)?;
-        self.valid.store(l.depth, Ordering::Relaxed);
-        Ok(())
+        let writes = self.ranks.failed(write)?;
+        self.valid.store(d, Ordering::Relaxed);
+        Ok(writes)
     }
 }
 
@@ -434,6 +520,12 @@ impl<T: Scalar> Halo for RankGrid<T> {
     fn set_valid(&self, depth: usize) {
         self.valid.store(depth, Ordering::Relaxed);
     }
+    fn exchange_start(&self, keep: usize) -> Result<()> {
+        RankGrid::exchange_start(self, keep)
+    }
+    fn exchange_finish(&self) -> Result<Vec<(usize, Event)>> {
+        RankGrid::exchange_finish(self, Lane::Transfer)
+    }
 }
 
 /// One argument of a launch across ranks (built by the generated code).
@@ -448,6 +540,8 @@ pub struct RankPlan {
     plan: StencilPlan,
     layout: Arc<Layout>,
     reach: usize,
+    /// Exchanges overlap interior work ([`Ranks::overlap`]) where the kernel allows it.
+    overlap: bool,
     ranks: Ranks,
     name: &'static str,
 }
@@ -471,10 +565,12 @@ impl RankPlan {
             Ok((plan, layout, reach))
         })();
         let (plan, layout, reach) = ranks.agree(made)?;
+        let overlap = ranks.inner.overlap && ranks.size() > 1 && plan.plane_step().is_some();
         Ok(RankPlan {
             plan,
             layout: Arc::new(layout),
             reach,
+            overlap,
             ranks: ranks.clone(),
             name: spec.name,
         })
@@ -508,13 +604,24 @@ impl RankPlan {
             })
             .collect();
         let out_grids = self.ranks.failed(checked)?;
-        let grids = args.iter().filter_map(|a| a.grid);
-        let valid = self
-            .ranks
-            .failed(refresh_inputs(self.name, &self.layout, self.reach, grids))?;
+        let grids: Vec<(&str, &dyn Halo)> = args.iter().filter_map(|a| a.grid).collect();
         let list: Vec<StencilArg<'_>> = args.iter().map(|a| a.arg.clone()).collect();
         let out_list: Vec<StencilArg<'_>> = outs.iter().map(|a| a.arg.clone()).collect();
-        let ev = self.ranks.failed(self.plan.launch_outputs(&out_list, &list))?;
+        let (valid, ev) = if self.overlap && grids.iter().any(|(_, g)| g.valid_depth() < self.reach) {
+            let slab = SlabLaunch {
+                slab: self.ranks.rank(),
+                plan: &self.plan,
+                outs: out_list,
+                args: list,
+            };
+            let launched = launch_overlapped(self.name, &self.layout, self.reach, &[slab], &grids, 0);
+            self.ranks.failed(launched)?
+        } else {
+            let valid = self
+                .ranks
+                .failed(refresh_inputs(self.name, &self.layout, self.reach, grids.into_iter()))?;
+            (valid, self.ranks.failed(self.plan.launch_outputs(&out_list, &list))?)
+        };
         for g in out_grids {
             g.set_valid(valid.saturating_sub(self.reach));
         }

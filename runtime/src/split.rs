@@ -832,86 +832,110 @@ impl SplitPlan {
         Ok(event)
     }
 
-    /// The planes of slab `i` whose points read no halo plane deeper than `keep` (nor past
-    /// the whole grid's boundary, which the kernel handles itself).
-    fn interior(&self, i: usize, keep: usize) -> std::ops::Range<usize> {
-        let l = &self.layout;
-        let (below, above, planes) = (l.below(i), l.above(i), l.planes(i));
-        let lo = if below > 0 { below - keep.min(below) + self.reach } else { 0 };
-        let hi = if above > 0 {
-            (planes - above + keep.min(above)).saturating_sub(self.reach)
-        } else {
-            planes
-        };
-        lo..hi.max(lo)
-    }
-
-    /// A launch whose inputs' halos are stale, with the exchange overlapped: every input
-    /// whose halo is shallower than the reach starts its exchange (edges read on the devices'
-    /// transfer queues), each device computes the planes that read only current values
-    /// ([`SplitPlan::interior`]) meanwhile, and the planes next to the halos follow once the
-    /// halo writes are done. Every point is computed from the values a launch after a full
-    /// exchange reads, so the bits are the same. Returns the valid depth of the inputs and an
-    /// event spanning the largest slab's launches.
     fn launch_overlapped(
         &self,
         outs: &[SplitArg<'_>],
         args: &[SplitArg<'_>],
         grids: &[(&str, &dyn Halo)],
     ) -> Result<(usize, Event)> {
-        for (name, g) in grids {
-            check_layout(&format!("grid `{name}` of stencil `{}`", self.name), g.layout(), &self.layout)?;
-        }
-        let keep = grids
-            .iter()
-            .map(|(_, g)| g.valid_depth())
-            .min()
-            .unwrap_or(self.layout.depth);
-        let stale: Vec<&dyn Halo> = grids
-            .iter()
-            .filter(|(_, g)| g.valid_depth() < self.reach)
-            .map(|(_, g)| *g)
-            .collect();
-        for g in &stale {
-            g.exchange_start(g.valid_depth())?;
-        }
         let n = self.parts.len();
-        let slabs: Vec<_> = (0..n).map(|i| (slab_args(outs, i, n), slab_args(args, i, n))).collect();
-        let largest = (0..n).max_by_key(|&i| (self.layout.planes(i), std::cmp::Reverse(i))).unwrap_or(0);
-        let mut first = None;
-        for (i, (plan, (o, a))) in self.parts.iter().zip(&slabs).enumerate() {
-            let ev = plan.enqueue_planes(o, a, self.interior(i, keep), &[], i == largest)?;
-            if i == largest {
-                first = ev;
-            }
-        }
-        let mut writes: Vec<Vec<Event>> = vec![Vec::new(); n];
-        for g in &stale {
-            for (i, e) in g.exchange_finish()? {
-                writes[i].push(e);
-            }
-        }
-        let mut last = None;
-        for (i, (plan, (o, a))) in self.parts.iter().zip(&slabs).enumerate() {
-            let inner = self.interior(i, keep);
-            let planes = self.layout.planes(i);
-            for edge in [0..inner.start, inner.end..planes] {
-                if let Some(ev) = plan.enqueue_planes(o, a, edge, &writes[i], i == largest)? {
-                    last = Some(ev);
-                }
-            }
-        }
-        let event = match (first, last) {
-            (Some(f), Some(l)) => Event::spanning(&f, l),
-            (f, l) => l.or(f).ok_or_else(|| Error::InvalidConfig("no devices".into()))?,
-        };
-        let valid = grids
+        let slabs: Vec<SlabLaunch<'_, '_>> = self
+            .parts
             .iter()
-            .map(|(_, g)| g.valid_depth())
-            .min()
-            .unwrap_or(self.layout.depth);
-        Ok((valid, event))
+            .enumerate()
+            .map(|(i, plan)| SlabLaunch {
+                slab: i,
+                plan,
+                outs: slab_args(outs, i, n),
+                args: slab_args(args, i, n),
+            })
+            .collect();
+        let largest = (0..n).max_by_key(|&i| (self.layout.planes(i), std::cmp::Reverse(i))).unwrap_or(0);
+        launch_overlapped(self.name, &self.layout, self.reach, &slabs, grids, largest)
     }
+}
+
+/// One slab's part of an overlapped launch: the slab's index in the layout, its plan, its
+/// outputs and arguments.
+pub(crate) struct SlabLaunch<'p, 'a> {
+    pub(crate) slab: usize,
+    pub(crate) plan: &'p StencilPlan,
+    pub(crate) outs: Vec<StencilArg<'a>>,
+    pub(crate) args: Vec<StencilArg<'a>>,
+}
+
+/// The planes of slab `i` whose points read no halo plane deeper than `keep` (nor past the
+/// whole grid's boundary, which the kernel handles itself) in a launch reading `reach` planes.
+fn interior(layout: &Layout, reach: usize, i: usize, keep: usize) -> std::ops::Range<usize> {
+    let (below, above, planes) = (layout.below(i), layout.above(i), layout.planes(i));
+    let lo = if below > 0 { below - keep.min(below) + reach } else { 0 };
+    let hi = if above > 0 {
+        (planes - above + keep.min(above)).saturating_sub(reach)
+    } else {
+        planes
+    };
+    lo..hi.max(lo)
+}
+
+/// A launch of stencil `name` whose inputs' halos are stale, with the exchange overlapped
+/// (devices of one host or MPI ranks alike): every input whose halo is shallower than the
+/// reach starts its exchange (edges read on the devices' transfer queues), each slab computes
+/// the planes that read only current values ([`interior`]) meanwhile, and the planes next to
+/// the halos follow once the halo writes are done. Every point is computed from the values a
+/// launch after a full exchange reads, so the bits are the same. Returns the inputs' valid
+/// depth and an event spanning the launches of `slabs[timed]`.
+pub(crate) fn launch_overlapped(
+    name: &str,
+    layout: &Layout,
+    reach: usize,
+    slabs: &[SlabLaunch<'_, '_>],
+    grids: &[(&str, &dyn Halo)],
+    timed: usize,
+) -> Result<(usize, Event)> {
+    for (g_name, g) in grids {
+        check_layout(&format!("grid `{g_name}` of stencil `{name}`"), g.layout(), layout)?;
+    }
+    let valid = || grids.iter().map(|(_, g)| g.valid_depth()).min().unwrap_or(layout.depth);
+    let keep = valid();
+    let stale: Vec<&dyn Halo> = grids
+        .iter()
+        .filter(|(_, g)| g.valid_depth() < reach)
+        .map(|(_, g)| *g)
+        .collect();
+    for g in &stale {
+        g.exchange_start(g.valid_depth())?;
+    }
+    let mut first = None;
+    for (k, s) in slabs.iter().enumerate() {
+        let ev = s
+            .plan
+            .enqueue_planes(&s.outs, &s.args, interior(layout, reach, s.slab, keep), &[], k == timed)?;
+        if k == timed {
+            first = ev;
+        }
+    }
+    let mut writes: Vec<Vec<Event>> = vec![Vec::new(); layout.owned.len()];
+    for g in &stale {
+        for (i, e) in g.exchange_finish()? {
+            writes[i].push(e);
+        }
+    }
+    let mut last = None;
+    for (k, s) in slabs.iter().enumerate() {
+        let inner = interior(layout, reach, s.slab, keep);
+        for edge in [0..inner.start, inner.end..layout.planes(s.slab)] {
+            if let Some(ev) = s.plan.enqueue_planes(&s.outs, &s.args, edge, &writes[s.slab], k == timed)? {
+                last = Some(ev);
+            }
+        }
+    }
+    let event = match (first, last) {
+        (Some(f), Some(l)) => Event::spanning(&f, l),
+        (f, l) => l
+            .or(f)
+            .ok_or_else(|| Error::InvalidConfig(format!("stencil `{name}`: an overlapped launch on no slab")))?,
+    };
+    Ok((valid(), event))
 }
 
 #[cfg(test)]
