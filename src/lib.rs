@@ -34,6 +34,6 @@ pub mod prelude {
     pub use clforge_runtime::{
         Boundary, Device, DeviceGrid, Devices, Error, Grid, Grid1, Grid2, Grid3, HostGrid, Launch, LaunchConfig,
         Levels, Past, PingPong, Point, Result, Schedule, Shape, SplitGrid, StencilPlan, Sweep, Sweep1, Sweep2, Sweep3,
-        SweepConfig, SweepPlan, Target, TargetGrid, Tile, Variant,
+        SweepConfig, SweepLaunch, SweepPlan, SweepTarget, Target, TargetGrid, Tile, Variant,
     };
 }

@@ -194,8 +194,9 @@ fn overlapped_exchanges_are_taken_where_kernels_allow_and_give_the_same_bits() {
                 .unwrap()
                 .overlap(overlap);
             for config in [LaunchConfig::default(), points.clone()] {
-                jacobi_parity(&devices, shape, &config, 2 * depth + 3)
-                    .unwrap_or_else(|e| panic!("weights {weights:?}, depth {depth}, overlap {overlap}, {config:?}: {e}"));
+                jacobi_parity(&devices, shape, &config, 2 * depth + 3).unwrap_or_else(|e| {
+                    panic!("weights {weights:?}, depth {depth}, overlap {overlap}, {config:?}: {e}")
+                });
             }
         }
     }

@@ -441,3 +441,131 @@ fn tuning_leaves_the_field_alone_and_chooses_a_schedule() {
     GsBackward::sweep(&t.chosen, &mut du, &up(&f)).unwrap();
     assert_same("the tuned schedule", &du.to_host().unwrap(), &want);
 }
+
+/// Every available schedule once, at a block edge that divides no test extent.
+fn split_configs(spec: &SweepSpec) -> Vec<SweepConfig> {
+    spec.available().map(|s| SweepConfig::with_block(s, 3)).collect()
+}
+
+/// Splits over 1 to 3 slabs of the one test device (uneven shares; halos deeper than the
+/// sweep's reach, so each slab sweeps a window of its buffer).
+fn splits() -> Vec<Devices> {
+    let d = common::device();
+    [(vec![1.0], 1), (vec![1.0, 1.0], 1), (vec![1.0, 3.0, 2.0], 3)]
+        .into_iter()
+        .map(|(w, depth)| {
+            Devices::new(vec![d.clone(); w.len()])
+                .unwrap()
+                .with_weights(&w)
+                .unwrap()
+                .depth(depth)
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn split_sweeps_equal_the_sequential_sweep() {
+    let k = Relax { w: 1.25, h2: 0.01 };
+    // Two sweeps in a row, so the second reads halos the first left stale.
+    for devices in splits() {
+        let n = devices.devices().len();
+        // 2-D, forward along the split axis.
+        let shape = Shape::d2(13, 29);
+        let mut r = rng(11);
+        let (u0, f) = (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r));
+        let mut want = u0.clone();
+        for _ in 0..2 {
+            GsForward::apply_host(&mut want, &f, &k).unwrap();
+        }
+        let fs = devices.upload(&f).unwrap();
+        for config in split_configs(&GsForward::spec()) {
+            let plan = GsForward::plan(&devices, &config, shape).unwrap();
+            let mut u = devices.upload(&u0).unwrap();
+            for _ in 0..2 {
+                GsForward::sweep_plan(&plan, &mut u, &fs, &k).unwrap();
+                plan.check().unwrap();
+            }
+            assert_same(
+                &format!("gs_forward on {n} slabs, {config:?}"),
+                &u.to_host().unwrap(),
+                &want,
+            );
+        }
+        // 2-D f64, backward along the split axis, a diagonal new read, halo 2 along x.
+        let (a0, a) = (grid::<f64>(shape, &mut r), grid::<f64>(shape, &mut r));
+        let mut want = a0.clone();
+        for _ in 0..2 {
+            Orthant::apply_host(&mut want, &a).unwrap();
+        }
+        let as_ = devices.upload(&a).unwrap();
+        for config in split_configs(&Orthant::spec()) {
+            let plan = Orthant::plan(&devices, &config, shape).unwrap();
+            let mut u = devices.upload(&a0).unwrap();
+            for _ in 0..2 {
+                Orthant::sweep_plan(&plan, &mut u, &as_).unwrap();
+            }
+            assert_same(
+                &format!("orthant on {n} slabs, {config:?}"),
+                &u.to_host().unwrap(),
+                &want,
+            );
+        }
+        // 3-D, forward and backward along z (the split axis).
+        let shape = Shape::d3(6, 5, 17);
+        let (v0, g) = (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r));
+        let mut want = v0.clone();
+        for _ in 0..2 {
+            Relax3::apply_host(&mut want, &g, &k, 0.5).unwrap();
+        }
+        let gs = devices.upload(&g).unwrap();
+        for config in split_configs(&Relax3::spec()) {
+            let plan = Relax3::plan(&devices, &config, shape).unwrap();
+            let mut u = devices.upload(&v0).unwrap();
+            for _ in 0..2 {
+                Relax3::sweep_plan(&plan, &mut u, &gs, &k, 0.5).unwrap();
+            }
+            assert_same(
+                &format!("relax3 on {n} slabs, {config:?}"),
+                &u.to_host().unwrap(),
+                &want,
+            );
+        }
+        let (w0, h) = (grid::<f64>(shape, &mut r), grid::<f64>(shape, &mut r));
+        let mut want = w0.clone();
+        Relax3Back::apply_host(&mut want, &h).unwrap();
+        let hs = devices.upload(&h).unwrap();
+        for config in split_configs(&Relax3Back::spec()) {
+            let plan = Relax3Back::plan(&devices, &config, shape).unwrap();
+            let mut u = devices.upload(&w0).unwrap();
+            Relax3Back::sweep_plan(&plan, &mut u, &hs).unwrap();
+            assert_same(
+                &format!("relax3_back on {n} slabs, {config:?}"),
+                &u.to_host().unwrap(),
+                &want,
+            );
+        }
+    }
+}
+
+#[test]
+fn sweeps_that_cannot_be_split_are_refused() {
+    let d = common::device();
+    let two = Devices::new(vec![d.clone(); 2]).unwrap();
+    let config = SweepConfig::new(Schedule::Wave);
+    let err = |e: clforge::runtime::Error| e.to_string();
+    // A clamped boundary, a 1-D chain and a periodic split axis: typed errors that say why.
+    let e = err(Clamped::plan(&two, &config, Shape::d2(8, 20)).unwrap_err());
+    assert!(e.contains("cannot be split") && e.contains("fixed"), "{e}");
+    let e = err(Chain::plan(&two, &SweepConfig::new(Schedule::Serial), Shape::d1(40)).unwrap_err());
+    assert!(e.contains("1-D sweep"), "{e}");
+    let e = err(GsForward::plan(&two.clone().periodic(true), &config, Shape::d2(8, 20)).unwrap_err());
+    assert!(e.contains("periodic"), "{e}");
+    // A state split otherwise than the plan.
+    let three = Devices::new(vec![d.clone(); 3]).unwrap().depth(2).unwrap();
+    let plan = GsForward::plan(&two, &config, Shape::d2(8, 20)).unwrap();
+    let mut u = three.zeros::<f32>(Shape::d2(8, 20)).unwrap();
+    let f = two.zeros::<f32>(Shape::d2(8, 20)).unwrap();
+    let e = err(GsForward::sweep_plan(&plan, &mut u, &f, &Relax { w: 1.0, h2: 0.0 }).unwrap_err());
+    assert!(e.contains("split as"), "{e}");
+}

@@ -195,7 +195,10 @@ impl<T: Scalar> Buffer<T> {
     ) -> Result<Event> {
         self.check_range(offset, data.len(), "write to")?;
         // SAFETY: forwarded to the caller.
-        unsafe { self.mem.write_at_async((self.device.queue(), lane), offset, data, after) }
+        unsafe {
+            self.mem
+                .write_at_async((self.device.queue(), lane), offset, data, after)
+        }
     }
 
     fn check_range(&self, offset: usize, len: usize, what: &str) -> Result<()> {

@@ -58,4 +58,5 @@ pub mod fem;
 pub mod lattice;
 /// The sweep kind: in-place directional recurrences on legal wavefront schedules.
 pub mod sweep;
+pub use sweep::split::{SplitSweepPlan, SweepLaunch, SweepTarget};
 pub use sweep::{Schedule, ScheduleSpec, SweepConfig, SweepEvents, SweepPlan, SweepSpec};

@@ -314,7 +314,15 @@ impl Program {
         let sizes = self.work_sizes(global, local)?;
         let slot = self.kernel(kernel)?;
         let mut ev = Event::null();
-        self.enqueue(&slot, kernel, global.len(), sizes, args, Some(&mut ev), Placed::default())?;
+        self.enqueue(
+            &slot,
+            kernel,
+            global.len(),
+            sizes,
+            args,
+            Some(&mut ev),
+            Placed::default(),
+        )?;
         Ok(ev)
     }
 

@@ -23,11 +23,11 @@ use mpi::topology::Communicator;
 use mpi::traits::*;
 
 use crate::buffer::Scalar;
+use crate::cl::Lane;
 use crate::device::{lock, Device};
 use crate::error::{Error, Result};
 use crate::host::{HostGrid, Params, Shape};
 use crate::program::Event;
-use crate::cl::Lane;
 use crate::split::{check_layout, launch_overlapped, refresh_inputs, Halo, Layout, SlabLaunch, DEFAULT_DEPTH};
 use crate::stencil::target::{GridOn, Launch, Target, TargetGrid};
 use crate::stencil::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
@@ -416,7 +416,11 @@ impl<T: Scalar> RankGrid<T> {
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
         let reads = (|| -> Result<Vec<Event>> {
-            for e in st.pending.drain(..).chain(st.started.take().map(|r| r.0).unwrap_or_default()) {
+            for e in st
+                .pending
+                .drain(..)
+                .chain(st.started.take().map(|r| r.0).unwrap_or_default())
+            {
                 e.wait()?;
             }
             if st.buffers.len() != 4 || st.buffers[0].len() != d * p {
@@ -433,9 +437,12 @@ impl<T: Scalar> RankGrid<T> {
                     // SAFETY: the buffer is owned by this grid; the read's event is kept in
                     // `started` and waited for before the buffer is refilled or dropped.
                     reads.push(unsafe {
-                        self.part
-                            .buffer()
-                            .read_at_async(Lane::Transfer, from, &mut buf[..(d - keep) * p], &[marker.clone()])
+                        self.part.buffer().read_at_async(
+                            Lane::Transfer,
+                            from,
+                            &mut buf[..(d - keep) * p],
+                            &[marker.clone()],
+                        )
                     }?);
                 }
             }

@@ -482,7 +482,11 @@ impl<T: Scalar> SplitGrid<T> {
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
         // The previous exchange's writes read the staging memory we are about to refill.
-        for e in st.pending.drain(..).chain(st.started.take().map(|r| r.0).unwrap_or_default()) {
+        for e in st
+            .pending
+            .drain(..)
+            .chain(st.started.take().map(|r| r.0).unwrap_or_default())
+        {
             e.wait()?;
         }
         if st.buffers.len() != moves.len() {
@@ -850,7 +854,9 @@ impl SplitPlan {
                 args: slab_args(args, i, n),
             })
             .collect();
-        let largest = (0..n).max_by_key(|&i| (self.layout.planes(i), std::cmp::Reverse(i))).unwrap_or(0);
+        let largest = (0..n)
+            .max_by_key(|&i| (self.layout.planes(i), std::cmp::Reverse(i)))
+            .unwrap_or(0);
         launch_overlapped(self.name, &self.layout, self.reach, &slabs, grids, largest)
     }
 }
@@ -924,7 +930,10 @@ pub(crate) fn launch_overlapped(
     for (k, s) in slabs.iter().enumerate() {
         let inner = interior(layout, reach, s.slab, keep);
         for edge in [0..inner.start, inner.end..layout.planes(s.slab)] {
-            if let Some(ev) = s.plan.enqueue_planes(&s.outs, &s.args, edge, &writes[s.slab], k == timed)? {
+            if let Some(ev) = s
+                .plan
+                .enqueue_planes(&s.outs, &s.args, edge, &writes[s.slab], k == timed)?
+            {
                 last = Some(ev);
             }
         }

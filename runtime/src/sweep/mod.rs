@@ -27,6 +27,7 @@
 //!   about nx + ny·(1 + phase/L) points, against 2(nx + ny) for the block wavefronts.
 
 pub mod model;
+pub mod split;
 
 use std::sync::{Mutex, OnceLock};
 
@@ -240,12 +241,18 @@ pub struct SweepEvents {
     last: Event,
     /// Kernel launches the sweep took.
     pub launches: usize,
+    /// A sweep over several devices: its wall-clock time (their profiling clocks differ).
+    wall_ns: Option<u64>,
 }
 
 impl SweepEvents {
-    /// Device nanoseconds from the first launch's start to the last one's end (waits).
+    /// Device nanoseconds from the first launch's start to the last one's end (waits); for a
+    /// sweep split over several devices, the wall-clock time of the whole sweep.
     pub fn elapsed_ns(&self) -> Result<u64> {
-        self.last.since_start_of(&self.first)
+        match self.wall_ns {
+            Some(ns) => Ok(ns),
+            None => self.last.since_start_of(&self.first),
+        }
     }
     /// Waits for the sweep to finish.
     pub fn wait(&self) -> Result<()> {
@@ -293,6 +300,9 @@ pub struct SweepPlan {
     prefetch: Option<usize>,
     rows: Option<usize>,
     shape: Shape,
+    /// The shape of the grids it runs on: `shape` itself, or a slab of which the plan sweeps
+    /// a window of whole planes ([`SweepPlan::window`]).
+    buffer: Shape,
     /// Points of the updated region per axis.
     region: [usize; 3],
     /// Blocks per axis of the region.
@@ -328,6 +338,20 @@ fn plane_order(blocks: [usize; 3]) -> Vec<i32> {
 impl SweepPlan {
     /// Builds the program (cached per source and options) and sizes the schedule for `shape`.
     pub fn new(device: &Device, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SweepPlan> {
+        SweepPlan::window(device, spec, config, shape, (shape, 0))
+    }
+
+    /// Like [`SweepPlan::new`], for grids of shape `buffer` of which it sweeps the `shape`
+    /// that starts `base` points in (whole planes of the slowest axis: a slab's own planes
+    /// and the halo planes they read). Every grid index of the kernels goes through `AT`,
+    /// which adds `SW_BASE`.
+    pub(crate) fn window(
+        device: &Device,
+        spec: SweepSpec,
+        config: &SweepConfig,
+        shape: Shape,
+        (buffer, base): (Shape, usize),
+    ) -> Result<SweepPlan> {
         let rank = spec.rank;
         let what = || format!("the {} schedule of sweep `{}`", config.schedule, spec.name);
         crate::stencil::check_kernel_shape(&format!("sweep `{}`", spec.name), rank, shape)?;
@@ -409,6 +433,9 @@ impl SweepPlan {
             .position(|&x| x == config.schedule)
             .unwrap_or_default();
         let mut options = format!("-D SW_L={block} -D SW_ONLY={only}");
+        if base > 0 {
+            options.push_str(&format!(" -D SW_BASE={base}"));
+        }
         if config.schedule.is_persistent() {
             options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
             if ptx_fence(device.info()) {
@@ -483,6 +510,7 @@ impl SweepPlan {
             prefetch: (config.schedule == Schedule::Strip).then(|| config.prefetch.unwrap_or(DEFAULT_PREFETCH)),
             rows: (config.schedule == Schedule::Strip).then_some(rows),
             shape,
+            buffer,
             region,
             blocks,
             kernel_ref: OnceLock::new(),
@@ -528,8 +556,8 @@ impl SweepPlan {
     /// arguments in order, the swept field `state` among them (the generated `sweep` method
     /// builds them and holds the field mutably borrowed).
     pub fn run<T: Scalar>(&self, state: &DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<SweepEvents> {
-        check_shape("swept field", self.shape, state.shape())?;
-        check_arg_shapes(self.shape, args)?;
+        check_shape("swept field", self.buffer, state.shape())?;
+        check_arg_shapes(self.buffer, args)?;
         let device = state.device();
         let params = self.params.refresh(device, args)?;
         let mut cl = kernel_args(args, &params);
@@ -622,6 +650,7 @@ impl SweepPlan {
                 first,
                 last,
                 launches: n,
+                wall_ns: None,
             }),
             _ => Err(Error::Cl {
                 op: "clEnqueueNDRangeKernel",
