@@ -321,6 +321,11 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             1 << 26,
             "spins a persistent work-group waits for an upstream block before it raises the stall flag",
         ),
+        tunable(
+            "SW_BASE",
+            0,
+            "where the swept window starts in the grids, in points (a slab's window when the grid is split over devices)",
+        ),
     ];
     let mut contracts = region_contracts(&body);
     for (a, n) in ["SW_DIRX", "SW_DIRY", "SW_DIRZ"].iter().enumerate() {
