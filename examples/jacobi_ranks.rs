@@ -1,6 +1,7 @@
 //! Jacobi iterations split across MPI ranks (feature `mpi`): the same `solve` runs on one
 //! device and on `Ranks`, and every rank checks that the split run gives the single device's
-//! bits.
+//! bits. Then symmetric Gauss–Seidel sweeps (forward, then backward) on the Jacobi result, on
+//! one device and across the ranks (the ranks sweep their slabs in turn): the same bits again.
 //!
 //! ```text
 //! cargo build --release --features mpi --example jacobi_ranks
@@ -15,6 +16,42 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use clforge::prelude::*;
 use clforge::runtime::Ranks;
+
+/// Gauss–Seidel for `Δu = f`, forward in x and y: new values behind the point.
+#[clforge::sweep(order = forward)]
+fn gs_up(u: &Sweep<f32>, f: &Grid<f32>) -> f32 {
+    0.25 * (u.new(-1, 0) + u.new(0, -1) + u.old(1, 0) + u.old(0, 1)) - 0.25 * f.at(0, 0)
+}
+
+/// The backward half of a symmetric Gauss–Seidel step.
+#[clforge::sweep(order = backward)]
+fn gs_down(u: &Sweep<f32>, f: &Grid<f32>) -> f32 {
+    0.25 * (u.new(1, 0) + u.new(0, 1) + u.old(-1, 0) + u.old(0, -1)) - 0.25 * f.at(0, 0)
+}
+
+/// `sweeps` symmetric Gauss–Seidel steps from `u0` on any sweep target; `stop` may end the run
+/// early with an error. Returns the whole grid.
+fn smooth<D: SweepTarget>(
+    target: &D,
+    u0: &HostGrid<f32>,
+    f: &HostGrid<f32>,
+    sweeps: usize,
+    stop: impl Fn(usize) -> Result<()>,
+) -> Result<HostGrid<f32>> {
+    let config = SweepConfig::new(Schedule::Wave);
+    let (up, down) = (
+        GsUp::plan(target, &config, u0.shape())?,
+        GsDown::plan(target, &config, u0.shape())?,
+    );
+    let f = target.upload(f)?;
+    let mut u = target.upload(u0)?;
+    for sweep in 0..sweeps {
+        stop(sweep)?;
+        GsUp::sweep_plan(&up, &mut u, &f)?;
+        GsDown::sweep_plan(&down, &mut u, &f)?;
+    }
+    Ok(u.to_host()?)
+}
 
 /// Jacobi for `Δu = f` with a fixed boundary.
 #[clforge::stencil]
@@ -51,7 +88,7 @@ struct Args {
     /// This rank stops with an error (to show that every rank then stops).
     #[arg(long)]
     fail_rank: Option<usize>,
-    /// The step at which `--fail-rank` stops.
+    /// The step at which `--fail-rank` stops (past `--steps`: between Gauss–Seidel sweeps).
     #[arg(long, default_value_t = 10)]
     fail_at: usize,
     /// Each rank also writes its outcome (`ok` or its error) to `DIR/rank-R.txt` (the ranks'
@@ -117,6 +154,28 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
             one.data()[i]
         );
     }
+    // Sweeps: the ranks take turns along y, each handing its new edge rows to the next.
+    let sweeps = (args.steps / 10).max(1);
+    // `--fail-at` past the Jacobi steps stops `--fail-rank` between two sweeps.
+    let split_gs = smooth(ranks, &split, &f, sweeps, |sweep| {
+        if args.fail_rank == Some(r) && args.steps + sweep == args.fail_at {
+            bail!("rank {r}: injected failure at sweep {sweep} (--fail-rank)");
+        }
+        Ok(())
+    })?;
+    let one_gs = smooth(ranks.device(), &split, &f, sweeps, |_| Ok(()))?;
+    if let Some(i) = split_gs
+        .data()
+        .iter()
+        .zip(one_gs.data())
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        bail!(
+            "rank {r}: after {sweeps} Gauss–Seidel sweeps point {i} is {} across {n} ranks but {} on one device",
+            split_gs.data()[i],
+            one_gs.data()[i]
+        );
+    }
     // A reduction through MPI: the largest |u| of each rank's own planes, over all ranks.
     let layout = ranks.layout(shape)?;
     let (lo, hi) = layout.owned()[r];
@@ -128,7 +187,8 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
         bail!("rank {r}: max |u| over ranks {global} differs from the whole grid's {whole}");
     }
     println!(
-        "rank {r} of {n}: planes {lo}..{hi} on {}; {} steps of {shape} equal one device bit for bit; max |u| = {global}",
+        "rank {r} of {n}: planes {lo}..{hi} on {}; {} steps of {shape} equal one device bit for bit; max |u| = {global}; \
+         {sweeps} symmetric Gauss-Seidel sweeps equal one device bit for bit",
         ranks.device().info().name,
         args.steps
     );

@@ -19,7 +19,7 @@ for job in 1 2 4 "2 --exchange-first"; do
     # shellcheck disable=SC2086 # $flags is empty or one flag
     out=$(run "$n" "$bin" --nx 64 --ny 48 --steps 30 --depth 3 $flags)
     echo "$out"
-    [ "$(grep -c 'equal one device bit for bit' <<<"$out")" -eq "$n" ] || { echo "FAIL: $job ranks"; exit 1; }
+    [ "$(grep -c 'sweeps equal one device bit for bit' <<<"$out")" -eq "$n" ] || { echo "FAIL: $job ranks"; exit 1; }
 done
 
 # A failing rank: every rank reports an error naming rank 1, the job ends (timeout = hang).
@@ -36,6 +36,20 @@ done
 grep -q "rank 1 error: rank 1: injected failure" "$reports/rank-1.txt" || { echo "FAIL: rank 1's own error"; exit 1; }
 rm -rf "$reports"
 echo "a failing rank: every rank returned an error naming rank 1"
+
+# A rank that fails between two sweeps (the ranks sweep in turn, waiting on each other).
+reports=$(mktemp -d)
+set +e
+out=$(run 4 "$bin" --nx 64 --ny 48 --steps 30 --depth 3 --fail-rank 2 --fail-at 31 --report-dir "$reports" 2>&1)
+rc=$?
+set -e
+[ "$rc" -ne 124 ] || { echo "FAIL: a rank failing between sweeps hung the job"; echo "$out"; exit 1; }
+for r in 0 1 3; do
+    grep -q "rank $r error: MPI rank 2 of 4" "$reports/rank-$r.txt" \
+        || { echo "FAIL: rank $r did not name rank 2"; cat "$reports"/*; exit 1; }
+done
+rm -rf "$reports"
+echo "a rank failing between sweeps: every rank returned an error naming rank 2"
 
 # The wrong number of ranks: refused on every rank.
 reports=$(mktemp -d)

@@ -50,7 +50,7 @@ pub use split::{Devices, SplitGrid, SplitPlan};
 #[cfg(feature = "mpi")]
 pub mod ranks;
 #[cfg(feature = "mpi")]
-pub use ranks::{RankGrid, RankLatticePlan, RankPlan, RankStepper, Ranks};
+pub use ranks::{RankGrid, RankLatticePlan, RankPlan, RankStepper, RankSweepPlan, Ranks};
 pub use stencil::target::{GridOn, Launch, Target, TargetGrid};
 /// The element kind: element types, meshes, host matrices and the explicit stepper.
 pub mod fem;

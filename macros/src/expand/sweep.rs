@@ -149,7 +149,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
 
             /// Builds (once, cached) and sizes a schedule for grids of `shape` on a `Device`, or
             /// on each slab of `Devices` (a `SplitSweepPlan`).
-            pub fn plan<__ClforgeTarget: #rt::SweepTarget>(#device: &__ClforgeTarget, #config: &#rt::SweepConfig, #shape: #rt::Shape) -> #rt::Result<__ClforgeTarget::Plan> {
+            pub fn plan<__ClforgeTarget: #rt::SweepTarget>(#device: &__ClforgeTarget, #config: &#rt::SweepConfig, #shape: #rt::Shape) -> #rt::Result<__ClforgeTarget::SweepPlan> {
                 #rt::SweepTarget::sweep_plan(#device, Self::spec(), #config, #shape)
             }
 

@@ -258,6 +258,14 @@ impl SweepEvents {
     pub fn wait(&self) -> Result<()> {
         self.last.wait()
     }
+
+    /// The same launches timed by the wall clock (a sweep that spans several devices).
+    pub(crate) fn with_wall_ns(self, ns: u64) -> SweepEvents {
+        SweepEvents {
+            wall_ns: Some(ns),
+            ..self
+        }
+    }
 }
 
 /// Whether `device` may run the one-launch schedules (persistent and strip), whose

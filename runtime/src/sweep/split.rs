@@ -23,15 +23,17 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::host::{Boundary, Shape};
 use crate::split::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
-use crate::stencil::target::Launch;
+use crate::stencil::target::{Launch, Target};
 use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
 
-/// Where a sweep runs: a [`Device`] ([`SweepPlan`]) or [`Devices`] ([`SplitSweepPlan`]).
-pub trait SweepTarget {
+/// Where a sweep runs: a [`Device`] ([`SweepPlan`]), [`Devices`] ([`SplitSweepPlan`]) or MPI
+/// `Ranks`, on the grids of the same [`Target`]: a function written against `D: SweepTarget`
+/// can launch stencils and sweeps on the same grids.
+pub trait SweepTarget: Target {
     /// The sweep built for this target.
-    type Plan: SweepLaunch;
+    type SweepPlan: SweepLaunch<Like = <Self as Target>::Plan>;
     /// Builds and sizes the sweep `spec` with `config` for grids of `shape`.
-    fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<Self::Plan>;
+    fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<Self::SweepPlan>;
 }
 
 /// A built sweep: the generated `sweep_plan` calls [`SweepLaunch::run_sweep`] with the sweep's
@@ -49,7 +51,7 @@ pub trait SweepLaunch {
 }
 
 impl SweepTarget for Device {
-    type Plan = SweepPlan;
+    type SweepPlan = SweepPlan;
     fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SweepPlan> {
         SweepPlan::new(self, spec, config, shape)
     }
@@ -63,7 +65,7 @@ impl SweepLaunch for SweepPlan {
 }
 
 impl SweepTarget for Devices {
-    type Plan = SplitSweepPlan;
+    type SweepPlan = SplitSweepPlan;
     fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SplitSweepPlan> {
         SplitSweepPlan::new(self, spec, config, shape)
     }
@@ -94,63 +96,16 @@ impl SplitSweepPlan {
     /// edge would land on the slab's edge, not the grid's), a periodic split and halos
     /// shallower than the sweep's reach.
     pub fn new(devices: &Devices, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SplitSweepPlan> {
-        crate::stencil::check_kernel_shape(&format!("sweep `{}`", spec.name), spec.rank, shape)?;
-        let refuse = |why: String| {
-            Err(Error::InvalidConfig(format!(
-                "sweep `{}` cannot be split: {why}",
-                spec.name
-            )))
-        };
-        if spec.rank < 2 {
-            return refuse(
-                "a 1-D sweep is one chain of dependent points along the axis a split would cut; run it on one \
-                 device"
-                    .into(),
-            );
-        }
-        if spec.boundary != Boundary::Fixed {
-            return refuse(format!(
-                "its boundary is {:?}; a split sweep needs `fixed` (a clamped read at a slab's edge would land on the \
-                 slab's edge, not the grid's)",
-                spec.boundary
-            ));
-        }
         let layout = devices.layout(shape)?;
-        if layout.periodic() {
-            return refuse("the split axis is periodic, and a sweep cannot wrap; use `periodic(false)`".into());
-        }
-        let axis = spec.rank - 1;
-        let halo = spec.halo[axis];
-        if halo > layout.depth() {
-            return refuse(format!(
-                "it reads {halo} planes along axis {axis} but the split keeps {} halo planes; use `Devices::depth({halo})` \
-                 or more",
-                layout.depth()
-            ));
-        }
+        let halo = split_halo(&spec, shape, &layout)?;
         let parts = (0..devices.devices().len())
-            .map(|i| {
-                let (first, planes) = window(&layout, i, halo);
-                let [nx, ny, _] = shape.dims();
-                let window = if spec.rank == 2 {
-                    Shape::d2(nx, planes)
-                } else {
-                    Shape::d3(nx, ny, planes)
-                };
-                SweepPlan::window(
-                    &devices.devices()[i],
-                    spec,
-                    config,
-                    window,
-                    (layout.part_shape(i), first * layout.plane),
-                )
-            })
+            .map(|i| slab_plan(&devices.devices()[i], spec, config, &layout, i, halo))
             .collect::<Result<Vec<_>>>()?;
         Ok(SplitSweepPlan {
             parts,
             layout: Arc::new(layout),
             halo,
-            forward: spec.forward[axis],
+            forward: spec.forward[spec.rank - 1],
             name: spec.name,
         })
     }
@@ -198,15 +153,7 @@ impl SplitSweepPlan {
             first.get_or_insert_with(|| events.first.clone());
             // The next slab in the sweep's direction reads this slab's new edge planes.
             if let Some(&j) = order.get(k + 1) {
-                let own = l.owned()[i].1 - l.owned()[i].0;
-                let (from, to) = if j > i {
-                    ((l.below(i) + own - h) * l.plane, (l.below(j) - h) * l.plane)
-                } else {
-                    (
-                        l.below(i) * l.plane,
-                        (l.below(j) + l.owned()[j].1 - l.owned()[j].0) * l.plane,
-                    )
-                };
+                let (from, to) = hand_over(l, i, j, h);
                 let mut planes = vec![T::default(); h * l.plane];
                 state_buffers[i].read_at(from, &mut planes)?;
                 state_buffers[j].write_at(to, &planes)?;
@@ -222,8 +169,85 @@ impl SplitSweepPlan {
             first: first.unwrap_or_else(|| last.first.clone()),
             last: last.last,
             launches,
-            wall_ns: Some(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)),
+            wall_ns: Some(wall_ns(start)),
         })
+    }
+}
+
+/// Checks that the sweep `spec` can run split as `layout` (the `shape`'s split) and returns the
+/// planes it reads along the split axis: refuses 1-D sweeps (one chain along the split axis),
+/// boundaries other than `fixed` (a clamped read at a slab's edge would land on the slab's edge,
+/// not the grid's), a periodic split and halos shallower than the sweep's reach.
+pub(crate) fn split_halo(spec: &SweepSpec, shape: Shape, layout: &Layout) -> Result<usize> {
+    crate::stencil::check_kernel_shape(&format!("sweep `{}`", spec.name), spec.rank, shape)?;
+    let refuse = |why: String| {
+        Err(Error::InvalidConfig(format!(
+            "sweep `{}` cannot be split: {why}",
+            spec.name
+        )))
+    };
+    if spec.rank < 2 {
+        return refuse(
+            "a 1-D sweep is one chain of dependent points along the axis a split would cut; run it on one device"
+                .into(),
+        );
+    }
+    if spec.boundary != Boundary::Fixed {
+        return refuse(format!(
+            "its boundary is {:?}; a split sweep needs `fixed` (a clamped read at a slab's edge would land on the \
+             slab's edge, not the grid's)",
+            spec.boundary
+        ));
+    }
+    if layout.periodic() {
+        return refuse("the split axis is periodic, and a sweep cannot wrap; use `periodic(false)`".into());
+    }
+    let axis = spec.rank - 1;
+    let halo = spec.halo[axis];
+    if halo > layout.depth() {
+        return refuse(format!(
+            "it reads {halo} planes along axis {axis} but the split keeps {} halo planes; use `depth({halo})` or more",
+            layout.depth()
+        ));
+    }
+    Ok(halo)
+}
+
+/// The sweep `spec` built for slab `i` of `layout`: its window (own planes and `halo` halo
+/// planes on each shared side) swept in place in the slab's buffer.
+pub(crate) fn slab_plan(
+    device: &Device,
+    spec: SweepSpec,
+    config: &SweepConfig,
+    layout: &Layout,
+    i: usize,
+    halo: usize,
+) -> Result<SweepPlan> {
+    let (first, planes) = window(layout, i, halo);
+    let [nx, ny, _] = layout.shape().dims();
+    let window = if spec.rank == 2 {
+        Shape::d2(nx, planes)
+    } else {
+        Shape::d3(nx, ny, planes)
+    };
+    SweepPlan::window(
+        device,
+        spec,
+        config,
+        window,
+        (layout.part_shape(i), first * layout.plane),
+    )
+}
+
+/// Where slab `i` hands its new edge planes to slab `j` (the next in the sweep's direction,
+/// `j = i ± 1`): `(from in i's buffer, to in j's buffer)`, in elements; `halo` planes each.
+pub(crate) fn hand_over(layout: &Layout, i: usize, j: usize, halo: usize) -> (usize, usize) {
+    let p = layout.plane;
+    let own = |k: usize| layout.owned[k].1 - layout.owned[k].0;
+    if j > i {
+        ((layout.below(i) + own(i) - halo) * p, (layout.below(j) - halo) * p)
+    } else {
+        (layout.below(i) * p, (layout.below(j) + own(j)) * p)
     }
 }
 
@@ -235,4 +259,9 @@ fn window(layout: &Layout, i: usize, halo: usize) -> (usize, usize) {
     let lo = if below > 0 { halo } else { 0 };
     let hi = if above > 0 { halo } else { 0 };
     (below - lo, lo + own + hi)
+}
+
+/// Nanoseconds since `start`.
+pub(crate) fn wall_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
