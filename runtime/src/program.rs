@@ -314,15 +314,8 @@ impl Program {
         let sizes = self.work_sizes(global, local)?;
         let slot = self.kernel(kernel)?;
         let mut ev = Event::null();
-        self.enqueue(
-            &slot,
-            kernel,
-            global.len(),
-            sizes,
-            args,
-            Some(&mut ev),
-            Placed::default(),
-        )?;
+        let at = Placed::default();
+        self.enqueue(&slot, kernel, (global.len(), sizes), args, Some(&mut ev), at)?;
         Ok(ev)
     }
 
@@ -377,10 +370,10 @@ impl Program {
         let at = Placed { offset, after };
         if event {
             let mut ev = Event::null();
-            self.enqueue(&k.slot, name, global.len(), sizes, args, Some(&mut ev), at)?;
+            self.enqueue(&k.slot, name, (global.len(), sizes), args, Some(&mut ev), at)?;
             Ok(Some(ev))
         } else {
-            self.enqueue(&k.slot, name, global.len(), sizes, args, None, at)?;
+            self.enqueue(&k.slot, name, (global.len(), sizes), args, None, at)?;
             Ok(None)
         }
     }
@@ -399,8 +392,7 @@ impl Program {
         &self,
         slot: &Mutex<Kernel>,
         kernel: &str,
-        dims: usize,
-        sizes: ([usize; 3], Option<[usize; 3]>),
+        (dims, sizes): (usize, ([usize; 3], Option<[usize; 3]>)),
         args: &[Arg<'_>],
         event: Option<&mut Event>,
         at: Placed<'_>,

@@ -441,7 +441,7 @@ impl<T: Scalar> RankGrid<T> {
                             Lane::Transfer,
                             from,
                             &mut buf[..(d - keep) * p],
-                            &[marker.clone()],
+                            std::slice::from_ref(&marker),
                         )
                     }?);
                 }

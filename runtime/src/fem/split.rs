@@ -17,6 +17,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cl::Pinned;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::fem::load::Load;
@@ -26,6 +27,7 @@ use crate::fem::real::Real;
 use crate::fem::schedule::Schedule;
 use crate::fem::stability::{check_time_step, StabilityBound};
 use crate::fem::stepper::{Explicit, Stepper};
+use crate::program::Event;
 use crate::split::Devices;
 
 /// One device's share of the model.
@@ -39,6 +41,24 @@ struct Part<R: Real> {
     ghost_from: usize,
     /// For each ghost (in order): the owning part and the node's index in its send range.
     ghosts: Vec<(usize, usize)>,
+    /// Pinned host memory of the exchanges, made at the first.
+    staging: Option<Staging<R>>,
+}
+
+/// A part's exchange staging: its sent `u`, `v`; its ghosts' received `u`, `v` and damping
+/// force; the writes of the last exchange, which read the received ones.
+struct Staging<R: Real> {
+    send: [Pinned<R>; 2],
+    recv: [Pinned<R>; 3],
+    pending: Vec<Event>,
+}
+
+impl<R: Real> Drop for Staging<R> {
+    fn drop(&mut self) {
+        for e in self.pending.drain(..) {
+            let _ = e.wait();
+        }
+    }
 }
 
 /// One part of a [`Partition`]: its sub-model and how its nodes map to the whole model's.
@@ -118,6 +138,7 @@ impl<R: Real> SplitStepper<R> {
                 send: plan.send,
                 ghost_from: plan.ghost_from,
                 ghosts: plan.ghosts,
+                staging: None,
             });
         }
         let n_dofs = p.owner.len() * p.dofs;
@@ -356,22 +377,84 @@ impl<R: Real> SplitStepper<R> {
         Ok(())
     }
 
-    /// Overwrites every ghost with its owner's `u` and `v`.
+    /// Overwrites every ghost with its owner's `u` and `v`: every part's sent range is read
+    /// behind its queued steps into pinned memory (the devices drain in parallel), then the
+    /// ghosts are written ahead of the next steps without waiting for the writes.
     fn exchange(&mut self) -> Result<()> {
         let d = self.dofs;
-        let sent: Vec<(Vec<R>, Vec<R>)> = self
-            .parts
-            .iter()
-            .map(|p| p.stepper.state_range(0, p.send * d))
-            .collect::<Result<_>>()?;
+        let mut reads = Vec::with_capacity(2 * self.parts.len());
         for p in &mut self.parts {
-            let mut u = Vec::with_capacity(p.ghosts.len() * d);
-            let mut v = Vec::with_capacity(p.ghosts.len() * d);
-            for &(o, i) in &p.ghosts {
-                u.extend_from_slice(&sent[o].0[i * d..(i + 1) * d]);
-                v.extend_from_slice(&sent[o].1[i * d..(i + 1) * d]);
+            let st = match &mut p.staging {
+                Some(st) => st,
+                slot => {
+                    let pin = |n: usize| p.stepper.pinned(n);
+                    let (s, g) = (p.send * d, p.ghosts.len() * d);
+                    slot.insert(Staging {
+                        send: [pin(s)?, pin(s)?],
+                        recv: [pin(g)?, pin(g)?, pin(g)?],
+                        pending: Vec::new(),
+                    })
+                }
+            };
+            // The last exchange's writes read the memory refilled below.
+            for e in st.pending.drain(..) {
+                e.wait()?;
             }
-            p.stepper.set_state_range(p.ghost_from * d, &u, &v)?;
+            let [su, sv] = &mut st.send;
+            // SAFETY: the staging is owned by the part and the reads are waited for below.
+            reads.extend(unsafe {
+                p.stepper.read_state_async(
+                    0,
+                    &mut su.as_mut_slice()[..p.send * d],
+                    &mut sv.as_mut_slice()[..p.send * d],
+                )
+            }?);
+        }
+        for e in &reads {
+            e.wait()?;
+        }
+        let ghosts: Vec<(Vec<R>, Vec<R>)> = {
+            let sent: Vec<(&[R], &[R])> = self
+                .parts
+                .iter()
+                .map(|p| match &p.staging {
+                    Some(st) => (st.send[0].as_slice(), st.send[1].as_slice()),
+                    None => (&[][..], &[][..]),
+                })
+                .collect();
+            self.parts
+                .iter()
+                .map(|p| {
+                    let pick = |k: usize| -> Vec<R> {
+                        p.ghosts
+                            .iter()
+                            .flat_map(|&(o, i)| {
+                                let x = if k == 0 { sent[o].0 } else { sent[o].1 };
+                                x[i * d..(i + 1) * d].iter().copied()
+                            })
+                            .collect()
+                    };
+                    (pick(0), pick(1))
+                })
+                .collect()
+        };
+        for (p, (u, v)) in self.parts.iter_mut().zip(ghosts) {
+            let Some(st) = &mut p.staging else { continue };
+            let n = u.len();
+            let [ru, rv, rf] = &mut st.recv;
+            ru.as_mut_slice()[..n].copy_from_slice(&u);
+            rv.as_mut_slice()[..n].copy_from_slice(&v);
+            // SAFETY: the writes' events are kept in `pending` and waited for before the
+            // staging is refilled or dropped.
+            let writes = unsafe {
+                p.stepper.write_state_async(
+                    p.ghost_from * d,
+                    &ru.as_slice()[..n],
+                    &rv.as_slice()[..n],
+                    &mut rf.as_mut_slice()[..n],
+                )
+            }?;
+            st.pending.extend(writes);
         }
         self.since = 0;
         Ok(())

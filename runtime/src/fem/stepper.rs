@@ -4,6 +4,7 @@
 //! [`StepperConfig`], shared by both, lives with [`Model`] in `problem.rs`.
 
 use crate::buffer::Buffer;
+use crate::cl::Lane;
 use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::fem::blocks::block_control;
@@ -506,6 +507,7 @@ impl<R: Real> Stepper<R> {
     }
 
     /// Displacements and velocities of DOFs `first..first + len` (waits for queued steps).
+    #[cfg(feature = "mpi")]
     pub(crate) fn state_range(&self, first: usize, len: usize) -> Result<(Vec<R>, Vec<R>)> {
         let (mut u, mut v) = (vec![R::default(); len], vec![R::default(); len]);
         if len == 0 {
@@ -543,6 +545,69 @@ impl<R: Real> Stepper<R> {
     /// The device this stepper runs on.
     pub fn device(&self) -> &Device {
         self.u.device()
+    }
+
+    /// `len` elements of pinned host memory in this stepper's device context (exchange staging).
+    pub(crate) fn pinned(&self, len: usize) -> Result<crate::cl::Pinned<R>> {
+        self.u.pinned(len)
+    }
+
+    /// Enqueues reading `u` and `v` of DOFs `first..first + u.len()` behind the queued steps;
+    /// returns at once with the reads' events.
+    ///
+    /// # Safety
+    /// `u` and `v` must stay valid and untouched until the events complete.
+    pub(crate) unsafe fn read_state_async(&self, first: usize, u: &mut [R], v: &mut [R]) -> Result<[Event; 2]> {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            Ok([
+                self.u.read_at_async(Lane::Compute, first, u, &[])?,
+                self.v.read_at_async(Lane::Compute, first, v, &[])?,
+            ])
+        }
+    }
+
+    /// Enqueues overwriting displacements and velocities of DOFs from `first` on (and, where
+    /// the schedule keeps it, the damping force `F = C·v`, computed into `f`) ahead of the
+    /// next steps; returns at once with the writes' events. The same state as
+    /// [`Stepper::set_state_range`].
+    ///
+    /// # Safety
+    /// `u`, `v` and `f` must stay valid and unchanged until the events complete.
+    pub(crate) unsafe fn write_state_async(
+        &mut self,
+        first: usize,
+        u: &[R],
+        v: &[R],
+        f: &mut [R],
+    ) -> Result<Vec<Event>> {
+        crate::error::check_len("velocities", u.len(), v.len())?;
+        if u.is_empty() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: forwarded to the caller.
+        let mut events = unsafe {
+            vec![
+                self.u.write_at_async(Lane::Compute, first, u, &[])?,
+                self.v.write_at_async(Lane::Compute, first, v, &[])?,
+            ]
+        };
+        if self.schedule != Schedule::Gather {
+            let damp = self.damp_host.get(first..first + v.len()).ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "DOFs {first}..{} past the model's {}",
+                    first + v.len(),
+                    self.n_dofs
+                ))
+            })?;
+            crate::error::check_len("damping staging", v.len(), f.len())?;
+            for ((f, &c), &v) in f.iter_mut().zip(damp).zip(v) {
+                *f = c * v;
+            }
+            // SAFETY: forwarded to the caller.
+            events.push(unsafe { self.f.write_at_async(Lane::Compute, first, f, &[]) }?);
+        }
+        Ok(events)
     }
 
     /// Elements of the model.

@@ -167,10 +167,10 @@ impl SplitSweepPlan {
         state.set_valid(0);
         Ok(SweepEvents {
             first: first.unwrap_or_else(|| last.first.clone()),
-            last: last.last,
             launches,
-            wall_ns: Some(wall_ns(start)),
-        })
+            ..last
+        }
+        .with_wall_ns(wall_ns(start)))
     }
 }
 
