@@ -666,3 +666,34 @@ fn steps_iterates_the_named_state_and_refuses_a_guess() {
     let err = rel_error(&out.to_host().unwrap(), &host);
     assert!(err <= 1e-6, "steps iterated the wrong grid: relative error {err:e}");
 }
+
+mod zeros {
+    use clforge::prelude::*;
+
+    /// A clamp to a negative zero (difftest seed 7, stencil 170: PoCL's vector kernel gave -0.0
+    /// for +0.0, its select against the constant -0.0 lowered to a swapped `minps`).
+    #[stencil]
+    pub fn clamp_to_negative_zero(u: &Grid<f32>) -> f32 {
+        f32::clamp(u.at(0, 0), -0.5, -0.0)
+    }
+
+    /// The same by hand, against both zeros, in f64, with the zero in a `let`.
+    #[stencil]
+    pub fn select_zeros(u: &Grid<f64>) -> f64 {
+        let z = -0.0;
+        let a = if u.at(0, 0) > z { z } else { u.at(0, 0) };
+        let b = if u.at(1, 0) < 0.0 { 0.0 } else { u.at(1, 0) };
+        if u.at(0, 1) >= 0.0 {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+#[test]
+fn selects_against_constant_zeros_keep_the_sign_of_zero() {
+    use zeros::*;
+    same!(ClampToNegativeZero -> f32, (u: f32));
+    same!(SelectZeros -> f64, (u: f64));
+}

@@ -164,6 +164,23 @@ pub fn linear(base: &str, offset: [i64; 3], stride_y: &str, stride_z: &str) -> S
 }
 
 impl Emitter<'_> {
+    /// A float zero literal as a zero the compiler cannot fold (`clforge_zero_f32()`, negated
+    /// for `-0.0`), for the values a select chooses between and the `let`s that name them.
+    /// PoCL (LLVM 15, x86) lowers a select between a value and a constant zero it is compared
+    /// with, `x > -0.0f ? -0.0f : x` (vector `select` in f32, scalar too in f64), to
+    /// `minps`/`minsd` with the operands swapped: +0.0 came out as -0.0 (difftest seed 7,
+    /// stencil 170; tests/semantics.rs `zeros`). A volatile load (templates/common) keeps
+    /// Rust's sign of zero; comparisons keep their constant.
+    pub fn opaque_zero(&self, x: &Expr) -> Option<String> {
+        match &x.op {
+            Kind::Lit(s) if x.ty.is_float() && is_zero_literal(s) => {
+                let zero = format!("clforge_zero_{}()", x.ty.rust());
+                Some(if s.starts_with('-') { format!("-{zero}") } else { zero })
+            }
+            _ => None,
+        }
+    }
+
     fn vector(&self) -> bool {
         matches!(self.access, Access::Vector | Access::VectorInterior)
     }
@@ -547,6 +564,12 @@ impl Emitter<'_> {
                 let operand = |x: &Expr| {
                     if vec_expr && e.ty == Scalar::Bool {
                         (self.mask_as(x, 32), P_ATOM)
+                    } else if let Some(zero) = self.opaque_zero(x) {
+                        if vec_expr {
+                            (format!("({})({zero})", self.ty(e.ty, true)), P_ATOM)
+                        } else {
+                            (zero, P_UNARY)
+                        }
                     } else {
                         self.widen(x, e.ty, vec_expr)
                     }
@@ -835,4 +858,9 @@ impl Emitter<'_> {
         }
         (call, P_ATOM)
     }
+}
+
+/// Whether a float literal's text is a zero of either sign (`0.0f`, `-0.0`, `0e3f`).
+fn is_zero_literal(text: &str) -> bool {
+    text.trim_end_matches(['f', 'F']).parse::<f64>().is_ok_and(|v| v == 0.0)
 }

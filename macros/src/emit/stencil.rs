@@ -29,7 +29,11 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
     };
     for l in &k.lets {
         let ty = em.ty(l.value.ty, l.value.varying);
-        let value = em.value(&l.value, WIDTH).join("\n");
+        // A zero a select may return (see `Emitter::opaque_zero`).
+        let value = match em.opaque_zero(&l.value) {
+            Some(zero) => zero,
+            None => em.value(&l.value, WIDTH).join("\n"),
+        };
         statement(
             l.line,
             format!("const {ty} {} = {value}; /* {} */", l.name, super::comment(&l.text)),
