@@ -120,6 +120,23 @@ fn solve<D: Target>(
     Ok((grid, start.elapsed().as_secs_f64()))
 }
 
+/// `Err` naming the first point where `split` and `one` (one device's) differ in their bits.
+fn same_bits(split: &HostGrid<f32>, one: &HostGrid<f32>, what: &str) -> Result<()> {
+    match split
+        .data()
+        .iter()
+        .zip(one.data())
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        Some(i) => bail!(
+            "{what}: point {i} is {} but {} on one device",
+            split.data()[i],
+            one.data()[i]
+        ),
+        None => Ok(()),
+    }
+}
+
 fn run(args: &Args, ranks: &Ranks) -> Result<()> {
     let (r, n) = (ranks.rank(), ranks.size());
     let shape = Shape::d2(args.nx, args.ny);
@@ -142,18 +159,7 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
         );
     }
     let (one, _) = solve(ranks.device(), &u0, &f, args.steps, |_| Ok(()))?;
-    if let Some(i) = split
-        .data()
-        .iter()
-        .zip(one.data())
-        .position(|(a, b)| a.to_bits() != b.to_bits())
-    {
-        bail!(
-            "rank {r}: point {i} is {} split across {n} ranks but {} on one device",
-            split.data()[i],
-            one.data()[i]
-        );
-    }
+    same_bits(&split, &one, &format!("rank {r}: split across {n} ranks"))?;
     // Sweeps: the ranks take turns along y, each handing its new edge rows to the next.
     let sweeps = (args.steps / 10).max(1);
     // `--fail-at` past the Jacobi steps stops `--fail-rank` between two sweeps.
@@ -164,18 +170,11 @@ fn run(args: &Args, ranks: &Ranks) -> Result<()> {
         Ok(())
     })?;
     let one_gs = smooth(ranks.device(), &split, &f, sweeps, |_| Ok(()))?;
-    if let Some(i) = split_gs
-        .data()
-        .iter()
-        .zip(one_gs.data())
-        .position(|(a, b)| a.to_bits() != b.to_bits())
-    {
-        bail!(
-            "rank {r}: after {sweeps} Gauss–Seidel sweeps point {i} is {} across {n} ranks but {} on one device",
-            split_gs.data()[i],
-            one_gs.data()[i]
-        );
-    }
+    same_bits(
+        &split_gs,
+        &one_gs,
+        &format!("rank {r}: after {sweeps} Gauss–Seidel sweeps across {n} ranks"),
+    )?;
     // A reduction through MPI: the largest |u| of each rank's own planes, over all ranks.
     let layout = ranks.layout(shape)?;
     let (lo, hi) = layout.owned()[r];

@@ -22,33 +22,29 @@ for job in 1 2 4 "2 --exchange-first"; do
     [ "$(grep -c 'sweeps equal one device bit for bit' <<<"$out")" -eq "$n" ] || { echo "FAIL: $job ranks"; exit 1; }
 done
 
-# A failing rank: every rank reports an error naming rank 1, the job ends (timeout = hang).
-reports=$(mktemp -d)
-set +e
-out=$(run 4 "$bin" --nx 64 --ny 48 --steps 30 --depth 3 --fail-rank 1 --fail-at 7 --report-dir "$reports" 2>&1)
-rc=$?
-set -e
-[ "$rc" -ne 124 ] || { echo "FAIL: a failing rank hung the job"; echo "$out"; exit 1; }
-for r in 0 2 3; do
-    grep -q "rank $r error: MPI rank 1 of 4: stopped" "$reports/rank-$r.txt" \
-        || { echo "FAIL: rank $r did not name rank 1"; cat "$reports"/*; exit 1; }
-done
-grep -q "rank 1 error: rank 1: injected failure" "$reports/rank-1.txt" || { echo "FAIL: rank 1's own error"; exit 1; }
-rm -rf "$reports"
+# `fails R AT`: 4 ranks, rank R stops with an error at step AT; the job must end (timeout =
+# hang), every other rank must report an error naming rank R, and R its own.
+fails() {
+    local bad=$1 at=$2 reports rc out
+    reports=$(mktemp -d)
+    set +e
+    out=$(run 4 "$bin" --nx 64 --ny 48 --steps 30 --depth 3 --fail-rank "$bad" --fail-at "$at" --report-dir "$reports" 2>&1)
+    rc=$?
+    set -e
+    [ "$rc" -ne 124 ] || { echo "FAIL: rank $bad failing at step $at hung the job"; echo "$out"; exit 1; }
+    for r in 0 1 2 3; do
+        [ "$r" -ne "$bad" ] || continue
+        grep -q "rank $r error: MPI rank $bad of 4" "$reports/rank-$r.txt" \
+            || { echo "FAIL: rank $r did not name rank $bad"; cat "$reports"/*; exit 1; }
+    done
+    grep -q "rank $bad error: rank $bad: injected failure" "$reports/rank-$bad.txt" \
+        || { echo "FAIL: rank $bad's own error"; exit 1; }
+    rm -rf "$reports"
+}
+fails 1 7
 echo "a failing rank: every rank returned an error naming rank 1"
-
-# A rank that fails between two sweeps (the ranks sweep in turn, waiting on each other).
-reports=$(mktemp -d)
-set +e
-out=$(run 4 "$bin" --nx 64 --ny 48 --steps 30 --depth 3 --fail-rank 2 --fail-at 31 --report-dir "$reports" 2>&1)
-rc=$?
-set -e
-[ "$rc" -ne 124 ] || { echo "FAIL: a rank failing between sweeps hung the job"; echo "$out"; exit 1; }
-for r in 0 1 3; do
-    grep -q "rank $r error: MPI rank 2 of 4" "$reports/rank-$r.txt" \
-        || { echo "FAIL: rank $r did not name rank 2"; cat "$reports"/*; exit 1; }
-done
-rm -rf "$reports"
+# Between two sweeps (step 31 of 30 Jacobi steps): the ranks sweep in turn, waiting on each other.
+fails 2 31
 echo "a rank failing between sweeps: every rank returned an error naming rank 2"
 
 # The wrong number of ranks: refused on every rank.

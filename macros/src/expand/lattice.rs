@@ -108,28 +108,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
     } else {
         let target = syn::Ident::new("__ClforgePlan", proc_macro2::Span::mixed_site());
         let l = quote!(<<#target as #rt::lattice::LatticeLaunch>::Like as #rt::Launch>);
-        let (gen_params, gen_args): (Vec<TokenStream>, Vec<TokenStream>) = k
-            .args
-            .iter()
-            .enumerate()
-            .filter_map(|(i, a)| {
-                let n = a.name();
-                let label = n.to_string();
-                Some(match a {
-                    crate::model::Arg::Field(f) => {
-                        let e = scalar_ty(f.elem);
-                        let m = if i == l_state { quote!(&mut) } else { quote!(&) };
-                        (quote!(#n: #m #l::Grid<#e>), quote!(#l::grid_arg(#label, &*#n)))
-                    }
-                    crate::model::Arg::Params { ty, .. } => (quote!(#n: &#ty), quote!(#l::params_arg(#n))),
-                    crate::model::Arg::Scalar { ty, .. } => {
-                        let ty = scalar_ty(*ty);
-                        (quote!(#n: #ty), quote!(#l::scalar_arg(#n)))
-                    }
-                    crate::model::Arg::Point { .. } => return None,
-                })
-            })
-            .unzip();
+        let (gen_params, gen_args) = super::target_args(&k.args, l_state, &l);
         (
             quote! {
                 /// Builds (once, cached) and sizes the rule for lattices of `shape` on a `Device`, or

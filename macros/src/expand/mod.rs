@@ -48,6 +48,34 @@ pub type HostArg<'a> = &'a dyn Fn(&syn::Ident) -> TokenStream;
 /// [`ArgTokens`] for `args`. A read-only grid `n` is passed to the user's function as
 /// `read(n)`; the in-place state (argument `state.0`, if any) as `state.1(n)`, mutably on
 /// both sides and without a shape check (the plan is sized by it).
+/// The parameters and launch arguments of a generated `*_plan` call that runs on any target
+/// (a lattice rule's `step_plan`, a sweep's `sweep_plan`): each grid as `name: &L::Grid<T>`
+/// (`&mut` for the argument `state`), params and scalars as for a stencil, each made into the
+/// argument of the launch type `l` (`<<Plan as Trait>::Like as Launch>`); the point is not an
+/// argument.
+pub fn target_args(args: &[Arg], state: usize, l: &TokenStream) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    args.iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let n = a.name();
+            let label = n.to_string();
+            Some(match a {
+                Arg::Field(f) => {
+                    let e = scalar_ty(f.elem);
+                    let m = if i == state { quote!(&mut) } else { quote!(&) };
+                    (quote!(#n: #m #l::Grid<#e>), quote!(#l::grid_arg(#label, &*#n)))
+                }
+                Arg::Params { ty, .. } => (quote!(#n: &#ty), quote!(#l::params_arg(#n))),
+                Arg::Scalar { ty, .. } => {
+                    let ty = scalar_ty(*ty);
+                    (quote!(#n: #ty), quote!(#l::scalar_arg(#n)))
+                }
+                Arg::Point { .. } => return None,
+            })
+        })
+        .unzip()
+}
+
 pub fn arg_tokens(
     args: &[Arg],
     shape: &syn::Ident,

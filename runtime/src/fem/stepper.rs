@@ -531,15 +531,24 @@ impl<R: Real> Stepper<R> {
             // The fused gather starts each step from `C·v` itself: there is no `F` to keep.
             return Ok(());
         }
-        let damp = self.damp_host.get(first..first + v.len()).ok_or_else(|| {
+        let f: Vec<R> = self
+            .damping(first, v.len())?
+            .iter()
+            .zip(v)
+            .map(|(&c, &v)| c * v)
+            .collect();
+        self.f.write_at(first, &f)
+    }
+
+    /// The damping coefficients of DOFs `first..first + len`.
+    fn damping(&self, first: usize, len: usize) -> Result<&[R]> {
+        self.damp_host.get(first..first + len).ok_or_else(|| {
             Error::InvalidConfig(format!(
                 "DOFs {first}..{} past the model's {}",
-                first + v.len(),
+                first + len,
                 self.n_dofs
             ))
-        })?;
-        let f: Vec<R> = damp.iter().zip(v).map(|(&c, &v)| c * v).collect();
-        self.f.write_at(first, &f)
+        })
     }
 
     /// The device this stepper runs on.
@@ -593,15 +602,8 @@ impl<R: Real> Stepper<R> {
             ]
         };
         if self.schedule != Schedule::Gather {
-            let damp = self.damp_host.get(first..first + v.len()).ok_or_else(|| {
-                Error::InvalidConfig(format!(
-                    "DOFs {first}..{} past the model's {}",
-                    first + v.len(),
-                    self.n_dofs
-                ))
-            })?;
             crate::error::check_len("damping staging", v.len(), f.len())?;
-            for ((f, &c), &v) in f.iter_mut().zip(damp).zip(v) {
+            for ((f, &c), &v) in f.iter_mut().zip(self.damping(first, v.len())?).zip(v) {
                 *f = c * v;
             }
             // SAFETY: forwarded to the caller.
