@@ -412,7 +412,7 @@ impl<T: Scalar> RankGrid<T> {
         let l = &self.layout;
         let (d, p) = (l.depth, l.plane);
         let keep = keep.min(d);
-        let edges = l.edges(self.ranks.rank());
+        let edges = l.edges(self.ranks.rank(), keep);
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
         let reads = (|| -> Result<Vec<Event>> {
@@ -428,18 +428,14 @@ impl<T: Scalar> RankGrid<T> {
             }
             let marker = self.part.device().queue().marker()?;
             let mut reads = Vec::new();
-            // Side 0 sends its first own planes to the lower neighbour's upper halo, which
-            // keeps the first `keep` of them; side 1 its last own planes to the upper
-            // neighbour's lower halo, which keeps the last `keep`.
-            for (side, (edge, buf)) in edges.iter().zip(st.buffers.iter_mut()).enumerate() {
+            for (edge, buf) in edges.iter().zip(st.buffers.iter_mut()) {
                 if let Some((from, _)) = edge {
-                    let from = if side == 0 { from + keep * p } else { *from };
                     // SAFETY: the buffer is owned by this grid; the read's event is kept in
                     // `started` and waited for before the buffer is refilled or dropped.
                     reads.push(unsafe {
                         self.part.buffer().read_at_async(
                             Lane::Transfer,
-                            from,
+                            *from,
                             &mut buf[..(d - keep) * p],
                             std::slice::from_ref(&marker),
                         )
@@ -459,8 +455,6 @@ impl<T: Scalar> RankGrid<T> {
         let l = &self.layout;
         let (d, p) = (l.depth, l.plane);
         let (r, k) = (self.ranks.rank(), self.ranks.size());
-        // Side 0 (lower) talks to rank r - 1, side 1 (upper) to r + 1 (wrapping where periodic).
-        let edges = l.edges(r);
         let peers = [((r + k - 1) % k) as i32, ((r + 1) % k) as i32];
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
@@ -472,6 +466,8 @@ impl<T: Scalar> RankGrid<T> {
         };
         let keep = self.ranks.agree(read)?;
         let n = (d - keep) * p;
+        // Side 0 (lower) talks to rank r - 1, side 1 (upper) to r + 1 (wrapping where periodic).
+        let edges = l.edges(r, keep);
         let (sends, recvs) = st.buffers.split_at_mut(2);
         let world = self.ranks.inner.universe.world();
         // A message's tag is the side it leaves from: what leaves side 0 (down) arrives at the
@@ -496,9 +492,8 @@ impl<T: Scalar> RankGrid<T> {
         });
         let write = (|| -> Result<Vec<(usize, Event)>> {
             let mut writes = Vec::new();
-            for (side, (edge, buf)) in edges.iter().zip(recvs.iter()).enumerate() {
-                if let Some((_, at)) = edge {
-                    let at = if side == 0 { *at } else { at + keep * p };
+            for (edge, buf) in edges.iter().zip(recvs.iter()) {
+                if let Some((_, at)) = *edge {
                     // SAFETY: the write's event is kept in `pending` and waited for before the
                     // buffer is refilled or dropped.
                     let ev = unsafe { self.part.buffer().write_at_async(lane, at, &buf[..n], &[]) }?;

@@ -276,13 +276,17 @@ impl Layout {
             .collect()
     }
 
-    /// Where slab `i` exchanges its halos, in elements of its buffer (`depth · plane` each):
-    /// `(send from, receive at)` for its lower and its upper side, `None` where it has no halo.
-    pub(crate) fn edges(&self, i: usize) -> [Option<(usize, usize)>; 2] {
+    /// Where slab `i` exchanges its halos, in elements of its buffer (`(depth − keep) · plane`
+    /// each): `(send from, receive at)` for its lower and its upper side, `None` where it has no
+    /// halo. The `keep` halo planes next to the own planes hold current values and are left
+    /// out: a lower halo keeps its last `keep` planes, an upper one its first, so the lower
+    /// side sends from `keep` planes further in and the upper side receives `keep` further out.
+    pub(crate) fn edges(&self, i: usize, keep: usize) -> [Option<(usize, usize)>; 2] {
         let (p, d) = (self.plane, self.depth);
+        let keep = keep.min(d);
         let own = self.owned[i].1 - self.owned[i].0;
-        let low = (self.below(i) > 0).then(|| (self.below(i) * p, 0));
-        let high = (self.above(i) > 0).then(|| ((self.below(i) + own - d) * p, (self.below(i) + own) * p));
+        let low = (self.below(i) > 0).then(|| ((self.below(i) + keep) * p, 0));
+        let high = (self.above(i) > 0).then(|| ((self.below(i) + own - d) * p, (self.below(i) + own + keep) * p));
         [low, high]
     }
 
@@ -330,8 +334,6 @@ struct Move {
     at: usize,
     from: usize,
     src: usize,
-    /// `to`'s lower halo (its planes nearest the own planes come last), else its upper.
-    lower: bool,
 }
 
 impl<T: Scalar> std::fmt::Debug for SplitGrid<T> {
@@ -440,31 +442,30 @@ impl<T: Scalar> SplitGrid<T> {
         self.exchange_finish(Lane::Compute).map(drop)
     }
 
-    /// The halo fills of an exchange: a lower halo from the lower neighbour's upper edge, an
-    /// upper halo from the upper neighbour's lower edge.
-    fn moves(&self) -> Vec<Move> {
+    /// The halo fills of an exchange that keeps `keep` current halo planes
+    /// ([`Layout::edges`]): a lower halo from the lower neighbour's upper edge, an upper halo
+    /// from the upper neighbour's lower edge.
+    fn moves(&self, keep: usize) -> Vec<Move> {
         let l = &self.layout;
         let k = self.parts.len();
         let mut moves = Vec::new();
         for i in 0..k {
-            let [low, high] = l.edges(i);
+            let [low, high] = l.edges(i, keep);
             let (below, above) = ((i + k - 1) % k, (i + 1) % k);
-            if let (Some((_, at)), [_, Some((src, _))]) = (low, l.edges(below)) {
+            if let (Some((_, at)), [_, Some((src, _))]) = (low, l.edges(below, keep)) {
                 moves.push(Move {
                     to: i,
                     at,
                     from: below,
                     src,
-                    lower: true,
                 });
             }
-            if let (Some((_, at)), [Some((src, _)), _]) = (high, l.edges(above)) {
+            if let (Some((_, at)), [Some((src, _)), _]) = (high, l.edges(above, keep)) {
                 moves.push(Move {
                     to: i,
                     at,
                     from: above,
                     src,
-                    lower: false,
                 });
             }
         }
@@ -478,7 +479,7 @@ impl<T: Scalar> SplitGrid<T> {
     pub(crate) fn exchange_start(&self, keep: usize) -> Result<()> {
         let (d, p) = (self.layout.depth, self.layout.plane);
         let keep = keep.min(d);
-        let moves = self.moves();
+        let moves = self.moves(keep);
         let mut staging = lock(&self.staging);
         let st = &mut *staging;
         // The previous exchange's writes read the staging memory we are about to refill.
@@ -505,12 +506,11 @@ impl<T: Scalar> SplitGrid<T> {
                 Some(e) => e.clone(),
                 slot => slot.insert(part.device().queue().marker()?).clone(),
             };
-            let src = if m.lower { m.src } else { m.src + keep * p };
             // SAFETY: the staging buffer is owned by this grid; the read's event is kept in
             // `started` and waited for before the buffer is refilled or dropped.
             reads.push(unsafe {
                 part.buffer()
-                    .read_at_async(Lane::Transfer, src, &mut buf.as_mut_slice()[..n], &[marker])
+                    .read_at_async(Lane::Transfer, m.src, &mut buf.as_mut_slice()[..n], &[marker])
             }?);
         }
         st.started = Some((reads, keep));
@@ -534,14 +534,13 @@ impl<T: Scalar> SplitGrid<T> {
         }
         let n = (d - keep) * p;
         let mut writes = Vec::with_capacity(reads.len());
-        for (m, buf) in self.moves().iter().zip(st.buffers.iter()) {
-            let at = if m.lower { m.at } else { m.at + keep * p };
+        for (m, buf) in self.moves(keep).iter().zip(st.buffers.iter()) {
             // SAFETY: the write's event is kept in `pending` and waited for before the buffer
             // is refilled or dropped.
             let ev = unsafe {
                 self.parts[m.to]
                     .buffer()
-                    .write_at_async(lane, at, &buf.as_slice()[..n], &[])
+                    .write_at_async(lane, m.at, &buf.as_slice()[..n], &[])
             }?;
             st.pending.push(ev.clone());
             writes.push((m.to, ev));
@@ -960,8 +959,12 @@ mod tests {
         assert_eq!(l.global_plane(1, 0), 21);
         // Slab 0 sends its top 4 planes (21..25 at element 210) and receives above them (250);
         // slab 1 sends its first own planes (after its 4-plane halo) and receives at 0.
-        assert_eq!(l.edges(0), [None, Some((210, 250))]);
-        assert_eq!(l.edges(1), [Some((40, 0)), None]);
+        assert_eq!(l.edges(0, 0), [None, Some((210, 250))]);
+        assert_eq!(l.edges(1, 0), [Some((40, 0)), None]);
+        // Keeping one current plane: slab 1 sends from one plane further in, slab 0 receives
+        // one plane further out.
+        assert_eq!(l.edges(0, 1), [None, Some((210, 260))]);
+        assert_eq!(l.edges(1, 1), [Some((50, 0)), None]);
         let data: Vec<u32> = (0..1000).collect();
         assert_eq!(l.slab(1, &data)[..2], [210, 211]);
         let p = Layout::new(Shape::d1(12), &[1.0, 1.0, 1.0], 2, true).unwrap();
