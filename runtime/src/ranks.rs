@@ -1140,10 +1140,7 @@ impl RankSweepPlan {
         let start = std::time::Instant::now();
         let what = format!("the swept field of sweep `{}`", self.name);
         self.ranks.failed(check_layout(&what, state.layout(), &self.layout))?;
-        let grids = args.iter().filter_map(|a| a.grid).filter(|(_, g)| {
-            // The state is an argument too: it is exchanged below, not as an input.
-            !std::ptr::addr_eq(*g as *const dyn Halo, state as *const RankGrid<T>)
-        });
+        let grids = crate::sweep::split::inputs_besides(args.iter().filter_map(|a| a.grid), state);
         self.ranks
             .failed(refresh_inputs(self.name, &self.layout, self.halo, grids))?;
         if state.valid_depth() < self.halo {

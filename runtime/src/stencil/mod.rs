@@ -682,10 +682,10 @@ impl StencilPlan {
     }
 
     /// Enqueues the launch over the planes `planes` of the slowest axis (`y` in 2-D, `z` in
-    /// 3-D) after the events `after`, with an event if `event` (none for an empty range): every point of those planes is written
-    /// as a whole launch writes it, and points of a few planes past either end may be too (the
-    /// rest of a work-item's or work-group's planes). Only for a kernel with a
-    /// [`StencilPlan::plane_step`].
+    /// 3-D) after the events `after`, with an event if `event` (none for an empty range):
+    /// every point of those planes is written as a whole launch writes it, and points of a
+    /// few planes past either end may be too (the rest of a work-item's or work-group's
+    /// planes). Only for a kernel with a [`StencilPlan::plane_step`].
     pub(crate) fn enqueue_planes(
         &self,
         outs: &[StencilArg<'_>],

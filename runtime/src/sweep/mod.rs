@@ -571,13 +571,7 @@ impl SweepPlan {
         let mut cl = kernel_args(args, &params);
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
         cl.extend([Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
-        let kernel = match self.kernel_ref.get() {
-            Some(k) => k,
-            None => {
-                let k = self.program.kernel_ref(self.kernel)?;
-                self.kernel_ref.get_or_init(|| k)
-            }
-        };
+        let kernel = self.program.cached_kernel(&self.kernel_ref, self.kernel)?;
         let l = self.block;
         let [bx, by, _] = self.blocks;
         let n = self.launches();

@@ -129,10 +129,7 @@ impl SplitSweepPlan {
         let what = format!("the swept field of sweep `{}`", self.name);
         check_layout(&what, state.layout(), &self.layout)?;
         let state_buffers: Vec<_> = state.parts().iter().map(|p| p.buffer()).collect();
-        let grids = args.iter().filter_map(|a| a.halo()).filter(|(_, g)| {
-            // The state is an argument too: it is exchanged below, not as an input.
-            !std::ptr::addr_eq(*g as *const dyn Halo, state as *const SplitGrid<T>)
-        });
+        let grids = inputs_besides(args.iter().filter_map(|a| a.halo()), state);
         refresh_inputs(self.name, &self.layout, self.halo, grids)?;
         if state.valid_depth() < self.halo {
             state.exchange()?;
@@ -259,6 +256,15 @@ fn window(layout: &Layout, i: usize, halo: usize) -> (usize, usize) {
     let lo = if below > 0 { halo } else { 0 };
     let hi = if above > 0 { halo } else { 0 };
     (below - lo, lo + own + hi)
+}
+
+/// The grid arguments of a sweep other than its `state`, which is an argument too but is
+/// exchanged as the swept field, not refreshed as an input.
+pub(crate) fn inputs_besides<'a>(
+    grids: impl Iterator<Item = (&'a str, &'a dyn Halo)>,
+    state: &'a dyn Halo,
+) -> impl Iterator<Item = (&'a str, &'a dyn Halo)> {
+    grids.filter(move |(_, g)| !std::ptr::addr_eq(*g as *const dyn Halo, state as *const dyn Halo))
 }
 
 /// Nanoseconds since `start`.
