@@ -4,6 +4,15 @@ CARGO ?= cargo
 export POCL_CACHE_DIR ?= $(CURDIR)/target/pocl-cache
 # `make test` builds everything once, with MPI (a second feature set would rebuild the world).
 TEST_FEATURES ?= --features clforge/mpi
+# The tests run under cargo-nextest where it is installed (CI's machines have it): one process
+# per test, both cores busy across all test binaries, half the wall time of `cargo test` on 2
+# cores (434 s against 826 s cold; docs/ARCHITECTURE.md "Tests"). Without it, `cargo test`.
+NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
+# Binaries run by `make test` after the tests: built once by `cargo build --workspace
+# --all-targets` with the test build's features (a `cargo run --bin` selects one package,
+# resolves its dependencies' features without the others' dev-dependencies and so recompiles the
+# whole graph: 111 s in CI).
+BIN := target/debug
 
 .PHONY: deps run test lint mpi-test bench-quick bench-smoke difftest difftest-long
 
@@ -14,17 +23,20 @@ run: deps
 	$(CARGO) run --release --example poisson_cylinder
 
 test: deps lint
+ifeq ($(NEXTEST),yes)
+	$(CARGO) nextest run --workspace --all-targets $(TEST_FEATURES) --no-fail-fast
+else
 	$(CARGO) test --workspace --all-targets $(TEST_FEATURES)
+endif
 	$(CARGO) test --workspace --doc $(TEST_FEATURES)
-	$(CARGO) run $(TEST_FEATURES) --example custom_template
-	$(CARGO) run $(TEST_FEATURES) --example elastic_wave_unstructured -- --steps 20
-	$(CARGO) run $(TEST_FEATURES) --example elastic_wave_unstructured -- --steps 20 --f64
-	$(CARGO) run $(TEST_FEATURES) --example poisson_cylinder -- --nx 128 --ny 64 --tol 1e-4 --devices 3 \
-		--out target/poisson_split.png
-	$(CARGO) run $(TEST_FEATURES) --example elastic_wave -- --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 \
-		--out target/elastic_split
-	$(CARGO) run $(TEST_FEATURES) --example gray_scott -- --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png
-	$(CARGO) run $(TEST_FEATURES) --example ising -- --size 64 --steps 40 --devices 3 --out target/ising_split.png
+	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+	$(BIN)/examples/custom_template
+	$(BIN)/examples/elastic_wave_unstructured --steps 20
+	$(BIN)/examples/elastic_wave_unstructured --steps 20 --f64
+	$(BIN)/examples/poisson_cylinder --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
+	$(BIN)/examples/elastic_wave --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out target/elastic_split
+	$(BIN)/examples/gray_scott --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png
+	$(BIN)/examples/ising --size 64 --steps 40 --devices 3 --out target/ising_split.png
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
@@ -35,7 +47,8 @@ test: deps lint
 DIFFTEST_SEED ?= 1
 DIFFTEST_COUNT ?= 50
 difftest:
-	$(CARGO) run $(TEST_FEATURES) -p clforge-difftest -- --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
+	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+	$(BIN)/clforge-difftest --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
 
 difftest-long:
 	$(CARGO) run --release -p clforge-difftest -- --seed $(DIFFTEST_SEED) --first 100000 --count 10000 \
@@ -44,25 +57,28 @@ difftest-long:
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
 # against the host reference before timing; timings are reported, never asserted).
 bench-smoke:
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- stencils --quick --json target/bench-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- elements --quick --json target/bench-elements-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- sweeps --quick --json target/bench-sweeps-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- lattice --quick --json target/bench-lattice-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- fracture --quick --json target/bench-fracture-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- scaling --quick --json target/bench-scaling-smoke.json
-	$(CARGO) run $(TEST_FEATURES) --bin clforge-bench -- fracture-study --quick --json target/bench-fracture-study-smoke.json
+	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+	$(BIN)/clforge-bench stencils --quick --json target/bench-smoke.json
+	$(BIN)/clforge-bench elements --quick --json target/bench-elements-smoke.json
+	$(BIN)/clforge-bench sweeps --quick --json target/bench-sweeps-smoke.json
+	$(BIN)/clforge-bench lattice --quick --json target/bench-lattice-smoke.json
+	$(BIN)/clforge-bench fracture --quick --json target/bench-fracture-smoke.json
+	$(BIN)/clforge-bench element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
+	$(BIN)/clforge-bench scaling --quick --json target/bench-scaling-smoke.json
+	$(BIN)/clforge-bench fracture-study --quick --json target/bench-fracture-study-smoke.json
 
+# Clippy with MPI on everything; without MPI only on the code that has `cfg(feature = "mpi")`
+# branches (the runtime, three examples): checking the world twice cost CI two minutes.
 lint:
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --workspace --all-targets $(TEST_FEATURES) -- -D warnings
+	$(CARGO) clippy -p clforge-runtime --all-targets -- -D warnings
+	$(CARGO) clippy -p clforge --example poisson_cylinder --example elastic_wave --example ising -- -D warnings
 
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
 mpi-test:
-	$(CARGO) build $(TEST_FEATURES) --example jacobi_ranks --example poisson_cylinder --example elastic_wave \
-		--example ising
+	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
 	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder \
 		target/debug/examples/elastic_wave target/debug/examples/ising
 

@@ -32,9 +32,6 @@ serde_json = "1"
 [profile.dev]
 overflow-checks = false
 debug = false
-
-[profile.dev.package."*"]
-opt-level = 1
 "#,
         repo = repo.display()
     );
