@@ -478,3 +478,114 @@ fn unstable_time_step_is_a_typed_error() {
     .unwrap();
     assert_eq!(ok.stability_bound(), &bound);
 }
+
+/// The structured gather with M⁻¹ and the damping looked up by node class gives the bits of the
+/// gather that reads them per DOF: quad4, hex8 and quad9 grids with fixed DOFs on one side, a
+/// load, damping, random states with NaN, ±inf and the largest finite value, f32 and f64.
+#[test]
+fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
+    // Twelve steps from a finite state; one from one with NaN, ±inf and the largest finite
+    // value (they spread through the elements every step: more steps leave mostly NaN).
+    fn check<R: Real>(model: &Model, seed: u64, specials: bool) {
+        let n = model.dof_count();
+        let mut r = rng(seed);
+        let mut u: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+        let v: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+        let big = if size_of::<R>() == 4 {
+            f64::from(f32::MAX)
+        } else {
+            f64::MAX
+        };
+        if specials {
+            for (i, x) in [(n / 3, f64::NAN), (n / 2, f64::INFINITY), (2 * n / 3, -big)] {
+                u[i] = R::of(x);
+            }
+        }
+        let steps = if specials { 1 } else { 12 };
+        let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
+        let run = |derived: bool| {
+            let mut dev = Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
+            assert!(
+                dev.derived_mass(),
+                "{}: the class table applies to a uniform grid",
+                model.spec.name
+            );
+            dev.set_derived_mass(derived).unwrap();
+            dev.set_state(&u, &v).unwrap();
+            dev.add_load(&load).unwrap();
+            dev.step(steps).unwrap();
+            (dev.displacement().unwrap(), dev.velocity().unwrap())
+        };
+        let (table, arrays) = (run(true), run(false));
+        for (what, a, b) in [("u", &table.0, &arrays.0), ("v", &table.1, &arrays.1)] {
+            let finite = a.iter().filter(|x| x.widen().is_finite()).count();
+            assert!(
+                finite > n / 2,
+                "{}: only {finite} of {n} finite values to compare",
+                model.spec.name
+            );
+            // Bit for bit; a NaN's sign and payload are not part of the arithmetic.
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                let bits = |x: &R| {
+                    if x.widen().is_nan() {
+                        u64::MAX
+                    } else {
+                        x.widen().to_bits()
+                    }
+                };
+                assert_eq!(
+                    bits(x),
+                    bits(y),
+                    "{} {}: {what}[{i}] {x:?} with the class table, {y:?} with the arrays",
+                    model.spec.name,
+                    R::NAME
+                );
+            }
+        }
+    }
+    let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
+    let models = [
+        Model::new(quad4(), structured(quad4(), [13, 7, 1]), k, 2.0).unwrap(),
+        Model::new(hex8(), structured(hex8(), [4, 3, 5]), random_matrix(24, 5), 1.5).unwrap(),
+        Model::new(quad9(), structured(quad9(), [8, 6, 1]), random_matrix(18, 8), 1.0).unwrap(),
+    ];
+    for (s, mut model) in models.into_iter().enumerate() {
+        // Fix the DOFs of the nodes at x = 0 (and one more DOF inside).
+        let d = model.spec.dofs;
+        let Mesh::Structured(m) = &model.mesh else {
+            unreachable!()
+        };
+        let nx = m.nodes()[0];
+        for c in (0..model.mesh.node_count()).filter(|c| c % nx == 0) {
+            for k in 0..d {
+                model.fixed[c * d + k] = true;
+            }
+        }
+        model.fixed[(nx + 2) * d] = true;
+        for specials in [false, true] {
+            check::<f32>(&model, 40 + s as u64, specials);
+            check::<f64>(&model, 50 + s as u64, specials);
+        }
+    }
+}
+
+/// Where the masses are not the same at every node of a class (a mass added at one node), the
+/// stepper reads them per DOF, and asking for the class table is an error that says why.
+#[test]
+fn derived_mass_is_refused_where_a_class_has_two_masses() {
+    let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
+    let mut model = Model::new(quad4(), structured(quad4(), [6, 5, 1]), k, 1.0).unwrap();
+    let uniform = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    assert!(uniform.derived_mass());
+    model.mass[2 * 9 + 1] *= 1.5;
+    let mut dev = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    assert!(!dev.derived_mass());
+    let e = dev.set_derived_mass(true).unwrap_err().to_string();
+    assert!(e.contains("same") && e.contains("class"), "{e}");
+    // The other schedules never use it.
+    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    assert!(!coloured.derived_mass() && coloured.set_derived_mass(true).is_err());
+    // Turning it off is always allowed, and the steps still equal the host's.
+    dev.set_derived_mass(false).unwrap();
+    parity(&model, &[Schedule::Gather], 5, 3);
+}

@@ -11,6 +11,8 @@ use serde::Serialize;
 #[derive(Serialize)]
 pub struct GatherRole {
     comment: String,
+    /// The role's bit in the node's class (the derived-mass gather's table row).
+    bit: u32,
     cond: String,
     coords: Vec<String>,
     lines: Vec<String>,
@@ -67,6 +69,12 @@ pub struct ElementLines {
     /// `kb + i * ks` (the matrices of all elements interleaved chunk by chunk, `ks` apart).
     gather_pe: Vec<GatherRole>,
     gather_tail: Vec<String>,
+    /// The derived-mass gather: reads `cls` (the node's class, one bit per role that has an
+    /// element), `mass_tab`, `fixed`, `v`, `c`; defines `tb`, `mi_<k>` (M⁻¹) and `g_<k>` (the
+    /// damping force, as `gather_init`).
+    gather_init_derived: Vec<String>,
+    /// As `gather_tail` with `mi_<k>` for `minv[i]`.
+    gather_tail_derived: Vec<String>,
 }
 
 /// `base + ox + oy * nxn + oz * nxyn`, zero terms dropped.
@@ -361,6 +369,8 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                 }));
                 GatherRole {
                     comment: format!("as local node {a} (offset {:?}) of its element", o),
+                    // (Only read where the kernel exists: at most `MAX_DERIVED_ROLES` roles.)
+                    bit: 1u32.checked_shl(a as u32).unwrap_or(0),
                     cond: chain(Op::And, cond).map(|c| c::expr(&c)).unwrap_or_else(|| "1".into()),
                     coords: c::lines(&coords),
                     lines: c::lines(&lines),
@@ -377,29 +387,55 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             comment: None,
         })
         .collect();
-    let gather_tail: Vec<S> = (0..d)
-        .map(|k| {
-            let i = |a: &str| index(a, var("i"));
-            S::Block(vec![
-                decl("int", "i", bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k))),
-                decl(
-                    "real",
-                    "vv",
-                    bin(
-                        Op::Add,
-                        i("v"),
-                        bin(Op::Mul, bin(Op::Mul, var(format!("g_{k}")), i("minv")), var("dt")),
+    // The derived-mass gather: row `tb` of the class table holds M⁻¹ of the class's DOFs, then
+    // their damping −α·m; a fixed DOF takes 0 for both, as `minv`, `damp` hold it.
+    let mut gather_init_derived: Vec<S> = vec![decl(
+        "int",
+        "tb",
+        bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
+    )];
+    for k in 0..d {
+        let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
+        let row = |o: E| bin(Op::Add, var("tb"), o);
+        let tab = |row: E| call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()]);
+        gather_init_derived.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
+        gather_init_derived.push(S::Decl {
+            konst: false,
+            ty: "real".into(),
+            vars: vec![(
+                format!("g_{k}"),
+                bin(Op::Mul, tab(row(bin(Op::Add, var("DOFS"), int(k)))), c_dof("v", k)),
+            )],
+            comment: None,
+        });
+    }
+    let tail = |minv: &dyn Fn(usize) -> E| -> Vec<S> {
+        (0..d)
+            .map(|k| {
+                let i = |a: &str| index(a, var("i"));
+                S::Block(vec![
+                    decl("int", "i", bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k))),
+                    decl(
+                        "real",
+                        "vv",
+                        bin(
+                            Op::Add,
+                            i("v"),
+                            bin(Op::Mul, bin(Op::Mul, var(format!("g_{k}")), minv(k)), var("dt")),
+                        ),
                     ),
-                ),
-                assign(
-                    i("u_out"),
-                    "",
-                    bin(Op::Add, i("u_in"), bin(Op::Mul, var("vv"), var("dt"))),
-                ),
-                assign(i("v"), "", var("vv")),
-            ])
-        })
-        .collect();
+                    assign(
+                        i("u_out"),
+                        "",
+                        bin(Op::Add, i("u_in"), bin(Op::Mul, var("vv"), var("dt"))),
+                    ),
+                    assign(i("v"), "", var("vv")),
+                ])
+            })
+            .collect()
+    };
+    let gather_tail_derived = tail(&|k| var(format!("mi_{k}")));
+    let gather_tail = tail(&|_| index("minv", var("i")));
     let registers = |i: usize| S::Decl {
         konst: false,
         ty: "real".into(),
@@ -444,5 +480,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         gather: gather_roles(false),
         gather_pe: gather_roles(true),
         gather_tail: c::lines(&gather_tail),
+        gather_init_derived: c::lines(&gather_init_derived),
+        gather_tail_derived: c::lines(&gather_tail_derived),
     })
 }

@@ -257,6 +257,30 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
     for kn in [&mut blocked, &mut blocked_mat] {
         kn.unavailable = blocking_unavailable(b);
     }
+    // The gather with M⁻¹ and C = −αM looked up by the node's class (which of its roles have an
+    // element, `2^NODES` classes) instead of read per DOF, and fixed DOFs from a bit mask.
+    let mut gather_derived = k(
+        "gather_derived",
+        cat(&[
+            &[
+                rows("K"),
+                real("mass_tab", Access::Read),
+                global("fixed", Scalar::U32),
+                real("u_in", Access::Read),
+                real("u_out", Access::Write),
+                real("v", Access::ReadWrite),
+                value("dt"),
+            ],
+            &grid(),
+        ]),
+    );
+    if b.node_offsets.len() > MAX_DERIVED_ROLES {
+        gather_derived.unavailable = Some(format!(
+            "the derived-mass gather tells a node's class by which of its {} roles have an element, \
+             one table row per class; above {MAX_DERIVED_ROLES} nodes per element the table is too large",
+            b.node_offsets.len()
+        ));
+    }
     let mut all = vec![
         k(
             "coloured",
@@ -291,6 +315,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
                 &grid(),
             ]),
         ),
+        gather_derived,
         k(
             "stress",
             cat(&[
@@ -364,7 +389,18 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
 
 /// The kernels that walk a structured element grid (the kick of loads serves both gathers,
 /// `_gather_unstructured` too, and stays).
-const STRUCTURED_ONLY: [&str; 6] = ["coloured", "computed", "blocked", "blocked_mat", "gather", "stress"];
+const STRUCTURED_ONLY: [&str; 7] = [
+    "coloured",
+    "computed",
+    "blocked",
+    "blocked_mat",
+    "gather",
+    "gather_derived",
+    "stress",
+];
+
+/// The derived-mass gather's class table has `2^NODES` rows: up to 512 (quad9).
+pub const MAX_DERIVED_ROLES: usize = 9;
 
 /// Register shifting along y (seed algorithm 3) passes the top nodes of one element to the
 /// next element up the column as its bottom nodes: every top node needs a bottom partner.

@@ -235,13 +235,14 @@ pub fn integrated_legendre(order: usize) -> Vec<Poly> {
 }
 
 /// The element family's kernels (`templates/element/`): a user family may not reuse a name.
-pub const KERNELS: [&str; 11] = [
+pub const KERNELS: [&str; 12] = [
     "coloured",
     "unstructured",
     "computed",
     "blocked",
     "blocked_mat",
     "gather",
+    "gather_derived",
     "stress",
     "stress_unstructured",
     "integrate",

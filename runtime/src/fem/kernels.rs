@@ -113,6 +113,22 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         ny: i32,
         nz: i32,
     ) -> Result<Event>;
+    /// As `gather` with M⁻¹ and the damping looked up by the node's class: `mass_tab` holds
+    /// per class `DOFS` inverse masses then `DOFS` damping factors, `fixed` one bit per DOF.
+    fn gather_derived(
+        &self,
+        at: At<'_>,
+        k: &Buffer<R>,
+        mass_tab: &Buffer<R>,
+        fixed: &Buffer<u32>,
+        u_in: &Buffer<R>,
+        u_out: &mut Buffer<R>,
+        v: &mut Buffer<R>,
+        dt: R,
+        nx: i32,
+        ny: i32,
+        nz: i32,
+    ) -> Result<Event>;
     /// As `gather` with `ke` holding one `K_e` per element, in element order.
     fn gather_pe(
         &self,
