@@ -37,6 +37,7 @@ endif
 	$(BIN)/examples/elastic_wave --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out target/elastic_split
 	$(BIN)/examples/gray_scott --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png
 	$(BIN)/examples/ising --size 64 --steps 40 --devices 3 --out target/ising_split.png
+	$(BIN)/examples/pollution_transport --size 96x48 --steps 40 --quiet --devices 3 --out target/pollution_split
 	$(MAKE) mpi-test
 	$(MAKE) bench-smoke
 	$(MAKE) difftest
@@ -79,8 +80,8 @@ lint:
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
 mpi-test:
 	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
-	scripts/mpi-test.sh target/debug/examples/jacobi_ranks target/debug/examples/poisson_cylinder \
-		target/debug/examples/elastic_wave target/debug/examples/ising
+	scripts/mpi-test.sh $(BIN)/examples/jacobi_ranks $(BIN)/examples/poisson_cylinder \
+		$(BIN)/examples/elastic_wave $(BIN)/examples/ising $(BIN)/examples/pollution_transport
 
 # Smoke run of the benchmark suites (stencils under a minute, elements ~10 s on PoCL); timings
 # are reported, never asserted.

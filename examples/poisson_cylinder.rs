@@ -346,7 +346,7 @@ fn main() -> Result<()> {
         solve(&device, &config, &args, &p)?
     } else {
         // halos deep enough for the launches of several steps (each reads one plane per step)
-        let devices = Devices::new(devices_for(&device, args.devices)?)?.depth(config.iterations().max(8))?;
+        let devices = Devices::spread(&device, args.devices)?.depth(config.iterations().max(8))?;
         println!(
             "split along y over {} devices: {}",
             args.devices,
@@ -363,20 +363,6 @@ fn main() -> Result<()> {
     plot(&args.out, &psi_host, &p)?;
     println!("wrote {}", args.out.display());
     Ok(())
-}
-
-/// Devices to split over: every GPU of the machine, else `device`, repeated up to `n`.
-fn devices_for(device: &Device, n: usize) -> Result<Vec<Device>> {
-    let mut gpus = Vec::new();
-    for info in Device::list()? {
-        if matches!(info.kind, clforge::runtime::DeviceKind::Gpu) && info.platform == device.info().platform {
-            gpus.push(Device::select(&info.index.to_string())?);
-        }
-    }
-    if gpus.is_empty() {
-        gpus.push(device.clone());
-    }
-    Ok((0..n).map(|i| gpus[i % gpus.len()].clone()).collect())
 }
 
 /// The launch configuration `--variant` asks for; `auto` times every variant on `device` (the

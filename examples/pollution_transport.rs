@@ -14,6 +14,10 @@
 //! cargo run --release --example pollution_transport
 //! # 3-D: 320×320×240 intervals (h = 10 m) by default; 64×64×48 runs in ~5 s
 //! cargo run --release --example pollution_transport -- --dim 3 --size 64x64x48
+//! # the grids split along the last axis over 2 devices, or across MPI ranks: the same bits
+//! cargo run --release --example pollution_transport -- --size 360x180 --devices 2
+//! cargo build --release --features clforge/mpi --example pollution_transport
+//! mpirun -np 2 target/release/examples/pollution_transport --size 360x180 --ranks
 //! ```
 //!
 //! **1. Wind: potential flow** (seed eqs. (3)–(11)). `V = ∇p`, `Δp = 0`, solved as the
@@ -102,7 +106,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
-use clforge::runtime::SweepEvents;
+use clforge::runtime::{GridOn, SweepEvents};
 
 // ---------------------------------------------------------------------------------------------
 // Mask codes, shared by the potential and the transport sweeps.
@@ -899,18 +903,26 @@ impl Scene {
 // ---------------------------------------------------------------------------------------------
 // Drivers.
 
+// Every driver takes a target `D`: one device, several (`--devices N`, the grids split along
+// the last axis) or this MPI rank's part (`--ranks` under `mpirun`); the code is the same.
+
 type Err = clforge::runtime::Error;
-type PotentialSweep =
-    fn(&SweepPlan, &mut DeviceGrid<f64>, &DeviceGrid<u8>, &DeviceGrid<f64>, &Potential) -> Result<SweepEvents, Err>;
+type PotentialSweep<D> = fn(
+    &<D as SweepTarget>::SweepPlan,
+    &mut GridOn<D, f64>,
+    &GridOn<D, u8>,
+    &GridOn<D, f64>,
+    &Potential,
+) -> Result<SweepEvents, Err>;
 
 /// The two sweeps of one pseudo-time step, sized for a scene.
-pub struct PotentialStepper {
-    plans: [SweepPlan; 2],
-    sweeps: [PotentialSweep; 2],
+pub struct PotentialStepper<D: SweepTarget> {
+    plans: [D::SweepPlan; 2],
+    sweeps: [PotentialSweep<D>; 2],
 }
 
-impl PotentialStepper {
-    pub fn new(device: &Device, rank: usize, config: &SweepConfig, shape: Shape) -> Result<PotentialStepper> {
+impl<D: SweepTarget> PotentialStepper<D> {
+    pub fn new(device: &D, rank: usize, config: &SweepConfig, shape: Shape) -> Result<PotentialStepper<D>> {
         Ok(if rank == 2 {
             PotentialStepper {
                 plans: [
@@ -931,13 +943,7 @@ impl PotentialStepper {
     }
 
     /// One pseudo-time step (forward then backward sweep); device nanoseconds.
-    pub fn step(
-        &self,
-        p: &mut DeviceGrid<f64>,
-        mask: &DeviceGrid<u8>,
-        g: &DeviceGrid<f64>,
-        k: &Potential,
-    ) -> Result<u64> {
+    pub fn step(&self, p: &mut GridOn<D, f64>, mask: &GridOn<D, u8>, g: &GridOn<D, f64>, k: &Potential) -> Result<u64> {
         let mut ns = 0;
         for (plan, sweep) in self.plans.iter().zip(self.sweeps) {
             let ev = sweep(plan, p, mask, g, k)?;
@@ -968,8 +974,8 @@ pub struct PotentialOptions {
     pub progress: bool,
 }
 
-pub struct PotentialSolution {
-    pub p: DeviceGrid<f64>,
+pub struct PotentialSolution<D: SweepTarget> {
+    pub p: GridOn<D, f64>,
     pub host: HostGrid<f64>,
     pub steps: usize,
     /// max |Δp| of the last checked step, m²/s.
@@ -981,7 +987,7 @@ pub struct PotentialSolution {
     pub device_s: f64,
 }
 
-impl PotentialSolution {
+impl<D: SweepTarget> PotentialSolution<D> {
     /// `change · ρ/(1−ρ)`: the distance to the converged p if the error shrinks geometrically.
     pub fn error_estimate(&self) -> Option<f64> {
         self.rho.filter(|&r| r < 1.0).map(|r| self.change * r / (1.0 - r))
@@ -1001,22 +1007,22 @@ fn max_diff(a: &HostGrid<f64>, b: &HostGrid<f64>) -> f64 {
 
 /// Iterates the two-step scheme (10)–(11) from the scene's initial potential until the change
 /// per step is below `o.tol` (checked every `o.check_every` steps) or `o.max_steps`.
-pub fn solve_potential(
-    device: &Device,
+pub fn solve_potential<D: SweepTarget>(
+    device: &D,
     scene: &Scene,
     config: &SweepConfig,
     o: &PotentialOptions,
     start: Option<&HostGrid<f64>>,
-) -> Result<PotentialSolution> {
+) -> Result<PotentialSolution<D>> {
     if o.check_every == 0 || o.tau.is_nan() || o.tau <= 0.0 {
         bail!("the potential iteration needs check_every ≥ 1 and τ_p > 0");
     }
     let stepper = PotentialStepper::new(device, scene.rank, config, scene.shape)?;
     let k = Potential::new(scene.h, scene.rank, o.tau);
-    let mask = DeviceGrid::from_host(device, &scene.mask_p)?;
-    let g = DeviceGrid::from_host(device, &scene.g)?;
+    let mask = device.upload(&scene.mask_p)?;
+    let g = device.upload(&scene.g)?;
     let p0 = start.unwrap_or(&scene.p0);
-    let mut p = DeviceGrid::from_host(device, p0)?;
+    let mut p = device.upload(p0)?;
     let mut before = p0.clone();
     let mut after = p0.clone();
     // Progress as the decades of max |Δp| gained towards the tolerance.
@@ -1132,23 +1138,23 @@ pub fn prolong(coarse: &Scene, pc: &HostGrid<f64>, fine: &Scene) -> Result<HostG
 }
 
 /// One level of the nested iteration.
-pub struct Level {
+pub struct Level<D: SweepTarget> {
     pub n: [usize; 3],
-    pub solution: PotentialSolution,
+    pub solution: PotentialSolution<D>,
 }
 
 /// Nested iteration: the potential of each coarser level (halving down to `min` intervals),
 /// converged to `tol · U0 · h` of its own h, starts the next; returns every level, finest last.
-pub fn solve_potential_nested(
-    device: &Device,
+pub fn solve_potential_nested<D: SweepTarget>(
+    device: &D,
     layout: &Layout,
     config: &SweepConfig,
     tol: f64,
     tau_p: f64,
     min: usize,
     o: &PotentialOptions,
-) -> Result<(Scene, Vec<Level>)> {
-    let mut out: Vec<Level> = Vec::new();
+) -> Result<(Scene, Vec<Level<D>>)> {
+    let mut out: Vec<Level<D>> = Vec::new();
     let mut prev: Option<Scene> = None;
     for l in levels(layout, min) {
         let scene = Scene::new(l)?;
@@ -1173,23 +1179,23 @@ pub fn solve_potential_nested(
 }
 
 /// `V = ∇p` (central differences) at interior nodes, one f32 grid per axis.
-pub fn wind(device: &Device, scene: &Scene, p: &DeviceGrid<f64>) -> Result<Vec<DeviceGrid<f32>>> {
+pub fn wind<D: Target>(device: &D, scene: &Scene, p: &GridOn<D, f64>) -> Result<Vec<GridOn<D, f32>>> {
     let k = Spacing {
         inv_2h1: 0.5 / scene.h[0],
         inv_2h2: 0.5 / scene.h[1],
         inv_2h3: 0.5 / scene.h[2],
     };
-    let mask = DeviceGrid::from_host(device, &scene.mask_p)?;
-    let config = LaunchConfig::default();
+    let mask = device.upload(&scene.mask_p)?;
+    let (config, shape) = (LaunchConfig::default(), scene.shape);
     let mut out = Vec::new();
     for a in 0..scene.rank {
-        let mut v = DeviceGrid::new(device, scene.shape)?;
+        let mut v = device.zeros(shape)?;
         let ev = match (scene.rank, a) {
-            (2, 0) => WindX::launch(&config, &mut v, p, &mask, &k)?,
-            (2, _) => WindY::launch(&config, &mut v, p, &mask, &k)?,
-            (_, 0) => Wind3X::launch(&config, &mut v, p, &mask, &k)?,
-            (_, 1) => Wind3Y::launch(&config, &mut v, p, &mask, &k)?,
-            _ => Wind3Z::launch(&config, &mut v, p, &mask, &k)?,
+            (2, 0) => WindX::launch_plan(&WindX::plan(device, &config, shape)?, &mut v, p, &mask, &k)?,
+            (2, _) => WindY::launch_plan(&WindY::plan(device, &config, shape)?, &mut v, p, &mask, &k)?,
+            (_, 0) => Wind3X::launch_plan(&Wind3X::plan(device, &config, shape)?, &mut v, p, &mask, &k)?,
+            (_, 1) => Wind3Y::launch_plan(&Wind3Y::plan(device, &config, shape)?, &mut v, p, &mask, &k)?,
+            _ => Wind3Z::launch_plan(&Wind3Z::plan(device, &config, shape)?, &mut v, p, &mask, &k)?,
         };
         ev.wait()?;
         out.push(v);
@@ -1198,13 +1204,13 @@ pub fn wind(device: &Device, scene: &Scene, p: &DeviceGrid<f64>) -> Result<Vec<D
 }
 
 /// The two transport sweeps of one time step, sized for a shape.
-pub struct TransportStepper {
+pub struct TransportStepper<D: SweepTarget> {
     rank: usize,
-    plans: [SweepPlan; 2],
+    plans: [D::SweepPlan; 2],
 }
 
-impl TransportStepper {
-    pub fn new(device: &Device, rank: usize, config: &SweepConfig, shape: Shape) -> Result<TransportStepper> {
+impl<D: SweepTarget> TransportStepper<D> {
+    pub fn new(device: &D, rank: usize, config: &SweepConfig, shape: Shape) -> Result<TransportStepper<D>> {
         let plans = if rank == 2 {
             [
                 TransportForward::plan(device, config, shape)?,
@@ -1222,10 +1228,10 @@ impl TransportStepper {
     /// One time step: scheme (15) then (16); device nanoseconds.
     pub fn step(
         &self,
-        c: &mut DeviceGrid<f32>,
-        wind: &[DeviceGrid<f32>],
-        f: &DeviceGrid<f32>,
-        mask: &DeviceGrid<u8>,
+        c: &mut GridOn<D, f32>,
+        wind: &[GridOn<D, f32>],
+        f: &GridOn<D, f32>,
+        mask: &GridOn<D, u8>,
         k: &Transport,
     ) -> Result<u64> {
         let [fw, bw] = &self.plans;
@@ -1268,10 +1274,10 @@ pub struct TransportRun {
 
 /// `steps` steps of τ from `c0` with the source `f` and the salvos; C stays on the device.
 #[allow(clippy::too_many_arguments)]
-pub fn run_transport(
-    device: &Device,
-    stepper: &TransportStepper,
-    wind: &[DeviceGrid<f32>],
+pub fn run_transport<D: SweepTarget>(
+    device: &D,
+    stepper: &TransportStepper<D>,
+    wind: &[GridOn<D, f32>],
     mask: &HostGrid<u8>,
     c0: &HostGrid<f32>,
     f: &HostGrid<f32>,
@@ -1281,10 +1287,10 @@ pub fn run_transport(
     steps: usize,
     progress: bool,
 ) -> Result<TransportRun> {
-    let mask = DeviceGrid::from_host(device, mask)?;
-    let df = DeviceGrid::from_host(device, f)?;
-    let mut df_salvo = DeviceGrid::new(device, f.shape())?;
-    let mut c = DeviceGrid::from_host(device, c0)?;
+    let mask = device.upload(mask)?;
+    let df = device.upload(f)?;
+    let mut df_salvo = device.zeros(f.shape())?;
+    let mut c = device.upload(c0)?;
     let mut bar = Progress::new("transport", steps, progress);
     let start = Instant::now();
     let mut ns = 0;
@@ -1471,6 +1477,16 @@ struct Args {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Split the grids along the last axis over this many devices (every GPU in turn, else
+    /// the default device several times); the sweeps run slab after slab, bitwise equal to one
+    /// device (docs/SWEEPS.md "Several devices").
+    #[arg(long, default_value_t = 1)]
+    devices: usize,
+    /// One rank per device under `mpirun -np N`, the grids split along the last axis across
+    /// the ranks; rank 0 prints and draws.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    ranks: bool,
 }
 
 fn parse_size(s: &str) -> Result<Vec<usize>> {
@@ -1494,16 +1510,45 @@ fn main() -> Result<()> {
         (d, _) => bail!("--dim must be 2 or 3, got {d}"),
     };
     let scene = Scene::new(layout)?;
-    let rank = scene.rank;
     let device = Device::default().context("no OpenCL device (set CLFORGE_DEVICE to choose one)")?;
+    #[cfg(feature = "mpi")]
+    if args.ranks {
+        let ranks = clforge::runtime::Ranks::init(device.clone())?;
+        let leader = ranks.rank() == 0;
+        if leader {
+            println!("{} ranks, the grids split along the last axis", ranks.size());
+        }
+        return run(&ranks, &device, &args, &scene, leader);
+    }
+    if args.devices > 1 {
+        let devices = Devices::spread(&device, args.devices)?;
+        println!("split along the last axis over {} devices", args.devices);
+        return run(&devices, &device, &args, &scene, true);
+    }
+    if args.devices == 0 {
+        bail!("--devices must be at least 1");
+    }
+    run(&device, &device, &args, &scene, true)
+}
+
+/// The whole run on `target`; `device` names the machine, and only the `leader` prints and
+/// draws (every rank computes the same host-side figures from the gathered grids).
+fn run<D: SweepTarget>(target: &D, device: &Device, args: &Args, scene: &Scene, leader: bool) -> Result<()> {
+    let rank = scene.rank;
     let info = device.info();
-    println!(
+    macro_rules! say {
+        ($($t:tt)*) => { if leader { println!($($t)*); } };
+    }
+    say!(
         "device: {} ({}, {:?}, {} compute units)",
-        info.name, info.platform, info.kind, info.compute_units
+        info.name,
+        info.platform,
+        info.kind,
+        info.compute_units
     );
     let n = scene.layout.n;
     let nodes: usize = (0..rank).map(|a| n[a] + 1).product();
-    println!(
+    say!(
         "{}-D, {} intervals = {} nodes ({} with the ghost ring), h = {} m, region {} km",
         rank,
         n[..rank].iter().map(|v| v.to_string()).collect::<Vec<_>>().join("×"),
@@ -1524,11 +1569,11 @@ fn main() -> Result<()> {
         Some(b) => SweepConfig::with_block(args.schedule.into(), b),
         None => SweepConfig::new(args.schedule.into()),
     };
-    let progress = !args.quiet;
+    let progress = !args.quiet && leader;
 
     // 1. Potential flow.
     let tau_p = args.tau_p.unwrap_or(TAU_P);
-    self_check_potential(&device, &scene, &config, tau_p * scene.h_min() * scene.l_max())?;
+    self_check_potential(target, scene, &config, tau_p * scene.h_min() * scene.l_max(), leader)?;
     let o = PotentialOptions {
         tau: 0.0,
         tol: 0.0,
@@ -1537,18 +1582,18 @@ fn main() -> Result<()> {
         progress,
     };
     let min = if args.single_level { usize::MAX } else { args.coarsest };
-    println!(
+    say!(
         "potential flow: τ_p = {tau_p} h_min l_max, stop at max |Δp| ≤ {:e} U0 h, schedule {} (block {}), nested over {} level(s)",
         args.tol,
         config.schedule,
         config.block.map_or("default".into(), |b| b.to_string()),
         levels(&scene.layout, min).len()
     );
-    let (_, solved) = solve_potential_nested(&device, &scene.layout, &config, args.tol, tau_p, min, &o)?;
+    let (_, solved) = solve_potential_nested(target, &scene.layout, &config, args.tol, tau_p, min, &o)?;
     for level in &solved {
         let sol = &level.solution;
         let uh = U0 * scene.layout.len[0] / level.n[0] as f64;
-        println!(
+        say!(
             "  {:>11}: {} after {} pseudo-steps: max |Δp| = {:.3e} m²/s ({:.2e} U0 h){}; {:.1} s wall, {:.1} s device",
             level.n[..rank]
                 .iter()
@@ -1572,9 +1617,9 @@ fn main() -> Result<()> {
     }
     let sol = &solved.last().context("no level")?.solution;
     if !sol.converged {
-        println!("  warning: the potential did not reach the tolerance; the wind is used as it is");
+        say!("  warning: the potential did not reach the tolerance; the wind is used as it is");
     }
-    let wind_d = wind(&device, &scene, &sol.p)?;
+    let wind_d = wind(target, scene, &sol.p)?;
     let wind_h: Vec<HostGrid<f32>> = wind_d.iter().map(|w| w.to_host()).collect::<Result<_, _>>()?;
     let speed = |i: usize| {
         wind_h
@@ -1593,7 +1638,7 @@ fn main() -> Result<()> {
         .iter()
         .filter(|&&i| (0..rank).any(|a| f64::from(wind_h[a].data()[i]).abs() * scene.h[a] / mu[a] > 1.0))
         .count();
-    println!(
+    say!(
         "  wind: mean {mean:.2} m/s, max {smax:.2} m/s; cell Péclet > 1 at {:.1} % of the interior ({})",
         100.0 * above as f64 / interior.len().max(1) as f64,
         match args.peclet {
@@ -1629,7 +1674,7 @@ fn main() -> Result<()> {
             add: (s.mass * 1e9 / (volume * tau)) as f32,
         });
     }
-    println!(
+    say!(
         "transport: τ = {tau:.3} s ({steps} steps, {:.0} s), Courant U0τ/h = {:.2}, μτ/h² = {:.2}, μ = {:?} m²/s, σ = {SIGMA:e} 1/s, schedule {}",
         steps as f64 * tau,
         U0 * tau / h_min,
@@ -1637,11 +1682,11 @@ fn main() -> Result<()> {
         &mu[..rank],
         config.schedule
     );
-    let stepper = TransportStepper::new(&device, rank, &config, scene.shape)?;
-    self_check_transport(&device, &scene, &stepper, &wind_d, &wind_h, &f, &k)?;
+    let stepper = TransportStepper::new(target, rank, &config, scene.shape)?;
+    self_check_transport(target, scene, &stepper, &wind_d, &wind_h, &f, &k, leader)?;
     let c0 = HostGrid::new(scene.shape)?;
     let run = run_transport(
-        &device,
+        target,
         &stepper,
         &wind_d,
         &scene.mask_c,
@@ -1666,7 +1711,7 @@ fn main() -> Result<()> {
             .map(|s| s.mass)
             .sum::<f64>();
     let mass: f64 = c.data().iter().map(|&v| f64::from(v)).sum::<f64>() * volume * 1e-9;
-    println!(
+    say!(
         "  {steps} steps in {:.1} s wall ({:.1} ms/step), {:.1} s device; max C = {cmax:.4e} µg/m³, min C = {cmin:.3e}; \
          mass in the air {mass:.1} kg of {emitted:.1} kg emitted (the rest decayed or left)",
         run.wall_s,
@@ -1677,17 +1722,26 @@ fn main() -> Result<()> {
         bail!("the transport diverged (max C = {cmax})");
     }
 
+    if !leader {
+        return Ok(());
+    }
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    for (name, slice) in slices(&scene, c, &wind_h)? {
+    for (name, slice) in slices(scene, c, &wind_h)? {
         let path = args.out.join(name);
         plot(&path, &slice)?;
-        println!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
     Ok(())
 }
 
 /// One device step of each potential sweep against `apply_host`, bit for bit.
-fn self_check_potential(device: &Device, scene: &Scene, config: &SweepConfig, tau: f64) -> Result<()> {
+fn self_check_potential<D: SweepTarget>(
+    device: &D,
+    scene: &Scene,
+    config: &SweepConfig,
+    tau: f64,
+    leader: bool,
+) -> Result<()> {
     let k = Potential::new(scene.h, scene.rank, tau);
     // A perturbed start so that every branch computes something.
     let p = HostGrid::from_fn(scene.shape, |[x, y, z]| {
@@ -1702,13 +1756,8 @@ fn self_check_potential(device: &Device, scene: &Scene, config: &SweepConfig, ta
         Potential3Backward::apply_host(&mut want, &scene.mask_p, &scene.g, &k)?;
     }
     let stepper = PotentialStepper::new(device, scene.rank, config, scene.shape)?;
-    let mut dp = DeviceGrid::from_host(device, &p)?;
-    stepper.step(
-        &mut dp,
-        &DeviceGrid::from_host(device, &scene.mask_p)?,
-        &DeviceGrid::from_host(device, &scene.g)?,
-        &k,
-    )?;
+    let mut dp = device.upload(&p)?;
+    stepper.step(&mut dp, &device.upload(&scene.mask_p)?, &device.upload(&scene.g)?, &k)?;
     stepper.check()?;
     let got = dp.to_host()?;
     let differ = got
@@ -1717,14 +1766,16 @@ fn self_check_potential(device: &Device, scene: &Scene, config: &SweepConfig, ta
         .zip(want.data())
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
-    println!(
-        "self-check: one potential step on the device {} apply_host",
-        if differ == 0 {
-            "is bitwise equal to"
-        } else {
-            "DIFFERS from"
-        }
-    );
+    if leader {
+        println!(
+            "self-check: one potential step on the device {} apply_host",
+            if differ == 0 {
+                "is bitwise equal to"
+            } else {
+                "DIFFERS from"
+            }
+        );
+    }
     if differ > 0 {
         bail!("{differ} points of the device's potential step differ from the sequential sweep");
     }
@@ -1732,14 +1783,16 @@ fn self_check_potential(device: &Device, scene: &Scene, config: &SweepConfig, ta
 }
 
 /// One device transport step against `apply_host`, bit for bit, on a bump at the first stack.
-fn self_check_transport(
-    device: &Device,
+#[allow(clippy::too_many_arguments)]
+fn self_check_transport<D: SweepTarget>(
+    device: &D,
     scene: &Scene,
-    stepper: &TransportStepper,
-    wind_d: &[DeviceGrid<f32>],
+    stepper: &TransportStepper<D>,
+    wind_d: &[GridOn<D, f32>],
     wind_h: &[HostGrid<f32>],
     f: &HostGrid<f32>,
     k: &Transport,
+    leader: bool,
 ) -> Result<()> {
     let centre = scene.layout.stacks.first().map_or([0.0; 3], |s| s.at);
     let r = 0.05 * scene.l_max();
@@ -1761,14 +1814,8 @@ fn self_check_transport(
         Transport3Forward::apply_host(&mut want, &wind_h[0], &wind_h[1], &wind_h[2], f, &scene.mask_c, k)?;
         Transport3Backward::apply_host(&mut want, &wind_h[0], &wind_h[1], &wind_h[2], f, &scene.mask_c, k)?;
     }
-    let mut dc = DeviceGrid::from_host(device, &c)?;
-    stepper.step(
-        &mut dc,
-        wind_d,
-        &DeviceGrid::from_host(device, f)?,
-        &DeviceGrid::from_host(device, &scene.mask_c)?,
-        k,
-    )?;
+    let mut dc = device.upload(&c)?;
+    stepper.step(&mut dc, wind_d, &device.upload(f)?, &device.upload(&scene.mask_c)?, k)?;
     stepper.check()?;
     let got = dc.to_host()?;
     let differ = got
@@ -1777,14 +1824,16 @@ fn self_check_transport(
         .zip(want.data())
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
-    println!(
-        "self-check: one transport step on the device {} apply_host",
-        if differ == 0 {
-            "is bitwise equal to"
-        } else {
-            "DIFFERS from"
-        }
-    );
+    if leader {
+        println!(
+            "self-check: one transport step on the device {} apply_host",
+            if differ == 0 {
+                "is bitwise equal to"
+            } else {
+                "DIFFERS from"
+            }
+        );
+    }
     if differ > 0 {
         bail!("{differ} points of the device's transport step differ from the sequential sweep");
     }

@@ -4,10 +4,11 @@
 # fails makes every rank return an error naming it, and a job of the wrong size is refused on
 # every rank; neither may hang. PoCL gets one thread per rank (2 cores).
 set -euo pipefail
-bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder [path/to/elastic_wave [path/to/ising]]]}
+bin=${1:?usage: mpi-test.sh path/to/jacobi_ranks [path/to/poisson_cylinder [path/to/elastic_wave [path/to/ising [path/to/pollution_transport]]]]}
 poisson=${2:-}
 elastic=${3:-}
 ising=${4:-}
+pollution=${5:-}
 export POCL_MAX_PTHREAD_COUNT=1 RUST_BACKTRACE=0
 # Open MPI ends a job when one process exits non-zero; the failure tests let every rank finish
 # so that each rank's own outcome can be read.
@@ -89,5 +90,18 @@ if [ -n "$ising" ]; then
     cmp "$out_dir/one.png" "$out_dir/ranks.png" || { echo "FAIL: ising on 2 ranks differs"; exit 1; }
     rm -rf "$out_dir"
     echo "ising on 2 ranks: the same spins as on one device"
+fi
+# The sweep example across ranks: split sweeps checked against the host's sequential sweeps
+# (its self-checks) and the same picture as on one device.
+if [ -n "$pollution" ]; then
+    out_dir=$(mktemp -d)
+    "$pollution" --size 96x48 --steps 40 --quiet --out "$out_dir/one" >/dev/null
+    out=$(run 2 "$pollution" --size 96x48 --steps 40 --quiet --ranks --out "$out_dir/ranks")
+    [ "$(grep -c 'is bitwise equal to apply_host' <<<"$out")" -eq 2 ] \
+        || { echo "FAIL: pollution_transport's self-checks on 2 ranks"; echo "$out"; exit 1; }
+    cmp "$out_dir/one/concentration.png" "$out_dir/ranks/concentration.png" \
+        || { echo "FAIL: pollution_transport on 2 ranks differs"; exit 1; }
+    rm -rf "$out_dir"
+    echo "pollution_transport on 2 ranks: the same picture as on one device"
 fi
 echo "mpi tests passed"

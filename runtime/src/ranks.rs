@@ -1233,4 +1233,9 @@ impl crate::sweep::split::SweepLaunch for RankSweepPlan {
     fn run_sweep<T: Scalar>(&self, state: &RankGrid<T>, args: &[RankArg<'_>]) -> Result<crate::SweepEvents> {
         self.run(state, args)
     }
+    /// This rank's own check; a stall elsewhere shows on that rank (and, through the next
+    /// sweep's status agreement, on every rank).
+    fn check(&self) -> Result<()> {
+        self.plan.check()
+    }
 }

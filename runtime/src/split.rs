@@ -61,6 +61,21 @@ impl Devices {
         })
     }
 
+    /// `n` devices for a split of `device`'s work: the GPUs of `device`'s platform in turn when
+    /// it has any, else `device` itself `n` times (PoCL: slabs that share one CPU).
+    pub fn spread(device: &Device, n: usize) -> Result<Devices> {
+        let mut gpus = Vec::new();
+        for info in Device::list()? {
+            if info.kind == crate::DeviceKind::Gpu && info.platform == device.info().platform {
+                gpus.push(Device::select(&info.index.to_string())?);
+            }
+        }
+        if gpus.is_empty() {
+            gpus.push(device.clone());
+        }
+        Devices::new((0..n).map(|i| gpus[i % gpus.len()].clone()).collect())
+    }
+
     /// Shares proportional to `weights` (one positive, finite number per device: e.g. each
     /// device's measured bandwidth for a memory-bound stencil).
     pub fn with_weights(mut self, weights: &[f64]) -> Result<Devices> {

@@ -48,6 +48,9 @@ pub trait SweepLaunch {
         state: &<Self::Like as Launch>::Grid<T>,
         args: &[<Self::Like as Launch>::Arg<'_>],
     ) -> Result<SweepEvents>;
+    /// `Err` if a persistent schedule gave up waiting for an upstream block anywhere
+    /// ([`SweepPlan::check`]): the field is then incomplete.
+    fn check(&self) -> Result<()>;
 }
 
 impl SweepTarget for Device {
@@ -62,6 +65,9 @@ impl SweepLaunch for SweepPlan {
     fn run_sweep<T: Scalar>(&self, state: &DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<SweepEvents> {
         self.run(state, args)
     }
+    fn check(&self) -> Result<()> {
+        SweepPlan::check(self)
+    }
 }
 
 impl SweepTarget for Devices {
@@ -75,6 +81,9 @@ impl SweepLaunch for SplitSweepPlan {
     type Like = SplitPlan;
     fn run_sweep<T: Scalar>(&self, state: &SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<SweepEvents> {
         self.run(state, args)
+    }
+    fn check(&self) -> Result<()> {
+        SplitSweepPlan::check(self)
     }
 }
 
