@@ -730,6 +730,8 @@ pub struct RankStepper<R: crate::fem::Real = f32> {
     dofs: usize,
     strains: usize,
     bound: crate::fem::stability::StabilityBound,
+    /// Exchanges inside a `step(n)` overlap the next step's interior ([`Ranks::overlap`]).
+    overlap: bool,
 }
 
 impl<R: crate::fem::Real> std::fmt::Debug for RankStepper<R> {
@@ -774,7 +776,10 @@ impl<R: crate::fem::Real> RankStepper<R> {
         for (e, &(q, i)) in p.elem_home.iter().enumerate() {
             homes[q].push((e, i));
         }
+        // Every rank decides alike: the same options, the same kind of sub-models.
+        let overlap = ranks.inner.overlap && ranks.size() > 1 && stepper.steps_in_ranges();
         Ok(RankStepper {
+            overlap,
             ranks: ranks.clone(),
             layers: ranks.inner.depth.max(1),
             since: 0,
@@ -793,24 +798,70 @@ impl<R: crate::fem::Real> RankStepper<R> {
         })
     }
 
-    /// Runs `n` steps, exchanging ghosts after every `depth`-th (a collective).
+    /// Runs `n` steps, exchanging ghosts after every `depth`-th (a collective). As
+    /// [`SplitStepper::step`](crate::fem::split::SplitStepper::step), an exchange between two
+    /// steps of one call overlaps the next step's interior (the status agreement, the messages
+    /// and the ghost writes happen while the device steps the nodes that touch no ghost).
     pub fn step(&mut self, n: usize) -> Result<()> {
-        for _ in 0..n {
-            let stepped = self.stepper.step(1);
-            self.ranks.failed(stepped)?;
-            self.since += 1;
-            if self.since >= self.layers {
-                self.exchange()?;
+        for k in 0..n {
+            if k > 0 && self.overlap && self.since >= self.layers {
+                self.step_overlapped()?;
+            } else {
+                if self.since >= self.layers {
+                    self.exchange()?;
+                }
+                let stepped = self.stepper.step(1);
+                self.ranks.failed(stepped)?;
+                self.since += 1;
             }
         }
+        if self.since >= self.layers {
+            self.exchange()?;
+        }
+        Ok(())
+    }
+
+    /// Whether exchanges inside a `step(n)` overlap interior work ([`Ranks::overlap`], two or
+    /// more ranks, the node gather).
+    pub fn overlaps(&self) -> bool {
+        self.overlap
+    }
+
+    /// One step with the pending exchange overlapped: the sent nodes read, the interior
+    /// launched, then the exchange finished and the nodes next to the ghosts launched.
+    fn step_overlapped(&mut self) -> Result<()> {
+        let d = self.dofs;
+        let (send, ghost_from, all) = (self.send * d, self.ghost_from * d, self.nodes.len() * d);
+        let (mut u, mut v) = (vec![R::default(); send], vec![R::default(); send]);
+        let started = (|| {
+            // SAFETY: `u` and `v` outlive the reads, which are waited for below.
+            let reads = unsafe { self.stepper.read_state_async(0, &mut u, &mut v) }?;
+            let launched = self.stepper.gather_range(send..ghost_from);
+            // Waited for whatever the launch did: the reads write into `u` and `v`.
+            let read = reads.iter().try_for_each(|e| e.wait());
+            launched.and(read)
+        })();
+        self.exchange_from(started.map(|()| (u, v)))?;
+        let rest = (|| {
+            self.stepper.gather_range(0..send)?;
+            self.stepper.gather_range(ghost_from..all)?;
+            self.stepper.end_ranges()
+        })();
+        self.ranks.failed(rest)?;
+        self.since = 1;
         Ok(())
     }
 
     /// Overwrites every ghost with its owner's `u` and `v`: one packed message per neighbour.
     fn exchange(&mut self) -> Result<()> {
+        let local = self.stepper.state_range(0, self.send * self.dofs);
+        self.exchange_from(local)
+    }
+
+    /// [`RankStepper::exchange`] from this rank's sent range `local` (or its failure to read it).
+    fn exchange_from(&mut self, local: Result<(Vec<R>, Vec<R>)>) -> Result<()> {
         let d = self.dofs;
         {
-            let local = self.stepper.state_range(0, self.send * d);
             let (u, v) = self.ranks.agree(local)?;
             let pack = |idx: &[usize]| -> Vec<R> {
                 let mut out = Vec::with_capacity(2 * idx.len() * d);

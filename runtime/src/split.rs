@@ -124,6 +124,11 @@ impl Devices {
         self
     }
 
+    /// Whether exchanges overlap interior work ([`Devices::overlap`]).
+    pub(crate) fn overlapping(&self) -> bool {
+        self.overlap
+    }
+
     /// Whether a launch that needs an exchange overlaps it with interior work (the default):
     /// each device first computes the planes that do not read the stale halo, while the
     /// edges travel on its transfer queue, then the planes next to the halos. Same bits

@@ -78,6 +78,8 @@ pub fn with_kernels(mut p: Program) -> Program {
                 real("u_out", Access::Write),
                 real("v", Access::ReadWrite),
                 Param::new("dt", Ty::Value(Elem::Real), Access::Read, Binding::Named),
+                // DOFs `first .. n - 1`: a split part steps its interior while its ghosts travel.
+                int("first"),
                 int("n"),
             ],
         ),

@@ -145,7 +145,8 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         nz: i32,
     ) -> Result<Event>;
     /// The gather on any mesh: `ke` one `K_e` per element (element order, rows unpadded),
-    /// `node_first`/`node_slots` each node's slots `e · NODES + a` of its live elements.
+    /// `node_first`/`node_slots` each node's slots `e · NODES + a` of its live elements; DOFs
+    /// `first..n` (global size `n − first`).
     fn gather_unstructured(
         &self,
         at: At<'_>,
@@ -159,6 +160,7 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         u_out: &mut Buffer<R>,
         v: &mut Buffer<R>,
         dt: R,
+        first: i32,
         n: i32,
     ) -> Result<Event>;
     fn stress(

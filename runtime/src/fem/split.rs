@@ -104,6 +104,8 @@ pub struct SplitStepper<R: Real = f32> {
     owner: Vec<(usize, usize)>,
     dofs: usize,
     n_dofs: usize,
+    /// Exchanges inside a `step(n)` overlap the next step's interior ([`Devices::overlap`]).
+    overlap: bool,
 }
 
 impl<R: Real> std::fmt::Debug for SplitStepper<R> {
@@ -142,7 +144,9 @@ impl<R: Real> SplitStepper<R> {
             });
         }
         let n_dofs = p.owner.len() * p.dofs;
+        let overlap = devices.overlapping() && parts.len() > 1 && parts.iter().all(|p| p.stepper.steps_in_ranges());
         Ok(SplitStepper {
+            overlap,
             parts,
             layers: layers.max(1),
             since: 0,
@@ -364,16 +368,59 @@ pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &
 impl<R: Real> SplitStepper<R> {
     /// Runs `n` steps on every device; the ghosts are refreshed from their owners after every
     /// `layers`-th step ([`Devices::depth`] rings of elements).
+    ///
+    /// With overlap (the default on two or more devices, [`Devices::overlap`]) an exchange that
+    /// falls between two steps of one call overlaps the next step: each part reads its sent
+    /// nodes, launches its own nodes that touch no ghost (the sent nodes are the only own
+    /// nodes that do: an element with a ghost lies in its owner's part too), then the ghosts
+    /// are written and the nodes next to them launched. The exchange after the last step of a
+    /// call is done before it returns, so ghosts are current between calls.
     pub fn step(&mut self, n: usize) -> Result<()> {
-        for _ in 0..n {
-            for p in &mut self.parts {
-                p.stepper.step(1)?;
-            }
-            self.since += 1;
-            if self.since >= self.layers {
-                self.exchange()?;
+        for k in 0..n {
+            if k > 0 && self.overlap && self.since >= self.layers {
+                self.step_overlapped()?;
+            } else {
+                if self.since >= self.layers {
+                    self.exchange()?;
+                }
+                for p in &mut self.parts {
+                    p.stepper.step(1)?;
+                }
+                self.since += 1;
             }
         }
+        if self.since >= self.layers {
+            self.exchange()?;
+        }
+        Ok(())
+    }
+
+    /// Whether exchanges inside a `step(n)` overlap interior work: asked for by
+    /// [`Devices::overlap`], on two or more devices, with the node gather (`Schedule::Gather`).
+    pub fn overlaps(&self) -> bool {
+        self.overlap
+    }
+
+    /// One step with the pending exchange overlapped (see [`SplitStepper::step`]).
+    fn step_overlapped(&mut self) -> Result<()> {
+        let d = self.dofs;
+        let reads = self.exchange_read()?;
+        let launched = self
+            .parts
+            .iter_mut()
+            .try_for_each(|p| p.stepper.gather_range(p.send * d..p.ghost_from * d));
+        if let Err(e) = launched {
+            // The reads fill the parts' staging: let them finish before reporting.
+            reads.iter().try_for_each(|r| r.wait())?;
+            return Err(e);
+        }
+        self.exchange_write(reads)?;
+        for p in &mut self.parts {
+            p.stepper.gather_range(0..p.send * d)?;
+            p.stepper.gather_range(p.ghost_from * d..p.nodes.len() * d)?;
+            p.stepper.end_ranges()?;
+        }
+        self.since = 1;
         Ok(())
     }
 
@@ -381,6 +428,13 @@ impl<R: Real> SplitStepper<R> {
     /// behind its queued steps into pinned memory (the devices drain in parallel), then the
     /// ghosts are written ahead of the next steps without waiting for the writes.
     fn exchange(&mut self) -> Result<()> {
+        let reads = self.exchange_read()?;
+        self.exchange_write(reads)
+    }
+
+    /// The first half of an exchange: every part's sent range read into its pinned staging
+    /// behind its queued work; the reads' events.
+    fn exchange_read(&mut self) -> Result<Vec<Event>> {
         let d = self.dofs;
         let mut reads = Vec::with_capacity(2 * self.parts.len());
         for p in &mut self.parts {
@@ -410,6 +464,13 @@ impl<R: Real> SplitStepper<R> {
                 )
             }?);
         }
+        Ok(reads)
+    }
+
+    /// The second half: waits for the reads, then every part's ghosts written from their
+    /// owners' staging ahead of its next work, without waiting for the writes.
+    fn exchange_write(&mut self, reads: Vec<Event>) -> Result<()> {
+        let d = self.dofs;
         for e in &reads {
             e.wait()?;
         }

@@ -227,6 +227,8 @@ pub struct Stepper<R: Real = f32> {
     steps: u64,
     /// Events of the kernels the last `step` call queued.
     last_events: Vec<Event>,
+    /// Events of a step being launched in ranges ([`Stepper::gather_range`]).
+    range_events: Vec<Event>,
 }
 
 impl<R: Real> std::fmt::Debug for Stepper<R> {
@@ -500,6 +502,7 @@ impl<R: Real> Stepper<R> {
             loads: vec![],
             steps: 0,
             last_events: Vec::new(),
+            range_events: Vec::new(),
         })
     }
 
@@ -701,20 +704,8 @@ impl<R: Real> Stepper<R> {
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
                 if self.gather_unstructured {
-                    events.push(kernels.gather_unstructured(
-                        at(&self.program, &pass.global, None),
-                        &self.k,
-                        &self.elem_nodes,
-                        &self.node_first,
-                        &self.node_slots,
-                        &self.minv,
-                        &self.damp,
-                        &self.u,
-                        &mut self.u_alt,
-                        &mut self.v,
-                        dt,
-                        self.n_dofs as i32,
-                    )?);
+                    let all = 0..self.n_dofs;
+                    events.extend(self.launch_gather_unstructured(kernels, all)?);
                 } else if let Some(t) = self.mass_table.as_ref().filter(|_| self.derived) {
                     events.push(kernels.gather_derived(
                         at(&self.program, &pass.global, None),
@@ -750,22 +741,7 @@ impl<R: Real> Stepper<R> {
                         nz,
                     )?);
                 }
-                std::mem::swap(&mut self.u, &mut self.u_alt);
-                for l in &self.loads {
-                    let s = R::of(l.time.value(t));
-                    events.push(kernels.kick(
-                        at(&self.program, &[l.n], None),
-                        &l.dofs,
-                        &l.weights,
-                        s,
-                        &self.minv,
-                        &mut self.u,
-                        &mut self.v,
-                        dt,
-                        l.n as i32,
-                    )?);
-                }
-                self.steps += 1;
+                self.end_gather_step(kernels, &mut events)?;
                 continue;
             }
             for l in &self.loads {
@@ -825,6 +801,98 @@ impl<R: Real> Stepper<R> {
             )?);
             self.steps += 1;
         }
+        self.last_events = events;
+        Ok(())
+    }
+
+    /// The unstructured node gather of the next step over DOFs `dofs` (into the next
+    /// displacements), behind the queued work: a split part launches its interior while its
+    /// ghosts travel, then the DOFs next to them ([`Stepper::end_gather_step`] ends the step).
+    fn launch_gather_unstructured(
+        &mut self,
+        kernels: &dyn ElementKernels<R>,
+        dofs: std::ops::Range<usize>,
+    ) -> Result<Option<Event>> {
+        if dofs.is_empty() {
+            return Ok(None);
+        }
+        let at = At {
+            program: &self.program,
+            global: &[dofs.len()],
+            local: None,
+        };
+        Ok(Some(kernels.gather_unstructured(
+            at,
+            &self.k,
+            &self.elem_nodes,
+            &self.node_first,
+            &self.node_slots,
+            &self.minv,
+            &self.damp,
+            &self.u,
+            &mut self.u_alt,
+            &mut self.v,
+            self.dt,
+            dofs.start as i32,
+            dofs.end as i32,
+        )?))
+    }
+
+    /// Ends a gather step: the new displacements become current, then the loads' kicks.
+    fn end_gather_step(&mut self, kernels: &dyn ElementKernels<R>, events: &mut Vec<Event>) -> Result<()> {
+        let t = self.steps as f64 * self.dt.widen();
+        std::mem::swap(&mut self.u, &mut self.u_alt);
+        for l in &self.loads {
+            let s = R::of(l.time.value(t));
+            let at = At {
+                program: &self.program,
+                global: &[l.n],
+                local: None,
+            };
+            events.push(kernels.kick(
+                at,
+                &l.dofs,
+                &l.weights,
+                s,
+                &self.minv,
+                &mut self.u,
+                &mut self.v,
+                self.dt,
+                l.n as i32,
+            )?);
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Whether one step can be launched in DOF ranges ([`Stepper::gather_range`]): the
+    /// unstructured node gather, which split parts use.
+    pub(crate) fn steps_in_ranges(&self) -> bool {
+        self.gather_unstructured
+    }
+
+    /// Launches the next step's gather over DOFs `dofs` only, behind the queued work; the
+    /// step ends with [`Stepper::end_ranges`] once every DOF has been launched exactly once.
+    /// Only for [`Stepper::steps_in_ranges`] steppers.
+    pub(crate) fn gather_range(&mut self, dofs: std::ops::Range<usize>) -> Result<()> {
+        if !self.gather_unstructured || dofs.end > self.n_dofs {
+            return Err(Error::InvalidConfig(format!(
+                "DOFs {dofs:?} of a {}-DOF stepper launched in ranges (the unstructured node gather only)",
+                self.n_dofs
+            )));
+        }
+        let kernels = self.kernels()?;
+        if let Some(e) = self.launch_gather_unstructured(kernels, dofs)? {
+            self.range_events.push(e);
+        }
+        Ok(())
+    }
+
+    /// Ends a step launched by [`Stepper::gather_range`].
+    pub(crate) fn end_ranges(&mut self) -> Result<()> {
+        let kernels = self.kernels()?;
+        let mut events = std::mem::take(&mut self.range_events);
+        self.end_gather_step(kernels, &mut events)?;
         self.last_events = events;
         Ok(())
     }
