@@ -1087,7 +1087,43 @@ impl RankLatticePlan {
             .failed(crate::stencil::check_arg_shapes(self.plan.shape(), &list))?;
         let (mut first, mut last) = (None, None);
         let colours = self.spec.colours;
+        let overlap = self.ranks.inner.overlap && self.ranks.size() > 1;
         for colour in 0..colours {
+            if overlap {
+                // As on local devices (`colour_overlapped`), with this rank's slab only; every
+                // rank finds the same grids stale, so the exchanges' collectives match.
+                let grids: Vec<(&str, &dyn Halo)> = args.iter().filter_map(|a| a.grid).collect();
+                let stale = self.ranks.failed(crate::lattice::split::stale_grids(
+                    self.spec.name,
+                    &self.layout,
+                    self.reach,
+                    &grids,
+                ))?;
+                if !stale.is_empty() {
+                    let slab = [crate::lattice::split::ColourSlab {
+                        slab: self.ranks.rank(),
+                        plan: &self.plan,
+                        device: self.ranks.device(),
+                        args: &list,
+                    }];
+                    let timed = (self.ranks.rank(), colour == 0 || colour + 1 == colours);
+                    let (f, l) = self.ranks.failed(crate::lattice::split::colour_overlapped(
+                        &self.layout,
+                        &stale,
+                        &slab,
+                        (seed, step, colour),
+                        timed,
+                    ))?;
+                    if colour == 0 {
+                        first = f;
+                    }
+                    if colour + 1 == colours {
+                        last = l;
+                    }
+                    state.set_valid(Halo::valid_depth(state).saturating_sub(self.reach));
+                    continue;
+                }
+            }
             let grids = args.iter().filter_map(|a| a.grid);
             self.ranks
                 .failed(refresh_inputs(self.spec.name, &self.layout, self.reach, grids))?;

@@ -165,3 +165,85 @@ fn splits_a_lattice_cannot_take_are_refused() {
     let err = Ising::plan(&devices(2, true, &[]), Shape::d2(16, 33)).unwrap_err();
     assert!(err.to_string().contains("even"), "{err}");
 }
+
+/// Overlapped exchanges (the default): a colour that needs an exchange updates the interior
+/// rows of every slab while the halos travel, then the rows near the halos. Slabs deep enough
+/// for an interior that is not a whole number of work-groups, halos of 2 and 3, two colours
+/// and parity classes, 2-D and 3-D, weighted and periodic: the bits of one device, with
+/// overlap on and off.
+#[test]
+fn overlapped_exchanges_give_one_devices_bits() {
+    let dev = Device::default().unwrap();
+    let split = |n: usize, periodic: bool, depth: usize, overlap: bool, weights: &[f64]| {
+        devices(n, periodic, weights).depth(depth).unwrap().overlap(overlap)
+    };
+    let beta = 0.44f64;
+    let (t4, t8) = (rng::threshold((-4.0 * beta).exp()), rng::threshold((-8.0 * beta).exp()));
+    let shape = Shape::d2(40, 150);
+    let mut r = SmallRng::seed_from_u64(13);
+    let spins = HostGrid::from_fn(shape, |_| if r.random_bool(0.5) { 1 } else { -1 }).unwrap();
+    let mut one = DeviceGrid::from_host(&dev, &spins).unwrap();
+    let plan1 = Ising::plan(&dev, shape).unwrap();
+    for step in 0..11 {
+        Ising::step_plan(&plan1, 5, step, &mut one, t4, t8).unwrap();
+    }
+    let want = one.to_host().unwrap();
+    for (n, depth, weights) in [(2, 2, vec![]), (3, 3, vec![1.0, 2.0, 1.5]), (2, 5, vec![])] {
+        for overlap in [true, false] {
+            let devices = split(n, true, depth, overlap, &weights);
+            let plan = Ising::plan(&devices, shape).unwrap();
+            assert_eq!(plan.overlaps(), overlap);
+            let mut s = SplitGrid::from_host(&devices, &spins).unwrap();
+            for step in 0..11 {
+                Ising::step_plan(&plan, 5, step, &mut s, t4, t8).unwrap();
+            }
+            same(
+                &format!("ising over {n}, depth {depth}, overlap {overlap}"),
+                &s.to_host().unwrap(),
+                &want,
+            );
+        }
+    }
+    // 3-D, reading 3 planes along z, with an input grid that needs exchanges too.
+    let shape = Shape::d3(12, 9, 70);
+    let init = HostGrid::from_fn(shape, |_| r.random_range(-1.0f32..1.0)).unwrap();
+    let w = HostGrid::from_fn(shape, |_| r.random_range(0.0f32..0.1)).unwrap();
+    let k = Noise {
+        amplitude: 0.2,
+        keep: 0.7,
+    };
+    let mut d = DeviceGrid::from_host(&dev, &init).unwrap();
+    let dw = DeviceGrid::from_host(&dev, &w).unwrap();
+    let one = Relax::plan(&dev, shape).unwrap();
+    for step in 0..5 {
+        Relax::step_plan(&one, 9, step, &mut d, &k, &dw).unwrap();
+    }
+    let want = d.to_host().unwrap();
+    for overlap in [true, false] {
+        let devices = split(2, false, 4, overlap, &[]);
+        let plan = Relax::plan(&devices, shape).unwrap();
+        let mut s = SplitGrid::from_host(&devices, &init).unwrap();
+        let sw = SplitGrid::from_host(&devices, &w).unwrap();
+        for step in 0..5 {
+            Relax::step_plan(&plan, 9, step, &mut s, &k, &sw).unwrap();
+        }
+        same(&format!("relax 3-D, overlap {overlap}"), &s.to_host().unwrap(), &want);
+    }
+    // Parity classes (four colours), slabs starting on odd and even rows.
+    let shape = Shape::d2(18, 130);
+    let init = HostGrid::from_fn(shape, |_| r.random_range(0.0f32..1.0)).unwrap();
+    let mut d = DeviceGrid::from_host(&dev, &init).unwrap();
+    for step in 0..7 {
+        Moore::step(77, step, &mut d, 0.05).unwrap();
+    }
+    let want = d.to_host().unwrap();
+    for overlap in [true, false] {
+        let devices = split(3, true, 2, overlap, &[]);
+        let plan: SplitLatticePlan = Moore::plan(&devices, shape).unwrap();
+        let mut s = SplitGrid::from_host(&devices, &init).unwrap();
+        for step in 0..7 {
+            Moore::step_plan(&plan, 77, step, &mut s, 0.05).unwrap();
+        }
+        same(&format!("moore, overlap {overlap}"), &s.to_host().unwrap(), &want);
+    }
+}

@@ -10,7 +10,7 @@ mod packed;
 mod plan;
 mod queue;
 pub mod rng;
-mod split;
+pub(crate) mod split;
 
 pub use bits::PackedBits;
 pub use packed::{pack, packed_len, packed_site_key, packed_word_bit, packed_words_per_row, unpack, DeviceBits};

@@ -315,18 +315,81 @@ impl LatticePlan {
         self.place = [row as i32, plane as i32, rows as i32, planes as i32];
     }
 
-    /// Launches one colour of step `step` (the arguments checked by the caller).
+    /// The work-item indices along the split axis (the slowest, `axis`) whose sites of
+    /// `colour` lie on rows `rows` of this grid, and how many indices the axis has in all:
+    /// one per row for two colours, one per second row (from the class's parity) for parity
+    /// classes.
+    pub(crate) fn items_of_rows(
+        &self,
+        axis: usize,
+        colour: usize,
+        rows: std::ops::Range<usize>,
+    ) -> (std::ops::Range<usize>, usize) {
+        let n = self.shape.dims()[axis];
+        if self.spec.colours == 2 {
+            return (rows.start.min(n)..rows.end.min(n), n);
+        }
+        // Row `2 g + p` with the parity `p` of the class along this axis in the whole lattice.
+        let origin = self.place[axis - 1] as isize;
+        let p = (((colour >> axis) as isize + origin) & 1) as usize;
+        let item = |r: usize| (r.min(n) + 1).saturating_sub(p) / 2;
+        (item(rows.start)..item(rows.end), n.div_ceil(2))
+    }
+
+    /// The work-group size along `axis`: a range launched in whole groups starts and ends on
+    /// a multiple of it.
+    pub(crate) fn group_along(&self, axis: usize) -> usize {
+        self.local[axis]
+    }
+
+    /// Launches one colour of step `step` over the work-item indices `items` along the split
+    /// axis `axis` only (OpenCL's global offset), after the events `after`: in whole
+    /// work-groups where `items` is a multiple of [`LatticePlan::group_along`] long, else one
+    /// index per group along it, so that no work-item updates a row outside the range (the
+    /// update is in place: another launch updates those).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn launch_colour(
+    pub(crate) fn launch_colour_items(
         &self,
         kernel: &KernelRef,
         device: &Device,
         args: &[StencilArg<'_>],
-        seed: u64,
-        step: u32,
-        colour: usize,
+        (seed, step, colour): (u64, u32, usize),
+        (axis, items): (usize, std::ops::Range<usize>),
+        after: &[Event],
         event: bool,
     ) -> Result<Option<Event>> {
+        if items.is_empty() {
+            return Ok(None);
+        }
+        let rank = self.spec.rank;
+        let (mut global, mut local) = (self.global, self.local);
+        global[axis] = items.len();
+        if items.len() % local[axis] != 0 {
+            local[axis] = 1;
+        }
+        let mut offset = [0; 3];
+        offset[axis] = items.start;
+        self.with_colour_args(device, args, (seed, step, colour), |cl| {
+            self.program.launch_kernel_at(
+                kernel,
+                self.spec.kernel,
+                (&global[..rank], Some(&local[..rank])),
+                Some(offset),
+                cl,
+                event,
+                after,
+            )
+        })
+    }
+
+    /// `launch` with the kernel arguments of one colour of step `step`.
+    fn with_colour_args<T>(
+        &self,
+        device: &Device,
+        args: &[StencilArg<'_>],
+        (seed, step, colour): (u64, u32, usize),
+        launch: impl FnOnce(&[Arg<'_>]) -> Result<T>,
+    ) -> Result<T> {
         let params = self.params.refresh(device, args)?;
         let mut cl = kernel_args(args, &params);
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
@@ -342,15 +405,32 @@ impl LatticePlan {
         if !self.spec.packed {
             cl.extend(self.place.map(Arg::i32));
         }
+        launch(&cl)
+    }
+
+    /// Launches one colour of step `step` (the arguments checked by the caller).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch_colour(
+        &self,
+        kernel: &KernelRef,
+        device: &Device,
+        args: &[StencilArg<'_>],
+        seed: u64,
+        step: u32,
+        colour: usize,
+        event: bool,
+    ) -> Result<Option<Event>> {
         let rank = self.spec.rank;
-        self.program.launch_kernel(
-            kernel,
-            self.spec.kernel,
-            &self.global[..rank],
-            Some(&self.local[..rank]),
-            &cl,
-            event,
-        )
+        self.with_colour_args(device, args, (seed, step, colour), |cl| {
+            self.program.launch_kernel(
+                kernel,
+                self.spec.kernel,
+                &self.global[..rank],
+                Some(&self.local[..rank]),
+                cl,
+                event,
+            )
+        })
     }
 }
 

@@ -14,6 +14,7 @@ use crate::buffer::Scalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::host::{Boundary, Shape};
+use crate::program::Event;
 use crate::split::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
 use crate::stencil::target::Launch;
 use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
@@ -79,6 +80,8 @@ pub struct SplitLatticePlan {
     /// Planes along the split axis one colour reads beyond a site (the rule's halo there).
     reach: usize,
     spec: LatticeSpec,
+    /// A colour that needs an exchange overlaps it with interior rows ([`Devices::overlap`]).
+    overlap: bool,
 }
 
 impl SplitLatticePlan {
@@ -94,6 +97,7 @@ impl SplitLatticePlan {
             .map(|i| slab_plan(&devices.devices()[i], spec, &layout, i))
             .collect::<Result<Vec<_>>>()?;
         Ok(SplitLatticePlan {
+            overlap: devices.overlapping() && parts.len() > 1,
             parts,
             layout: Arc::new(layout),
             reach,
@@ -153,7 +157,121 @@ pub(crate) fn split_reach(spec: &LatticeSpec, shape: Shape, layout: &Layout) -> 
     }
 }
 
+/// The grids among `grids` whose halos a colour reading `reach` planes would read stale
+/// (each checked against `layout`).
+pub(crate) fn stale_grids<'g>(
+    name: &str,
+    layout: &Layout,
+    reach: usize,
+    grids: &[(&str, &'g dyn Halo)],
+) -> Result<Vec<&'g dyn Halo>> {
+    let mut stale = Vec::new();
+    for (g_name, g) in grids {
+        check_layout(&format!("grid `{g_name}` of lattice rule `{name}`"), g.layout(), layout)?;
+        if g.valid_depth() < reach {
+            stale.push(*g);
+        }
+    }
+    Ok(stale)
+}
+
+/// One slab's part of an overlapped colour: its index in the layout, its plan, its device and
+/// its arguments.
+pub(crate) struct ColourSlab<'p, 'a> {
+    pub slab: usize,
+    pub plan: &'p LatticePlan,
+    pub device: &'p Device,
+    pub args: &'p [StencilArg<'a>],
+}
+
+/// One colour on `slabs` with the exchange of the `stale` grids overlapped (devices and ranks
+/// alike; the update is in place, so unlike a stencil's overlap the interior must not touch
+/// what the exchange reads or writes):
+/// 1. every stale grid starts its exchange (edge reads on the transfer queues);
+/// 2. each slab updates the rows that are neither halo rows nor within `depth` of a halo (the
+///    rows a neighbour receives are there), in whole work-groups, by a global offset along the
+///    split axis: they read no halo row either, as `depth ≥ reach`;
+/// 3. the halo writes are enqueued;
+/// 4. each slab updates the rest after its writes, one work-group row at a time where a range
+///    does not fill whole groups, so that no row is updated twice.
+///
+/// Every site is updated once from the values a colour after a full exchange reads: the bits
+/// of one device. Returns the first and last events of slab `timed.0` when `timed.1`.
+pub(crate) fn colour_overlapped(
+    layout: &Layout,
+    stale: &[&dyn Halo],
+    slabs: &[ColourSlab<'_, '_>],
+    colour: (u64, u32, usize),
+    (timed, event): (usize, bool),
+) -> Result<(Option<Event>, Option<Event>)> {
+    for g in stale {
+        g.exchange_start(g.valid_depth())?;
+    }
+    let axis = layout.axis();
+    let depth = layout.depth();
+    let (mut first, mut last) = (None, None);
+    let mut phases = Vec::with_capacity(slabs.len());
+    for s in slabs {
+        let planes = layout.planes(s.slab);
+        let (below, above) = (layout.below(s.slab), layout.above(s.slab));
+        let lo = if below > 0 { below + depth } else { 0 };
+        let hi = if above > 0 {
+            planes.saturating_sub(above + depth)
+        } else {
+            planes
+        };
+        let (items, total) = s.plan.items_of_rows(axis, colour.2, lo..hi.max(lo));
+        let g = s.plan.group_along(axis);
+        let inner = items.start..items.start + items.len() / g * g;
+        let ev = s.plan.launch_colour_items(
+            s.plan.kernel_ref()?,
+            s.device,
+            s.args,
+            colour,
+            (axis, inner.clone()),
+            &[],
+            event && s.slab == timed,
+        )?;
+        if s.slab == timed {
+            first = ev;
+        }
+        phases.push((inner, total));
+    }
+    let mut writes: Vec<Vec<Event>> = vec![Vec::new(); layout.owned().len()];
+    for g in stale {
+        for (i, e) in g.exchange_finish()? {
+            writes[i].push(e);
+        }
+    }
+    for (s, (inner, total)) in slabs.iter().zip(phases) {
+        for part in [0..inner.start, inner.end..total] {
+            let ev = s.plan.launch_colour_items(
+                s.plan.kernel_ref()?,
+                s.device,
+                s.args,
+                colour,
+                (axis, part),
+                &writes[s.slab],
+                event && s.slab == timed,
+            )?;
+            if ev.is_some() {
+                if first.is_none() {
+                    first = ev.clone();
+                }
+                last = ev;
+            }
+        }
+    }
+    Ok((first.clone(), last.or(first)))
+}
+
 impl SplitLatticePlan {
+    /// Whether a colour that needs an exchange overlaps it with interior rows
+    /// ([`Devices::overlap`], on two or more devices).
+    pub fn overlaps(&self) -> bool {
+        self.overlap
+    }
+
     /// Each device's plan.
     pub fn parts(&self) -> &[LatticePlan] {
         &self.parts
@@ -182,6 +300,31 @@ impl SplitLatticePlan {
         let mut first = None;
         let mut last = None;
         for colour in 0..self.spec.colours {
+            let timed = colour == 0 || colour + 1 == self.spec.colours;
+            if self.overlap {
+                let grids: Vec<(&str, &dyn Halo)> = args.iter().filter_map(|a| a.halo()).collect();
+                let stale = stale_grids(self.spec.name, &self.layout, self.reach, &grids)?;
+                if !stale.is_empty() {
+                    let devices: Vec<Device> = state.parts().iter().map(|p| p.device().clone()).collect();
+                    let parts: Vec<ColourSlab<'_, '_>> = (0..n)
+                        .map(|i| ColourSlab {
+                            slab: i,
+                            plan: &self.parts[i],
+                            device: &devices[i],
+                            args: &slabs[i],
+                        })
+                        .collect();
+                    let (f, l) = colour_overlapped(&self.layout, &stale, &parts, (seed, step, colour), (0, timed))?;
+                    if colour == 0 {
+                        first = f;
+                    }
+                    if colour + 1 == self.spec.colours {
+                        last = l;
+                    }
+                    Halo::set_valid(state, Halo::valid_depth(state).saturating_sub(self.reach));
+                    continue;
+                }
+            }
             refresh_inputs(
                 self.spec.name,
                 &self.layout,
