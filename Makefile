@@ -14,7 +14,8 @@ NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 # whole graph: 111 s in CI).
 BIN := target/debug
 
-.PHONY: deps run test lint mpi-test bench-quick bench-smoke difftest difftest-long
+.PHONY: deps run test lint built examples-smoke mpi-test bench-quick bench-smoke bench-smoke-a bench-smoke-b \
+	difftest difftest-long
 
 deps:
 	@scripts/install-deps.sh
@@ -29,7 +30,15 @@ else
 	$(CARGO) test --workspace --all-targets $(TEST_FEATURES)
 endif
 	$(CARGO) test --workspace --doc $(TEST_FEATURES)
+	# The runs after the tests, two at a time (each is mostly single-threaded PoCL builds).
+	$(MAKE) -j2 --output-sync=target examples-smoke mpi-test bench-smoke-a bench-smoke-b difftest
+
+# Every binary with the test build's features (nothing recompiles when the tests built them).
+built:
 	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+
+# The examples as `make test` runs them (small sizes; split over local devices where they can).
+examples-smoke: built
 	$(BIN)/examples/custom_template
 	$(BIN)/examples/elastic_wave_unstructured --steps 20
 	$(BIN)/examples/elastic_wave_unstructured --steps 20 --f64
@@ -38,17 +47,13 @@ endif
 	$(BIN)/examples/gray_scott --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png
 	$(BIN)/examples/ising --size 64 --steps 40 --devices 3 --out target/ising_split.png
 	$(BIN)/examples/pollution_transport --size 96x48 --steps 40 --quiet --devices 3 --out target/pollution_split
-	$(MAKE) mpi-test
-	$(MAKE) bench-smoke
-	$(MAKE) difftest
 
 # Differential tester (docs/DIFFTEST.md): random stencils through the real macro, host vs every
 # variant on the device; any difference fails. The short run is part of `make test`; the long
 # run (10^4 stencils in batches of 200) is on demand. DIFFTEST_SEED picks other stencils.
 DIFFTEST_SEED ?= 1
 DIFFTEST_COUNT ?= 50
-difftest:
-	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+difftest: built
 	$(BIN)/clforge-difftest --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
 
 difftest-long:
@@ -57,29 +62,31 @@ difftest-long:
 
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
 # against the host reference before timing; timings are reported, never asserted).
-bench-smoke:
-	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+bench-smoke: bench-smoke-a bench-smoke-b
+
+# The two halves of the smoke run (about equal on PoCL), which `make test` runs side by side.
+bench-smoke-a: built
 	$(BIN)/clforge-bench stencils --quick --json target/bench-smoke.json
-	$(BIN)/clforge-bench elements --quick --json target/bench-elements-smoke.json
 	$(BIN)/clforge-bench sweeps --quick --json target/bench-sweeps-smoke.json
+
+bench-smoke-b: built
+	$(BIN)/clforge-bench elements --quick --json target/bench-elements-smoke.json
 	$(BIN)/clforge-bench lattice --quick --json target/bench-lattice-smoke.json
 	$(BIN)/clforge-bench fracture --quick --json target/bench-fracture-smoke.json
 	$(BIN)/clforge-bench element-matrices --quick --sizes 16 --json target/bench-element-matrices-smoke.json
 	$(BIN)/clforge-bench scaling --quick --json target/bench-scaling-smoke.json
 	$(BIN)/clforge-bench fracture-study --quick --json target/bench-fracture-study-smoke.json
 
-# Clippy with MPI on everything; without MPI only on the code that has `cfg(feature = "mpi")`
-# branches (the runtime, three examples): checking the world twice cost CI two minutes.
+# Clippy with MPI on everything; without MPI only on the library whose code has
+# `cfg(feature = "mpi")` branches (the runtime): checking the world twice cost CI two minutes.
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets $(TEST_FEATURES) -- -D warnings
-	$(CARGO) clippy -p clforge-runtime --all-targets -- -D warnings
-	$(CARGO) clippy -p clforge --example poisson_cylinder --example elastic_wave --example ising -- -D warnings
+	$(CARGO) clippy -p clforge-runtime --lib -- -D warnings
 
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.
-mpi-test:
-	$(CARGO) build --workspace --all-targets $(TEST_FEATURES)
+mpi-test: built
 	scripts/mpi-test.sh $(BIN)/examples/jacobi_ranks $(BIN)/examples/poisson_cylinder \
 		$(BIN)/examples/elastic_wave $(BIN)/examples/ising $(BIN)/examples/pollution_transport
 

@@ -294,19 +294,28 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
     };
     let staged_default = clforge::runtime::fem::forming::default_staging::<E>();
     let (nq, s) = (E::CELL.points(E::DIM, E::QUADRATURE), E::OPERATOR.strains(E::DIM));
+    // Every kernel at every order in its default shape; the odd shapes (tiles that do not
+    // divide, slices that split columns, chunks that do not divide the points) up to 32
+    // functions, where every such case already occurs: the large orders' extra builds cost CI
+    // minutes.
+    let odd = E::NODES <= 32;
     let mut algos = vec![
         Algorithm::PerElement,
         Algorithm::PerPoint { elements: 1 },
         Algorithm::PerPoint { elements: 2 },
         Algorithm::default_for::<E>(),
         Algorithm::Tiled(clforge::runtime::fem::forming::default_tiling::<E>()),
-        Algorithm::Tiled(small),
         Algorithm::Staged(staged_default),
-        Algorithm::Staged(staged),
         // J⁻¹ and w det J from the geometry pre-pass
         Algorithm::Staged(staged_default.with_pre(true, E::NODES, nq, E::DIM, E::DOFS, s)),
-        Algorithm::Staged(Staging { pre: true, ..staged }),
     ];
+    if odd {
+        algos.extend([
+            Algorithm::Tiled(small),
+            Algorithm::Staged(staged),
+            Algorithm::Staged(Staging { pre: true, ..staged }),
+        ]);
+    }
     // Moments (elasticity only): the default shape and the odd one.
     if E::DOFS == E::DIM {
         algos.push(Algorithm::Staged(staged_default.with_moments(
@@ -317,19 +326,19 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             E::DOFS,
             s,
         )));
-        algos.push(Algorithm::Staged(Staging {
-            pre: true,
-            moments: true,
-            ..staged
-        }));
+        if odd {
+            algos.push(Algorithm::Staged(Staging {
+                pre: true,
+                moments: true,
+                ..staged
+            }));
+        }
         // Tensor-core moments (the portable products on PoCL): the default shape; one
         // superblock per warp with a chunk of 4 points; runs of 3 in groups of 2 warps
         // (slices ending in dead warps, runs past the diagonal) with a chunk of 8.
         use clforge::runtime::abi::modal::Mma;
-        // (The odd shapes up to 32 functions only: every run, slice and chunk case appears
-        // there, and the large orders' extra builds cost CI minutes.)
         algos.push(Algorithm::Mma(clforge::runtime::fem::forming::default_mma::<E>()));
-        if E::NODES <= 32 {
+        if odd {
             algos.push(Algorithm::Mma(Mma {
                 spw: 1,
                 warps: 3,
@@ -342,7 +351,8 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             }));
         }
         // Wider than tall tiles (more columns per work-item than rows).
-        for (ta, tb) in [(2, 4), (1, 8)] {
+        for (ta, tb) in if odd { &[(2, 4), (1, 8)][..] } else { &[] } {
+            let (ta, tb) = (*ta, *tb);
             let t = Staging::sized(ta, tb, 64, E::NODES, nq, E::DIM, E::DOFS, s);
             algos.push(Algorithm::Staged(t.with_moments(
                 true,

@@ -67,8 +67,25 @@ fn temporal_blocking_at(ctx: &mut Ctx, shape: Shape, n: usize, check: bool) -> R
         LaunchConfig::variant(Variant::Plain),
         LaunchConfig::variant(Variant::Vector),
     ];
-    for steps in [4, 8, 16] {
-        for tile in [Tile { x: 32, y: 32, rows: 8 }, Tile { x: 64, y: 16, rows: 4 }] {
+    // Large tiles for large grids; on a GPU's small grid smaller tiles give the
+    // multiprocessors more work-groups (512x256 in 32x32 tiles is 128 groups for the H100's
+    // 132). On a CPU (where temporal blocking does not pay) two configurations check the path.
+    let gpu = dev.info().kind == DeviceKind::Gpu;
+    let mut tiles = vec![Tile { x: 32, y: 32, rows: 8 }];
+    if gpu {
+        tiles.push(Tile { x: 64, y: 16, rows: 4 });
+    }
+    if check && gpu {
+        tiles.extend([
+            Tile { x: 32, y: 16, rows: 8 },
+            Tile { x: 32, y: 16, rows: 16 },
+            Tile { x: 16, y: 16, rows: 8 },
+            Tile { x: 32, y: 8, rows: 8 },
+        ]);
+    }
+    let steps_tried: &[usize] = if gpu { &[2, 4, 8, 16] } else { &[4, 8] };
+    for &steps in steps_tried {
+        for &tile in &tiles {
             configs.push(LaunchConfig::steps(steps, tile));
         }
     }

@@ -395,6 +395,20 @@ impl<R: Real> SplitStepper<R> {
         Ok(())
     }
 
+    /// Overwrites every ghost with its owner's `u` and `v` now and waits for it (the steps
+    /// exchange by themselves; this is for timing one exchange with the devices idle).
+    pub fn exchange_ghosts(&mut self) -> Result<()> {
+        self.exchange()?;
+        for p in &mut self.parts {
+            if let Some(st) = &mut p.staging {
+                for e in st.pending.drain(..) {
+                    e.wait()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether exchanges inside a `step(n)` overlap interior work: asked for by
     /// [`Devices::overlap`], on two or more devices, with the node gather (`Schedule::Gather`).
     pub fn overlaps(&self) -> bool {

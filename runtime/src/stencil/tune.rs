@@ -483,10 +483,23 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
     // build (a few seconds on PoCL), so the list stays short.
     if spec.rank > 1 {
         let slow = spec.rank - 1;
-        let extra: &[([usize; 3], usize)] = if spec.rank == 2 {
-            &[([32, 4, 1], 3), ([64, 2, 1], 3), ([64, 2, 1], 4)]
-        } else {
-            &[]
+        // In 3-D on a GPU also wide rows and deeper walks along z (each plane read once for
+        // up to 16 points: 2.5-D blocking in registers and the caches); not on a CPU, where
+        // every candidate is a build of seconds and none of these pays.
+        let gpu = info.kind == crate::DeviceKind::Gpu;
+        let extra: &[([usize; 3], usize)] = match (spec.rank, gpu) {
+            (2, _) => &[([32, 4, 1], 3), ([64, 2, 1], 3), ([64, 2, 1], 4)],
+            (_, true) => &[
+                ([64, 2, 1], 8),
+                ([128, 2, 1], 4),
+                ([128, 2, 1], 8),
+                ([128, 1, 1], 8),
+                ([256, 1, 1], 4),
+                ([32, 4, 1], 16),
+                ([64, 2, 1], 16),
+                ([128, 1, 1], 16),
+            ],
+            _ => &[],
         };
         let pairs = wgs
             .iter()

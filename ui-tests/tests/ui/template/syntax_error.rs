@@ -1,7 +1,7 @@
-// A user kernel may not reuse a kernel name of the element family.
+// A Tera syntax error in the user's template: reported at the attribute with the template's file and line.
 use clforge::prelude::*;
 
-#[element(dim = 2, nodes = 4, operator = diffusion, quadrature = 2, template = "../../../../tests/ui/template/templates/unknown_field.cl.tera")]
+#[element(dim = 2, nodes = 4, operator = diffusion, quadrature = 2, template = "../../../../ui-tests/tests/ui/template/templates/syntax_error.cl.tera")]
 mod quad4 {
     pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
 
@@ -23,7 +23,7 @@ mod quad4 {
     }
 
     extern "OpenCL" {
-        fn coloured(u: &[f32], out: &mut [f32], n: i32);
+        fn flux(u: &[f32], out: &mut [f32], n: i32);
     }
 }
 

@@ -1,7 +1,7 @@
 // The template reads a field the element view does not have: file and line of the use.
 use clforge::prelude::*;
 
-#[element(dim = 2, nodes = 4, operator = diffusion, quadrature = 2, template = "../../../../tests/ui/template/templates/unknown_field.cl.tera")]
+#[element(dim = 2, nodes = 4, operator = diffusion, quadrature = 2, template = "../../../../ui-tests/tests/ui/template/templates/unknown_field.cl.tera")]
 mod quad4 {
     pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
 

@@ -1,0 +1,1 @@
+//! Nothing here: the package holds the DSL's compile-error UI tests (`tests/ui.rs`).
