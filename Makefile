@@ -14,7 +14,7 @@ NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 # whole graph: 111 s in CI).
 BIN := target/debug
 
-.PHONY: deps run test lint built examples-smoke mpi-test bench-quick bench-smoke bench-smoke-a bench-smoke-b \
+.PHONY: deps run test lint lint-nompi lint-all built examples-smoke mpi-test bench-quick bench-smoke bench-smoke-a bench-smoke-b \
 	difftest difftest-long
 
 deps:
@@ -25,13 +25,14 @@ run: deps
 
 test: deps lint
 ifeq ($(NEXTEST),yes)
-	$(CARGO) nextest run --workspace --all-targets $(TEST_FEATURES) --no-fail-fast
+	$(CARGO) nextest run --workspace --lib --bins --tests $(TEST_FEATURES) --no-fail-fast
 else
-	$(CARGO) test --workspace --all-targets $(TEST_FEATURES)
+	$(CARGO) test --workspace --lib --bins --tests $(TEST_FEATURES)
 endif
 	$(CARGO) test --workspace --doc $(TEST_FEATURES)
-	# The runs after the tests, two at a time (each is mostly single-threaded PoCL builds).
-	$(MAKE) -j2 --output-sync=target examples-smoke mpi-test bench-smoke-a bench-smoke-b difftest
+	# The runs after the tests, two at a time (each is mostly single-threaded PoCL builds),
+	# longest first.
+	$(MAKE) -j2 --output-sync=target difftest bench-smoke-a mpi-test bench-smoke-b examples-smoke lint-nompi
 
 # Every binary with the test build's features (nothing recompiles when the tests built them).
 built:
@@ -77,12 +78,17 @@ bench-smoke-b: built
 	$(BIN)/clforge-bench scaling --quick --json target/bench-scaling-smoke.json
 	$(BIN)/clforge-bench fracture-study --quick --json target/bench-fracture-study-smoke.json
 
-# Clippy with MPI on everything; without MPI only on the library whose code has
-# `cfg(feature = "mpi")` branches (the runtime): checking the world twice cost CI two minutes.
+# Clippy with MPI on everything; without MPI (the default build) on the library whose code has
+# `cfg(feature = "mpi")` branches, the runtime: `make test` runs that part beside the runs after
+# the tests (it re-checks dependencies whose features differ, a minute in CI).
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets $(TEST_FEATURES) -- -D warnings
+
+lint-nompi:
 	$(CARGO) clippy -p clforge-runtime --lib -- -D warnings
+
+lint-all: lint lint-nompi
 
 # MPI across ranks on PoCL (scripts/mpi-test.sh): 1, 2 and 4 ranks equal one device bit for
 # bit; a failing rank and a wrong rank count are errors on every rank, without a hang.

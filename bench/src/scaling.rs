@@ -244,7 +244,8 @@ macro_rules! case {
                 },
                 finish,
             )?;
-            let exchange = time_exchange(many.current(), &finish)?;
+            let grid = many.current();
+            let exchange = time_exchange(|| Ok(grid.exchange()?), &finish)?;
             Ok(Timing { step, min, exchange, per_step: 1.0 / depth as f64 })
         }
     };
@@ -298,30 +299,21 @@ fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usi
         Ok(())
     };
     let (step, min) = time(&mut split, &finish)?;
-    // One exchange alone (devices idle), median of 20.
-    finish()?;
-    let mut t = Vec::new();
-    for _ in 0..20 {
-        let start = Instant::now();
-        split.exchange_ghosts()?;
-        t.push(start.elapsed().as_secs_f64() * 1e6);
-    }
-    t.sort_by(f64::total_cmp);
     Ok(Timing {
         step,
         min,
-        exchange: t[10],
+        exchange: time_exchange(|| Ok(split.exchange_ghosts()?), &finish)?,
         per_step: 1.0 / devices.depth_planes() as f64,
     })
 }
 
-/// One exchange of `grid` alone (devices idle), median of 20, in µs.
-fn time_exchange(grid: &SplitGrid<f32>, finish: &dyn Fn() -> Result<()>) -> Result<f64> {
+/// One exchange (`exchange`) alone (devices idle), median of 20, in µs.
+fn time_exchange(mut exchange: impl FnMut() -> Result<()>, finish: &dyn Fn() -> Result<()>) -> Result<f64> {
     finish()?;
     let mut t = Vec::new();
     for _ in 0..20 {
         let start = Instant::now();
-        grid.exchange()?;
+        exchange()?;
         t.push(start.elapsed().as_secs_f64() * 1e6);
     }
     t.sort_by(f64::total_cmp);

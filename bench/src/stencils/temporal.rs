@@ -81,9 +81,13 @@ fn temporal_blocking_at(ctx: &mut Ctx, shape: Shape, n: usize, check: bool) -> R
             Tile { x: 32, y: 16, rows: 16 },
             Tile { x: 16, y: 16, rows: 8 },
             Tile { x: 32, y: 8, rows: 8 },
+            Tile { x: 32, y: 8, rows: 4 },
+            Tile { x: 64, y: 8, rows: 4 },
+            Tile { x: 16, y: 8, rows: 8 },
+            Tile { x: 32, y: 4, rows: 4 },
         ]);
     }
-    let steps_tried: &[usize] = if gpu { &[2, 4, 8, 16] } else { &[4, 8] };
+    let steps_tried: &[usize] = if gpu { &[2, 3, 4, 6, 8, 16] } else { &[4, 8] };
     for &steps in steps_tried {
         for &tile in &tiles {
             configs.push(LaunchConfig::steps(steps, tile));
