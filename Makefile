@@ -32,7 +32,7 @@ endif
 	$(CARGO) test --workspace --doc $(TEST_FEATURES)
 	# The runs after the tests, two at a time (each is mostly single-threaded PoCL builds),
 	# longest first.
-	$(MAKE) -j2 --output-sync=target difftest bench-smoke-a mpi-test bench-smoke-b examples-smoke lint-nompi
+	$(MAKE) -j2 --output-sync=target difftest bench-smoke-a mpi-test bench-smoke-b examples-smoke
 
 # Every binary with the test build's features (nothing recompiles when the tests built them).
 built:
@@ -78,9 +78,11 @@ bench-smoke-b: built
 	$(BIN)/clforge-bench scaling --quick --json target/bench-scaling-smoke.json
 	$(BIN)/clforge-bench fracture-study --quick --json target/bench-fracture-study-smoke.json
 
-# Clippy with MPI on everything; without MPI (the default build) on the library whose code has
-# `cfg(feature = "mpi")` branches, the runtime: `make test` runs that part beside the runs after
-# the tests (it re-checks dependencies whose features differ, a minute in CI).
+# Clippy with MPI on everything (`make test`). Without MPI (the default build) on the library whose
+# code has `cfg(feature = "mpi")` branches, the runtime: `make lint-all` (it re-checks the
+# dependencies whose features differ: over a minute of CI's 20, which `make test` no longer has).
+# The MPI code is additive (`cfg(feature = "mpi")` items only, no `cfg(not(..))`), so the
+# default build differs from the checked one only by items left out.
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets $(TEST_FEATURES) -- -D warnings
