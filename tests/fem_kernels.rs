@@ -503,7 +503,7 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
         }
         let steps = if specials { 1 } else { 12 };
         let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
-        let run = |derived: bool| {
+        let run = |derived: bool, rows: usize, group: Option<[usize; 2]>| {
             let mut dev = Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
             assert!(
                 dev.derived_mass(),
@@ -511,42 +511,59 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
                 model.spec.name
             );
             dev.set_derived_mass(derived).unwrap();
+            dev.set_gather_rows(rows).unwrap();
+            assert_eq!(dev.gather_rows(), rows);
+            if let Some(g) = group {
+                dev.set_gather_group(g).unwrap();
+                assert_eq!(dev.gather_group(), Some(g));
+            }
             dev.set_state(&u, &v).unwrap();
             dev.add_load(&load).unwrap();
             dev.step(steps).unwrap();
             (dev.displacement().unwrap(), dev.velocity().unwrap())
         };
-        let (table, arrays) = (run(true), run(false));
-        for (what, a, b) in [("u", &table.0, &arrays.0), ("v", &table.1, &arrays.1)] {
-            let finite = a.iter().filter(|x| x.widen().is_finite()).count();
-            assert!(
-                finite > n / 2,
-                "{}: only {finite} of {n} finite values to compare",
-                model.spec.name
-            );
-            // Bit for bit; a NaN's sign and payload are not part of the arithmetic.
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                let bits = |x: &R| {
-                    if x.widen().is_nan() {
-                        u64::MAX
-                    } else {
-                        x.widen().to_bits()
-                    }
-                };
-                assert_eq!(
+        // Several rows per work-item: the patch path on the rows away from the edges (the grids
+        // have interior rows iy0 .. iy0 + rows - 1 for these counts), the general one elsewhere,
+        // a last block cut short by the grid's end.
+        // Work-groups that do not divide the grid (the launch rounds up, the kernel skips the rest).
+        let arrays = run(false, 1, None);
+        let rows = if model.spec.dim == 3 { 2 } else { 3 };
+        for (rows, table) in [
+            (1, run(true, 1, None)),
+            (rows, run(true, rows, None)),
+            (rows, run(true, rows, Some([8, 3]))),
+        ] {
+            for (what, a, b) in [("u", &table.0, &arrays.0), ("v", &table.1, &arrays.1)] {
+                let finite = a.iter().filter(|x| x.widen().is_finite()).count();
+                assert!(
+                    finite > n / 2,
+                    "{}: only {finite} of {n} finite values to compare",
+                    model.spec.name
+                );
+                // Bit for bit; a NaN's sign and payload are not part of the arithmetic.
+                for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                    let bits = |x: &R| {
+                        if x.widen().is_nan() {
+                            u64::MAX
+                        } else {
+                            x.widen().to_bits()
+                        }
+                    };
+                    assert_eq!(
                     bits(x),
                     bits(y),
-                    "{} {}: {what}[{i}] {x:?} with the class table, {y:?} with the arrays",
+                    "{} {}: {what}[{i}] {x:?} with the class table ({rows} rows per work-item), {y:?} with the arrays",
                     model.spec.name,
                     R::NAME
                 );
+                }
             }
         }
     }
     let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
     let models = [
         Model::new(quad4(), structured(quad4(), [13, 7, 1]), k, 2.0).unwrap(),
-        Model::new(hex8(), structured(hex8(), [4, 3, 5]), random_matrix(24, 5), 1.5).unwrap(),
+        Model::new(hex8(), structured(hex8(), [4, 5, 5]), random_matrix(24, 5), 1.5).unwrap(),
         Model::new(quad9(), structured(quad9(), [8, 6, 1]), random_matrix(18, 8), 1.0).unwrap(),
     ];
     for (s, mut model) in models.into_iter().enumerate() {
@@ -575,6 +592,7 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
 fn derived_mass_is_refused_where_a_class_has_two_masses() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
     let mut model = Model::new(quad4(), structured(quad4(), [6, 5, 1]), k, 1.0).unwrap();
+    let uniform_model = model.clone();
     let uniform = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
     assert!(uniform.derived_mass());
     model.mass[2 * 9 + 1] *= 1.5;
@@ -585,6 +603,21 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     // The other schedules never use it.
     let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
     assert!(!coloured.derived_mass() && coloured.set_derived_mass(true).is_err());
+    // Rows per work-item: 1 to MAX_GATHER_ROWS, and only where the class-table gather runs.
+    for rows in [0, clforge::runtime::fem::stepper::MAX_GATHER_ROWS + 1] {
+        let e = dev.set_gather_rows(rows).unwrap_err().to_string();
+        assert!(e.contains("rows") && e.contains(&rows.to_string()), "{e}");
+    }
+    assert!(dev.set_gather_rows(2).is_err(), "no class table here");
+    assert!(dev.set_gather_group([32, 4]).is_err(), "no class table here");
+    let mut table = Stepper::new(&device(), &uniform_model, &config(Schedule::Gather)).unwrap();
+    for group in [[0, 4], [32, 0], [1 << 16, 1 << 8]] {
+        let e = table.set_gather_group(group).unwrap_err().to_string();
+        assert!(e.contains("work-group") && e.contains(&format!("{group:?}")), "{e}");
+    }
+    table.set_gather_group([16, 2]).unwrap();
+    let e = coloured.set_gather_rows(2).unwrap_err().to_string();
+    assert!(e.contains("class-table gather"), "{e}");
     // Turning it off is always allowed, and the steps still equal the host's.
     dev.set_derived_mass(false).unwrap();
     parity(&model, &[Schedule::Gather], 5, 3);

@@ -107,6 +107,81 @@ enum Kind {
     Seed(u8),
 }
 
+/// A timed variant of a schedule: the structured gather with M⁻¹ and C by node class (`derived`)
+/// or per DOF, its nodes per work-item along y and its work-group (`None`: the stepper's
+/// default); other schedules ignore all three.
+#[derive(Clone, Copy)]
+struct Variant {
+    derived: bool,
+    rows: usize,
+    group: Option<[usize; 2]>,
+}
+
+/// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
+const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 2], [32, 8], [32, 16], [16, 8], [16, 16]];
+
+/// Each schedule's timed variants: the structured gather by node class at its default, at 2,
+/// 4 and 8 rows per work-item (`Stepper::set_gather_rows`) and at [`GATHER_GROUPS`]
+/// (`quick`: 2 rows and one other group), then per DOF; the others once.
+fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
+    let v = |derived, rows, group| Variant { derived, rows, group };
+    if s != Schedule::Gather {
+        return vec![v(true, 1, None)];
+    }
+    let mut all = vec![v(true, 1, None)];
+    let (rows, groups): (&[usize], &[[usize; 2]]) = if quick {
+        (&[2], &GATHER_GROUPS[..1])
+    } else {
+        (&[2, 4, 8], &GATHER_GROUPS)
+    };
+    all.extend(rows.iter().map(|&r| v(true, r, None)));
+    for r in [1, 2] {
+        all.extend(groups.iter().map(|&g| v(true, r, Some(g))));
+    }
+    all.push(v(false, 1, None));
+    all
+}
+
+/// `", 4 rows per work-item, work-groups 64x2"` for a gather variant off the defaults.
+fn variant_config(v: Variant) -> String {
+    let mut s = String::new();
+    if v.rows > 1 {
+        s += &format!(", {} rows per work-item", v.rows);
+    }
+    if let Some([x, y]) = v.group {
+        s += &format!(", work-groups {x}x{y}");
+    }
+    s
+}
+
+/// `gather-r2-64x2` for a gather variant off the defaults.
+fn variant_name(v: Variant) -> String {
+    let mut s = "gather".to_owned();
+    if v.rows > 1 {
+        s += &format!("-r{}", v.rows);
+    }
+    if let Some([x, y]) = v.group {
+        s += &format!("-{x}x{y}");
+    }
+    s
+}
+
+/// A stepper set to variant `v` (`None`: the variant does not apply, e.g. no class table).
+fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
+    let custom = v.rows > 1 || v.group.is_some();
+    if (!v.derived || custom) && !st.derived_mass() {
+        return Ok(None);
+    }
+    st.set_derived_mass(v.derived && st.derived_mass())?;
+    if v.rows > 1 {
+        st.set_gather_rows(v.rows)?;
+    }
+    if let Some(g) = v.group {
+        st.set_gather_group(g)?;
+    }
+    Ok(Some(st))
+}
+
 fn schedule_name(s: Schedule) -> String {
     match s {
         Schedule::BlockedMaterial(_) => "blocked-mat".to_owned(),
@@ -205,17 +280,16 @@ fn check_all(dev: &Device, seed: &Seed000, progress: &mut Progress) -> Result<Ve
         } else {
             &structured
         };
-        for derived in [true, false] {
-            let mut st = Stepper::new(dev, m, &config(s)).with_context(|| format!("building {s:?}"))?;
-            if !derived && !st.derived_mass() {
+        for var in variants(s, true) {
+            let st = Stepper::new(dev, m, &config(s)).with_context(|| format!("building {s:?}"))?;
+            let Some(mut st) = apply(st, var)? else {
                 continue;
-            }
-            st.set_derived_mass(derived && st.derived_mass())?;
+            };
             st.set_state(&u0, &v0)?;
             st.step(CHECK_STEPS)?;
             push(
                 kernel_name(s, st.derived_mass()),
-                schedule_config(s, CHECK_ELEMENTS),
+                format!("{}{}", schedule_config(s, CHECK_ELEMENTS), variant_config(var)),
                 st.displacement()?,
                 st.velocity()?,
             )?;
@@ -379,17 +453,18 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 &structured
             };
             // The structured gather twice: M⁻¹ and C by node class (the default), then per DOF.
-            for derived in [true, false] {
-                let mut st = Stepper::new(dev, m, &config(s)).with_context(|| format!("{label}: building {s:?}"))?;
-                if !derived && !st.derived_mass() {
+            for var in variants(s, opts.quick) {
+                let st = Stepper::new(dev, m, &config(s)).with_context(|| format!("{label}: building {s:?}"))?;
+                let Some(mut st) = apply(st, var)? else {
                     continue;
-                }
-                st.set_derived_mass(derived && st.derived_mass())?;
+                };
                 st.set_state(&u0, &v0)?;
                 let (time, wall_ms) = time_stepper(&mut st, reps, batch)?;
                 let launches = launches_of(s, m);
                 let (kind, name) = if s == Schedule::Gather && !st.derived_mass() {
                     (Kind::GatherArrays, "gather-arrays".to_owned())
+                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some()) {
+                    (Kind::Schedule(s), variant_name(var))
                 } else {
                     (Kind::Schedule(s), schedule_name(s))
                 };
@@ -402,7 +477,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                     kind,
                     name,
                     format!("{}{integrate}", kernel_name(s, st.derived_mass())),
-                    schedule_config(s, elements),
+                    format!("{}{}", schedule_config(s, elements), variant_config(var)),
                     launches,
                     time,
                     wall_ms,

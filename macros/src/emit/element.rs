@@ -73,6 +73,19 @@ pub struct ElementLines {
     /// element), `mass_tab`, `fixed`, `v`, `c`; defines `tb`, `mi_<k>` (M⁻¹) and `g_<k>` (the
     /// damping force, as `gather_init`).
     gather_init_derived: Vec<String>,
+    /// The derived-mass gather's roles where every role of node `c` has an element: `u_e` read
+    /// from the window of registers `p<row>_<x>_<z>_<k>` (rows `m`, `c`, `p` at y − 1, y, y + 1;
+    /// `x`, `z` the offset plus 1; DOF `k`) instead of from `u_in`; same arithmetic in the same
+    /// order as `gather`. Empty where the window is not laid out (order above 1, or 1-D).
+    gather_patch: Vec<String>,
+    /// Declares the window's registers.
+    gather_patch_decl: Vec<String>,
+    /// Reads `c0`, `nxn`, `nxyn`, `u_in`: loads rows y − 1 and y of node `c0`'s window.
+    gather_patch_first: Vec<String>,
+    /// Reads `c`: loads row y + 1 of node `c`'s window.
+    gather_patch_next: Vec<String>,
+    /// Slides the window one row along y (row y becomes y − 1, y + 1 becomes y).
+    gather_patch_shift: Vec<String>,
     /// As `gather_tail` with `mi_<k>` for `minv[i]`.
     gather_tail_derived: Vec<String>,
 }
@@ -434,6 +447,105 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             })
             .collect()
     };
+    // The patch: node `c` as local node `a` reads element node `b` at offset
+    // `offs[b] - offs[a]` from itself (order 1: each component -1, 0 or 1), held in a window of
+    // three rows of registers `p<row>_<x>_<z>_<k>` (rows `m`, `c`, `p`: y - 1, y, y + 1; `x`,
+    // `z` the offset plus 1) slid along y.
+    let patch = p == 1 && v.dim >= 2;
+    let zs: Vec<i64> = if v.dim == 3 { vec![-1, 0, 1] } else { vec![0] };
+    let row_name = |dy: i64| ["m", "c", "p"][(dy + 1) as usize];
+    let reg = |dy: i64, dx: i64, dz: i64, k: usize| format!("p{}_{}_{}_{k}", row_name(dy), dx + 1, dz + 1);
+    let row_regs = |dy: i64| -> Vec<(i64, i64, usize)> {
+        let _ = dy;
+        zs.iter()
+            .flat_map(|&dz| (-1..=1).flat_map(move |dx| (0..d).map(move |k| (dx, dz, k))))
+            .collect()
+    };
+    // `p<row>_.. = u_in[(base + dx + nxyn * dz) * DOFS + k]`, one line per (dz, dx).
+    let load_row = |dy: i64, base: E| -> Vec<S> {
+        let regs = row_regs(dy);
+        regs.chunks(d)
+            .map(|dofs| {
+                let (dx, dz, _) = dofs[0];
+                let mut node = base.clone();
+                if dx != 0 {
+                    node = bin(
+                        if dx > 0 { Op::Add } else { Op::Sub },
+                        node,
+                        int(dx.unsigned_abs() as usize),
+                    );
+                }
+                if dz != 0 {
+                    node = bin(if dz > 0 { Op::Add } else { Op::Sub }, node, var("nxyn"));
+                }
+                S::Line(
+                    dofs.iter()
+                        .map(|&(dx, dz, k)| assign(var(reg(dy, dx, dz, k)), "", at("u_in", node.clone(), "DOFS", k)))
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let (patch_decl, patch_first, patch_next, patch_shift, patch_roles) = if patch {
+        // One declaration per row and z offset.
+        let decl_row = |dy: i64| -> Vec<S> {
+            let regs = row_regs(dy);
+            regs.chunks(3 * d)
+                .map(|group| S::Decl {
+                    konst: false,
+                    ty: "real".into(),
+                    vars: group.iter().map(|&(dx, dz, k)| (reg(dy, dx, dz, k), int(0))).collect(),
+                    comment: Some(format!("y {:+}, z {:+}", dy, group[0].1)),
+                })
+                .collect()
+        };
+        let decls: Vec<S> = (-1..=1).flat_map(decl_row).collect();
+        let mut first = load_row(-1, bin(Op::Sub, var("c0"), var("nxn")));
+        first.extend(load_row(0, var("c0")));
+        let next = load_row(1, bin(Op::Add, var("c"), var("nxn")));
+        let shift: Vec<S> = [(-1, 0), (0, 1)]
+            .into_iter()
+            .flat_map(|(to, from)| {
+                row_regs(to)
+                    .chunks(d)
+                    .map(move |dofs| {
+                        S::Line(
+                            dofs.iter()
+                                .map(|&(dx, dz, k)| assign(var(reg(to, dx, dz, k)), "", var(reg(from, dx, dz, k))))
+                                .collect(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let roles: Vec<Vec<S>> = (0..n)
+            .map(|a| {
+                let mut lines: Vec<S> = dofs_of((0..n).collect())
+                    .map(|(b, k)| {
+                        let rel = |ax: usize| offs[b][ax] as i64 - offs[a][ax] as i64;
+                        decl("real", ui(b, k), var(reg(rel(1), rel(0), rel(2), k)))
+                    })
+                    .collect();
+                lines.extend(pack_u.iter().cloned());
+                lines.extend((0..d).map(|k| assign(var(format!("g_{k}")), "-", row_product("K", None, a * d + k, nv))));
+                lines
+            })
+            .collect();
+        (decls, first, next, shift, roles)
+    } else {
+        Default::default()
+    };
+    let gather_patch: Vec<String> = patch_roles
+        .iter()
+        .enumerate()
+        .flat_map(|(a, role)| {
+            let mut out = vec![format!("/* as local node {a} (offset {:?}) of its element */", offs[a])];
+            out.push("{".into());
+            out.extend(c::lines(role).into_iter().map(|l| format!("    {l}")));
+            out.push("}".into());
+            out
+        })
+        .collect();
     let gather_tail_derived = tail(&|k| var(format!("mi_{k}")));
     let gather_tail = tail(&|_| index("minv", var("i")));
     let registers = |i: usize| S::Decl {
@@ -482,5 +594,10 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         gather_tail: c::lines(&gather_tail),
         gather_init_derived: c::lines(&gather_init_derived),
         gather_tail_derived: c::lines(&gather_tail_derived),
+        gather_patch,
+        gather_patch_decl: c::lines(&patch_decl),
+        gather_patch_first: c::lines(&patch_first),
+        gather_patch_next: c::lines(&patch_next),
+        gather_patch_shift: c::lines(&patch_shift),
     })
 }

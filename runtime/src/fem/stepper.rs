@@ -219,6 +219,13 @@ pub struct Stepper<R: Real = f32> {
     /// node of a class has the same masses ([`mass_table`]); used while `derived` is set.
     mass_table: Option<MassTable<R>>,
     derived: bool,
+    /// Nodes along y per work-item of `_gather_derived` (`GATHER_ROWS`, built into `program`).
+    gather_rows: usize,
+    /// Its work-group (x, y): [`GATHER_GROUP`] where the kernel allows that many work-items,
+    /// else `None`, the driver's choice.
+    gather_group: Option<[usize; 2]>,
+    /// The build options of `program` without `GATHER_ROWS`.
+    options: String,
     u: Buffer<R>,
     u_alt: Buffer<R>,
     v: Buffer<R>,
@@ -358,6 +365,7 @@ impl<R: Real> Stepper<R> {
         check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
+        let gather_group = Some(GATHER_GROUP).filter(|&g| group_fits(&program, spec.name, g));
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
             let pe = if model.per_element { "_pe" } else { "" };
@@ -494,6 +502,9 @@ impl<R: Real> Stepper<R> {
             damp: Buffer::from_slice(device, &damp)?,
             damp_host: damp,
             derived: mass_table.is_some(),
+            gather_rows: 1,
+            gather_group,
+            options,
             mass_table,
             u: Buffer::from_slice(device, &zeros)?,
             u_alt: Buffer::from_slice(device, &zeros)?,
@@ -530,6 +541,76 @@ impl<R: Real> Stepper<R> {
             )));
         }
         self.derived = on;
+        Ok(())
+    }
+
+    /// Nodes along y that one work-item of the class-table gather ([`Stepper::derived_mass`])
+    /// updates (1 unless set).
+    pub fn gather_rows(&self) -> usize {
+        self.gather_rows
+    }
+
+    /// Lets each work-item of the class-table gather update `rows` nodes along y (1 to
+    /// [`MAX_GATHER_ROWS`]): where all of them play every role (away from the grid's edges), it
+    /// reads the `u` of the nodes their elements touch once for all rows, `3·(rows + 2)` nodes in
+    /// 2-D and `9·(rows + 2)` in 3-D instead of `NODES²` per node, for elements of order 1. The
+    /// arithmetic per node is unchanged (the same bits for every `rows`). Rebuilds the program;
+    /// an [`Error::InvalidConfig`] where the stepper does not use that gather or `rows` is out
+    /// of range.
+    pub fn set_gather_rows(&mut self, rows: usize) -> Result<()> {
+        if !(1..=MAX_GATHER_ROWS).contains(&rows) {
+            return Err(Error::InvalidConfig(format!(
+                "gather rows {rows}: a work-item updates 1 to {MAX_GATHER_ROWS} nodes along y"
+            )));
+        }
+        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && self.spec.dim >= 2) {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` stepper does not run the class-table gather on a 2-D or 3-D grid, whose work-items                  are what `set_gather_rows` sizes (see `Stepper::derived_mass`)",
+                self.spec.name
+            )));
+        }
+        if rows != self.gather_rows {
+            let options = format!("{} -D GATHER_ROWS={rows}", self.options);
+            self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
+            self.gather_group = self
+                .gather_group
+                .filter(|&g| group_fits(&self.program, self.spec.name, g));
+            self.gather_rows = rows;
+        }
+        Ok(())
+    }
+
+    /// The class-table gather's work-group, nodes along x by work-items along y (`None`: the
+    /// driver chooses, where the kernel takes fewer work-items than [`GATHER_GROUP`]).
+    pub fn gather_group(&self) -> Option<[usize; 2]> {
+        self.gather_group
+    }
+
+    /// Sets the class-table gather's work-group (nodes along x, work-items along y; a 1-D grid
+    /// takes `[x, 1]`); an [`Error::InvalidConfig`] where the stepper does not run that gather, a
+    /// side is 0, or the kernel takes fewer work-items per group.
+    pub fn set_gather_group(&mut self, group: [usize; 2]) -> Result<()> {
+        if !(self.schedule == Schedule::Gather && self.mass_table.is_some()) {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` stepper does not run the class-table gather, whose work-groups `set_gather_group` \
+                 sizes (see `Stepper::derived_mass`)",
+                self.spec.name
+            )));
+        }
+        if group.contains(&0) || (self.spec.dim < 2 && group[1] != 1) {
+            return Err(Error::InvalidConfig(format!(
+                "gather work-group {group:?}: both sides at least 1, and 1 along y on a 1-D grid"
+            )));
+        }
+        if !group_fits(&self.program, self.spec.name, group) {
+            return Err(Error::InvalidConfig(format!(
+                "gather work-group {group:?}: {} work-items exceed what the `{}_gather_derived` kernel takes on this device \
+                 (CL_KERNEL_WORK_GROUP_SIZE)",
+                group[0] * group[1],
+                self.spec.name
+            )));
+        }
+        self.gather_group = Some(group);
         Ok(())
     }
 
@@ -707,8 +788,9 @@ impl<R: Real> Stepper<R> {
                     let all = 0..self.n_dofs;
                     events.extend(self.launch_gather_unstructured(kernels, all)?);
                 } else if let Some(t) = self.mass_table.as_ref().filter(|_| self.derived) {
+                    let (global, local) = gather_launch(&pass.global, self.gather_rows, self.gather_group);
                     events.push(kernels.gather_derived(
-                        at(&self.program, &pass.global, None),
+                        at(&self.program, &global, local.as_deref()),
                         &self.k,
                         &t.tab,
                         &t.fixed,
@@ -961,6 +1043,41 @@ struct MassTable<R: Real> {
     tab: Buffer<R>,
     fixed: Buffer<u32>,
 }
+
+/// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
+/// The driver's own choice for a grid of `2^k + 1` nodes per row (a prime factor or 3) gave
+/// work-groups of a few work-items: the kernel ran 1.5 to 5 times slower on an H100.
+pub const GATHER_GROUP: [usize; 2] = [32, 4];
+
+/// The class-table gather's global and local sizes: `rows` nodes along y per work-item, the
+/// global size rounded up to whole work-groups (the kernel skips work-items past the grid).
+/// Whether `_gather_derived` of `program` takes work-groups of `group` (false where the
+/// element has no such kernel).
+fn group_fits(program: &Program, name: &str, group: [usize; 2]) -> bool {
+    program
+        .kernel_limits(&format!("{name}_gather_derived"))
+        .map(|l| l.work_group_size >= group[0] * group[1])
+        .unwrap_or(false)
+}
+
+fn gather_launch(nodes: &[usize], rows: usize, group: Option<[usize; 2]>) -> (Vec<usize>, Option<Vec<usize>>) {
+    let mut global = nodes.to_vec();
+    if let Some(y) = global.get_mut(1) {
+        *y = y.div_ceil(rows);
+    }
+    let Some(group) = group else {
+        return (global, None);
+    };
+    let local: Vec<usize> = (0..global.len()).map(|i| group.get(i).copied().unwrap_or(1)).collect();
+    for (g, l) in global.iter_mut().zip(&local) {
+        *g = g.div_ceil(*l) * l;
+    }
+    (global, Some(local))
+}
+
+/// Most nodes along y one work-item of the class-table gather updates
+/// ([`Stepper::set_gather_rows`]).
+pub const MAX_GATHER_ROWS: usize = 16;
 
 /// Classes are `2^NODES` table rows (the kernel's limit, `MAX_DERIVED_ROLES` in the macros).
 const MAX_CLASS_ROLES: usize = 9;
