@@ -177,7 +177,11 @@ fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
         st.set_gather_rows(v.rows)?;
     }
     if let Some(g) = v.group {
-        st.set_gather_group(g)?;
+        // A work-group the kernel does not take on this device is reported and skipped.
+        if let Err(e) = st.set_gather_group(g) {
+            eprintln!("skipping {}: {e}", variant_name(v));
+            return Ok(None);
+        }
     }
     Ok(Some(st))
 }

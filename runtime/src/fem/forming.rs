@@ -36,6 +36,11 @@ use crate::program::{Arg, Event, Program};
 use clforge_abi::modal::{points_per_group, Mma, Staging, Tiling};
 use std::marker::PhantomData;
 
+/// Extra build options for the forming kernels, for probes that time a kernel with part of
+/// its work switched off (`-D CLFORGE_PROBE_NO_PRODUCTS`, ...): its matrices are then wrong.
+/// Never set in normal use.
+pub const PROBE_ENV: &str = "CLFORGE_FORMING_PROBE";
+
 /// Where `K[i][j]` (`j ≤ i`) of one element lies in its packed lower triangle.
 pub const fn packed_index(i: usize, j: usize) -> usize {
     i * (i + 1) / 2 + j
@@ -257,6 +262,8 @@ pub struct Forming<E: Element> {
     geometry_batch_bytes: usize,
     /// Whether the device takes `mma.sync` f64 ([`Forming::tensor_cores`]), probed once.
     dmma: std::sync::OnceLock<bool>,
+    /// Whether the 16 × 8 × 4 f64 product builds here ([`Forming::tensor_cores16`]).
+    dmma16: std::sync::OnceLock<bool>,
     _element: PhantomData<fn() -> E>,
 }
 
@@ -361,6 +368,7 @@ impl<E: Element> Forming<E> {
             // Half the device's largest allocation, so the batch's buffer always fits beside K_e.
             geometry_batch_bytes: usize::try_from(dev.info().max_alloc_bytes / 2).unwrap_or(usize::MAX),
             dmma: std::sync::OnceLock::new(),
+            dmma16: std::sync::OnceLock::new(),
             _element: PhantomData,
         })
     }
@@ -422,9 +430,16 @@ impl<E: Element> Forming<E> {
         };
         let options = format!("-D NQ={} {options}", points::<E>());
         let options = if matches!(algo, Algorithm::Mma(_)) && self.tensor_cores() {
-            format!("{options} -D CLFORGE_DMMA=1")
+            let wide = if self.tensor_cores16() { " -D CLFORGE_DMMA16=1" } else { "" };
+            format!("{options} -D CLFORGE_DMMA=1{wide}")
         } else {
             options
+        };
+        // Extra build options for probing the kernels' costs (defines that make them skip work,
+        // so their results are wrong): a measurement aid, see docs/ELEMENT-MATRICES.md.
+        let options = match std::env::var(PROBE_ENV) {
+            Ok(extra) if !extra.trim().is_empty() => format!("{options} {extra}"),
+            _ => options,
         };
         self.dev.program(E::NAME, E::forming_source(), &options)
     }
@@ -455,6 +470,24 @@ __kernel void clforge_dmma_probe(__global double* x) {
             self.dev.info().vendor.to_ascii_uppercase().contains("NVIDIA")
                 && self.dev.program("clforge_dmma_probe", PROBE, "").is_ok()
         })
+    }
+
+    /// Whether the tensor cores here also take the 16 × 8 × 4 f64 product (sm_90 and later),
+    /// which the H100 runs at twice the rate of 8 × 8 × 4 (66.6 against 33.4 TFLOP/s measured,
+    /// `scripts/probes/dmma_shapes.cu`); [`Algorithm::Mma`] then uses it for pairs of row blocks.
+    pub fn tensor_cores16(&self) -> bool {
+        const PROBE: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void clforge_dmma16_probe(__global double* x) {
+    double d0, d1, d2, d3;
+    asm volatile(\"mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};\"
+                 : \"=d\"(d0), \"=d\"(d1), \"=d\"(d2), \"=d\"(d3)
+                 : \"d\"(x[0]), \"d\"(x[1]), \"d\"(x[2]), \"d\"(x[3]), \"d\"(x[4]), \"d\"(x[5]), \"d\"(x[6]));
+    x[get_local_id(0)] = d0 + d1 + d2 + d3;
+}";
+        self.tensor_cores()
+            && *self
+                .dmma16
+                .get_or_init(|| self.dev.program("clforge_dmma16_probe", PROBE, "").is_ok())
     }
 
     /// Forms every element's `K_e` with `algo`, into a new device buffer. Returns the matrices

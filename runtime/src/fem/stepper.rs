@@ -224,6 +224,10 @@ pub struct Stepper<R: Real = f32> {
     /// Its work-group (x, y): [`GATHER_GROUP`] where the kernel allows that many work-items,
     /// else `None`, the driver's choice.
     gather_group: Option<[usize; 2]>,
+    /// The work-group of `_gather` and `_gather_pe`: [`GATHER_GROUP`] where the kernel takes it.
+    arrays_group: Option<[usize; 2]>,
+    /// `_gather_unstructured`'s work-group, [`FLAT_GROUP`] where the kernel takes that many.
+    flat_group: Option<usize>,
     /// The build options of `program` without `GATHER_ROWS`.
     options: String,
     u: Buffer<R>,
@@ -366,6 +370,13 @@ impl<R: Real> Stepper<R> {
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
         let gather_group = Some(GATHER_GROUP).filter(|&g| group_fits(&program, spec.name, g));
+        let pe = if model.per_element { "_pe" } else { "" };
+        let arrays_group = Some(GATHER_GROUP).filter(|&g| kernel_fits(&program, &format!("{}_gather{pe}", spec.name), g));
+        let flat_group = program
+            .kernel_limits(&format!("{}_gather_unstructured", spec.name))
+            .ok()
+            .filter(|l| l.work_group_size >= FLAT_GROUP)
+            .map(|_| FLAT_GROUP);
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
             let pe = if model.per_element { "_pe" } else { "" };
@@ -504,6 +515,8 @@ impl<R: Real> Stepper<R> {
             derived: mass_table.is_some(),
             gather_rows: 1,
             gather_group,
+            arrays_group,
+            flat_group,
             options,
             mass_table,
             u: Buffer::from_slice(device, &zeros)?,
@@ -808,9 +821,10 @@ impl<R: Real> Stepper<R> {
                     } else {
                         ElementKernels::gather
                     };
+                    let (global, local) = gather_launch(&pass.global, 1, self.arrays_group);
                     events.push(gather(
                         kernels,
-                        at(&self.program, &pass.global, None),
+                        at(&self.program, &global, local.as_deref()),
                         &self.k,
                         &self.minv,
                         &self.damp,
@@ -898,10 +912,17 @@ impl<R: Real> Stepper<R> {
         if dofs.is_empty() {
             return Ok(None);
         }
+        // Whole work-groups of FLAT_GROUP (the kernel skips DOFs past the range): for a range of
+        // awkward length (a split part's interior, a prime) the driver's own choice can be a
+        // work-group of one work-item.
+        let (global, local) = match self.flat_group {
+            Some(g) => ([dofs.len().div_ceil(g) * g], Some([g])),
+            None => ([dofs.len()], None),
+        };
         let at = At {
             program: &self.program,
-            global: &[dofs.len()],
-            local: None,
+            global: &global,
+            local: local.as_ref().map(|l| &l[..]),
         };
         Ok(Some(kernels.gather_unstructured(
             at,
@@ -1044,6 +1065,9 @@ struct MassTable<R: Real> {
     fixed: Buffer<u32>,
 }
 
+/// The work-group of the unstructured gather (one work-item per DOF of a range).
+pub const FLAT_GROUP: usize = 128;
+
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
 /// The driver's own choice for a grid of `2^k + 1` nodes per row (a prime factor or 3) gave
 /// work-groups of a few work-items: the kernel ran 1.5 to 5 times slower on an H100.
@@ -1054,8 +1078,14 @@ pub const GATHER_GROUP: [usize; 2] = [32, 4];
 /// Whether `_gather_derived` of `program` takes work-groups of `group` (false where the
 /// element has no such kernel).
 fn group_fits(program: &Program, name: &str, group: [usize; 2]) -> bool {
+    kernel_fits(program, &format!("{name}_gather_derived"), group)
+}
+
+/// Whether `kernel` of `program` takes work-groups of `group` (false where there is no such
+/// kernel).
+fn kernel_fits(program: &Program, kernel: &str, group: [usize; 2]) -> bool {
     program
-        .kernel_limits(&format!("{name}_gather_derived"))
+        .kernel_limits(kernel)
         .map(|l| l.work_group_size >= group[0] * group[1])
         .unwrap_or(false)
 }
