@@ -430,7 +430,11 @@ impl<E: Element> Forming<E> {
         };
         let options = format!("-D NQ={} {options}", points::<E>());
         let options = if matches!(algo, Algorithm::Mma(_)) && self.tensor_cores() {
-            let wide = if self.tensor_cores16() { " -D CLFORGE_DMMA16=1" } else { "" };
+            let wide = if self.tensor_cores16() {
+                " -D CLFORGE_DMMA16=1"
+            } else {
+                ""
+            };
             format!("{options} -D CLFORGE_DMMA=1{wide}")
         } else {
             options

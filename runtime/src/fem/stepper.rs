@@ -371,7 +371,8 @@ impl<R: Real> Stepper<R> {
         let program = device.program(spec.name, spec.source, &options)?;
         let gather_group = Some(GATHER_GROUP).filter(|&g| group_fits(&program, spec.name, g));
         let pe = if model.per_element { "_pe" } else { "" };
-        let arrays_group = Some(GATHER_GROUP).filter(|&g| kernel_fits(&program, &format!("{}_gather{pe}", spec.name), g));
+        let arrays_group =
+            Some(GATHER_GROUP).filter(|&g| kernel_fits(&program, &format!("{}_gather{pe}", spec.name), g));
         let flat_group = program
             .kernel_limits(&format!("{}_gather_unstructured", spec.name))
             .ok()
