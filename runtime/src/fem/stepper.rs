@@ -228,6 +228,8 @@ pub struct Stepper<R: Real = f32> {
     arrays_group: Option<[usize; 2]>,
     /// `_gather_unstructured`'s work-group, [`FLAT_GROUP`] where the kernel takes that many.
     flat_group: Option<usize>,
+    /// Whether `_integrate`, `_load` and `_kick` take work-groups of [`FLAT_GROUP`].
+    flat_ok: bool,
     /// The build options of `program` without `GATHER_ROWS`.
     options: String,
     u: Buffer<R>,
@@ -370,6 +372,30 @@ impl<R: Real> Stepper<R> {
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
         let gather_group = Some(GATHER_GROUP).filter(|&g| group_fits(&program, spec.name, g));
+        // Work-groups for the element-force passes the driver would otherwise size: for a global
+        // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
+        // nodes) its choice can be a work-group of a few work-items. The kernels skip the
+        // work-items past their range, so the global size is rounded up to whole groups.
+        if schedule != Schedule::Gather {
+            let pe = if model.per_element { "_pe" } else { "" };
+            let kernel = format!("{}_{}{pe}", spec.name, schedule.suffix());
+            for p in passes.iter_mut().filter(|p| p.local.is_none()) {
+                let local = default_local(p.global.len());
+                if kernel_fits(&program, &kernel, [local.iter().product(), 1]) {
+                    for (g, l) in p.global.iter_mut().zip(&local) {
+                        *g = g.div_ceil(*l) * l;
+                    }
+                    p.local = Some(local);
+                }
+            }
+        }
+        // The per-DOF launches (integration, loads, kicks) in groups of FLAT_GROUP where all take it.
+        // (An element without one of these kernels never launches it.)
+        let flat_ok = ["integrate", "load", "kick"].iter().all(|k| {
+            program
+                .kernel_limits(&format!("{}_{k}", spec.name))
+                .map_or(true, |l| l.work_group_size >= FLAT_GROUP)
+        });
         let pe = if model.per_element { "_pe" } else { "" };
         let arrays_group =
             Some(GATHER_GROUP).filter(|&g| kernel_fits(&program, &format!("{}_gather{pe}", spec.name), g));
@@ -518,6 +544,7 @@ impl<R: Real> Stepper<R> {
             gather_group,
             arrays_group,
             flat_group,
+            flat_ok,
             options,
             mass_table,
             u: Buffer::from_slice(device, &zeros)?,
@@ -843,8 +870,9 @@ impl<R: Real> Stepper<R> {
             }
             for l in &self.loads {
                 let s = R::of(l.time.value(t));
+                let (global, local) = flat_launch(l.n, self.flat_ok);
                 events.push(kernels.load(
-                    at(&self.program, &[l.n], None),
+                    at(&self.program, &global, local.as_ref().map(|l| &l[..])),
                     &l.dofs,
                     &l.weights,
                     s,
@@ -886,8 +914,9 @@ impl<R: Real> Stepper<R> {
                     Schedule::Gather => continue,
                 });
             }
+            let (global, local) = flat_launch(self.n_dofs, self.flat_ok);
             events.push(kernels.integrate(
-                at(&self.program, &[self.n_dofs], None),
+                at(&self.program, &global, local.as_ref().map(|l| &l[..])),
                 &self.minv,
                 &self.damp,
                 &mut self.u,
@@ -948,10 +977,11 @@ impl<R: Real> Stepper<R> {
         std::mem::swap(&mut self.u, &mut self.u_alt);
         for l in &self.loads {
             let s = R::of(l.time.value(t));
+            let (global, local) = flat_launch(l.n, self.flat_ok);
             let at = At {
                 program: &self.program,
-                global: &[l.n],
-                local: None,
+                global: &global,
+                local: local.as_ref().map(|l| &l[..]),
             };
             events.push(kernels.kick(
                 at,
@@ -1066,8 +1096,28 @@ struct MassTable<R: Real> {
     fixed: Buffer<u32>,
 }
 
-/// The work-group of the unstructured gather (one work-item per DOF of a range).
+/// The work-group of the launches over DOFs or elements (the unstructured gather, integration,
+/// loads; the element-force passes of the unstructured schedule).
 pub const FLAT_GROUP: usize = 128;
+
+/// The work-group a launch of `dims` dimensions gets unless its schedule sets one: a
+/// [`FLAT_GROUP`] row, or [`GATHER_GROUP`] in 2-D and 3-D.
+fn default_local(dims: usize) -> Vec<usize> {
+    match dims {
+        1 => vec![FLAT_GROUP],
+        n => (0..n).map(|i| GATHER_GROUP.get(i).copied().unwrap_or(1)).collect(),
+    }
+}
+
+/// Global and local size of a launch over `n` items: whole groups of [`FLAT_GROUP`] where
+/// `ok` (the kernel skips items from `n`), else `n` and the driver's choice.
+fn flat_launch(n: usize, ok: bool) -> ([usize; 1], Option<[usize; 1]>) {
+    if ok {
+        ([n.div_ceil(FLAT_GROUP) * FLAT_GROUP], Some([FLAT_GROUP]))
+    } else {
+        ([n], None)
+    }
+}
 
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
 /// The driver's own choice for a grid of `2^k + 1` nodes per row (a prime factor or 3) gave
