@@ -39,8 +39,8 @@ template <int S> __global__ void run(double* out, double seed) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-template <int S> void time(const char* name, int flops, int warps) {
-  const int blocks = 132 * 8;
+template <int S> void time(const char* name, int flops, int warps, int per_sm = 8) {
+  const int blocks = 132 * per_sm;
   double* out;
   cudaMalloc(&out, blocks * warps * 32 * sizeof(double));
   run<S><<<blocks, warps * 32>>>(out, 1e-3);
@@ -56,7 +56,7 @@ template <int S> void time(const char* name, int flops, int warps) {
     if (ms < best) best = ms;
   }
   double total = (double)blocks * warps * ITERS * ILP * flops;
-  printf("%-10s warps/block %2d: %.1f TFLOP/s (%s)\n", name, warps, total / best / 1e9, cudaGetErrorString(cudaGetLastError()));
+  printf("%-10s warps/block %2d, blocks/SM %d: %.1f TFLOP/s (%s)\n", name, warps, per_sm, total / best / 1e9, cudaGetErrorString(cudaGetLastError()));
   cudaFree(out);
 }
 
@@ -97,5 +97,10 @@ int main() {
     time<2>("m16n8k8", 2 * 16 * 8 * 8, w);
     time<3>("m16n8k16", 2 * 16 * 8 * 16, w);
   }
+  // ke_mma's occupancy: one group of 8 warps per multiprocessor (its registers allow no more)
+  time<1>("m16n8k4", 2 * 16 * 8 * 4, 8, 1);
+  time<1>("m16n8k4", 2 * 16 * 8 * 4, 4, 1);
+  time<1>("m16n8k4", 2 * 16 * 8 * 4, 16, 1);
+  time<0>("m8n8k4", 2 * 8 * 8 * 4, 8, 1);
   return 0;
 }
