@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 pub struct KernelView {
     pub name: String,
     pub params: Vec<String>,
+    /// The parameters' names, in order, joined by `, ` (to pass them on to a helper).
+    pub args: String,
     /// Generated at all (the blocked schedules need node pairs to shift).
     pub available: bool,
 }
@@ -57,6 +59,7 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
                 KernelView {
                     name: k.name.clone(),
                     params: signature::params(&k.params),
+                    args: k.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
                     available: k.unavailable.is_none(),
                 },
             )

@@ -221,15 +221,8 @@ pub struct Stepper<R: Real = f32> {
     derived: bool,
     /// Nodes along y per work-item of `_gather_derived` (`GATHER_ROWS`, built into `program`).
     gather_rows: usize,
-    /// Its work-group (x, y): [`GATHER_GROUP`] where the kernel allows that many work-items,
-    /// else `None`, the driver's choice.
-    gather_group: Option<[usize; 2]>,
-    /// The work-group of `_gather` and `_gather_pe`: [`GATHER_GROUP`] where the kernel takes it.
-    arrays_group: Option<[usize; 2]>,
-    /// `_gather_unstructured`'s work-group, [`FLAT_GROUP`] where the kernel takes that many.
-    flat_group: Option<usize>,
-    /// Whether `_integrate`, `_load` and `_kick` take work-groups of [`FLAT_GROUP`].
-    flat_ok: bool,
+    /// The work-groups of the launches that do not come from `passes`.
+    groups: Groups,
     /// The build options of `program` without `GATHER_ROWS`.
     options: String,
     u: Buffer<R>,
@@ -371,7 +364,6 @@ impl<R: Real> Stepper<R> {
         check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         let program = device.program(spec.name, spec.source, &options)?;
-        let gather_group = Some(GATHER_GROUP).filter(|&g| group_fits(&program, spec.name, g));
         // Work-groups for the element-force passes the driver would otherwise size: for a global
         // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
         // nodes) its choice can be a work-group of a few work-items. The kernels skip the
@@ -389,21 +381,7 @@ impl<R: Real> Stepper<R> {
                 }
             }
         }
-        // The per-DOF launches (integration, loads, kicks) in groups of FLAT_GROUP where all take it.
-        // (An element without one of these kernels never launches it.)
-        let flat_ok = ["integrate", "load", "kick"].iter().all(|k| {
-            program
-                .kernel_limits(&format!("{}_{k}", spec.name))
-                .map_or(true, |l| l.work_group_size >= FLAT_GROUP)
-        });
-        let pe = if model.per_element { "_pe" } else { "" };
-        let arrays_group =
-            Some(GATHER_GROUP).filter(|&g| kernel_fits(&program, &format!("{}_gather{pe}", spec.name), g));
-        let flat_group = program
-            .kernel_limits(&format!("{}_gather_unstructured", spec.name))
-            .ok()
-            .filter(|l| l.work_group_size >= FLAT_GROUP)
-            .map(|_| FLAT_GROUP);
+        let groups = Groups::new(&program, spec.name, model.per_element, Some(GATHER_GROUP));
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
             let pe = if model.per_element { "_pe" } else { "" };
@@ -541,10 +519,7 @@ impl<R: Real> Stepper<R> {
             damp_host: damp,
             derived: mass_table.is_some(),
             gather_rows: 1,
-            gather_group,
-            arrays_group,
-            flat_group,
-            flat_ok,
+            groups,
             options,
             mass_table,
             u: Buffer::from_slice(device, &zeros)?,
@@ -606,16 +581,15 @@ impl<R: Real> Stepper<R> {
         }
         if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && self.spec.dim >= 2) {
             return Err(Error::InvalidConfig(format!(
-                "the `{}` stepper does not run the class-table gather on a 2-D or 3-D grid, whose work-items                  are what `set_gather_rows` sizes (see `Stepper::derived_mass`)",
+                "the `{}` stepper does not run the class-table gather on a 2-D or 3-D grid, whose work-items \
+                 are what `set_gather_rows` sizes (see `Stepper::derived_mass`)",
                 self.spec.name
             )));
         }
         if rows != self.gather_rows {
             let options = format!("{} -D GATHER_ROWS={rows}", self.options);
             self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
-            self.gather_group = self
-                .gather_group
-                .filter(|&g| group_fits(&self.program, self.spec.name, g));
+            self.groups = Groups::new(&self.program, self.spec.name, self.per_element, self.groups.gather);
             self.gather_rows = rows;
         }
         Ok(())
@@ -624,7 +598,7 @@ impl<R: Real> Stepper<R> {
     /// The class-table gather's work-group, nodes along x by work-items along y (`None`: the
     /// driver chooses, where the kernel takes fewer work-items than [`GATHER_GROUP`]).
     pub fn gather_group(&self) -> Option<[usize; 2]> {
-        self.gather_group
+        self.groups.gather
     }
 
     /// Sets the class-table gather's work-group (nodes along x, work-items along y; a 1-D grid
@@ -643,7 +617,7 @@ impl<R: Real> Stepper<R> {
                 "gather work-group {group:?}: both sides at least 1, and 1 along y on a 1-D grid"
             )));
         }
-        if !group_fits(&self.program, self.spec.name, group) {
+        if !kernel_fits(&self.program, &format!("{}_gather_derived", self.spec.name), group) {
             return Err(Error::InvalidConfig(format!(
                 "gather work-group {group:?}: {} work-items exceed what the `{}_gather_derived` kernel takes on this device \
                  (CL_KERNEL_WORK_GROUP_SIZE)",
@@ -651,7 +625,7 @@ impl<R: Real> Stepper<R> {
                 self.spec.name
             )));
         }
-        self.gather_group = Some(group);
+        self.groups.gather = Some(group);
         Ok(())
     }
 
@@ -829,7 +803,7 @@ impl<R: Real> Stepper<R> {
                     let all = 0..self.n_dofs;
                     events.extend(self.launch_gather_unstructured(kernels, all)?);
                 } else if let Some(t) = self.mass_table.as_ref().filter(|_| self.derived) {
-                    let (global, local) = gather_launch(&pass.global, self.gather_rows, self.gather_group);
+                    let (global, local) = gather_launch(&pass.global, self.gather_rows, self.groups.gather);
                     events.push(kernels.gather_derived(
                         at(&self.program, &global, local.as_deref()),
                         &self.k,
@@ -849,7 +823,7 @@ impl<R: Real> Stepper<R> {
                     } else {
                         ElementKernels::gather
                     };
-                    let (global, local) = gather_launch(&pass.global, 1, self.arrays_group);
+                    let (global, local) = gather_launch(&pass.global, 1, self.groups.arrays);
                     events.push(gather(
                         kernels,
                         at(&self.program, &global, local.as_deref()),
@@ -870,7 +844,7 @@ impl<R: Real> Stepper<R> {
             }
             for l in &self.loads {
                 let s = R::of(l.time.value(t));
-                let (global, local) = flat_launch(l.n, self.flat_ok);
+                let (global, local) = flat_launch(l.n, self.groups.flat_ok);
                 events.push(kernels.load(
                     at(&self.program, &global, local.as_ref().map(|l| &l[..])),
                     &l.dofs,
@@ -914,7 +888,7 @@ impl<R: Real> Stepper<R> {
                     Schedule::Gather => continue,
                 });
             }
-            let (global, local) = flat_launch(self.n_dofs, self.flat_ok);
+            let (global, local) = flat_launch(self.n_dofs, self.groups.flat_ok);
             events.push(kernels.integrate(
                 at(&self.program, &global, local.as_ref().map(|l| &l[..])),
                 &self.minv,
@@ -945,10 +919,7 @@ impl<R: Real> Stepper<R> {
         // Whole work-groups of FLAT_GROUP (the kernel skips DOFs past the range): for a range of
         // awkward length (a split part's interior, a prime) the driver's own choice can be a
         // work-group of one work-item.
-        let (global, local) = match self.flat_group {
-            Some(g) => ([dofs.len().div_ceil(g) * g], Some([g])),
-            None => ([dofs.len()], None),
-        };
+        let (global, local) = flat_launch(dofs.len(), self.groups.unstructured);
         let at = At {
             program: &self.program,
             global: &global,
@@ -977,7 +948,7 @@ impl<R: Real> Stepper<R> {
         std::mem::swap(&mut self.u, &mut self.u_alt);
         for l in &self.loads {
             let s = R::of(l.time.value(t));
-            let (global, local) = flat_launch(l.n, self.flat_ok);
+            let (global, local) = flat_launch(l.n, self.groups.flat_ok);
             let at = At {
                 program: &self.program,
                 global: &global,
@@ -1124,12 +1095,36 @@ fn flat_launch(n: usize, ok: bool) -> ([usize; 1], Option<[usize; 1]>) {
 /// work-groups of a few work-items: the kernel ran 1.5 to 5 times slower on an H100.
 pub const GATHER_GROUP: [usize; 2] = [32, 4];
 
-/// The class-table gather's global and local sizes: `rows` nodes along y per work-item, the
-/// global size rounded up to whole work-groups (the kernel skips work-items past the grid).
-/// Whether `_gather_derived` of `program` takes work-groups of `group` (false where the
-/// element has no such kernel).
-fn group_fits(program: &Program, name: &str, group: [usize; 2]) -> bool {
-    kernel_fits(program, &format!("{name}_gather_derived"), group)
+/// The work-groups of the stepper's own launches (the passes carry theirs): each is used where
+/// the built kernel takes that many work-items, else the launch leaves the size to the driver.
+#[derive(Clone, Copy, Debug)]
+struct Groups {
+    /// `_gather_derived`'s: [`GATHER_GROUP`] or the one [`Stepper::set_gather_group`] set.
+    gather: Option<[usize; 2]>,
+    /// `_gather`'s and `_gather_pe`'s: [`GATHER_GROUP`].
+    arrays: Option<[usize; 2]>,
+    /// Whether `_gather_unstructured` takes [`FLAT_GROUP`].
+    unstructured: bool,
+    /// Whether `_integrate`, `_load` and `_kick` take [`FLAT_GROUP`] (an element without one of
+    /// them never launches it).
+    flat_ok: bool,
+}
+
+impl Groups {
+    fn new(program: &Program, name: &str, per_element: bool, gather: Option<[usize; 2]>) -> Groups {
+        let pe = if per_element { "_pe" } else { "" };
+        let flat = |k: &str, missing: bool| {
+            program
+                .kernel_limits(&format!("{name}_{k}"))
+                .map_or(missing, |l| l.work_group_size >= FLAT_GROUP)
+        };
+        Groups {
+            gather: gather.filter(|&g| kernel_fits(program, &format!("{name}_gather_derived"), g)),
+            arrays: Some(GATHER_GROUP).filter(|&g| kernel_fits(program, &format!("{name}_gather{pe}"), g)),
+            unstructured: flat("gather_unstructured", false),
+            flat_ok: ["integrate", "load", "kick"].iter().all(|k| flat(k, true)),
+        }
+    }
 }
 
 /// Whether `kernel` of `program` takes work-groups of `group` (false where there is no such
@@ -1141,6 +1136,8 @@ fn kernel_fits(program: &Program, kernel: &str, group: [usize; 2]) -> bool {
         .unwrap_or(false)
 }
 
+/// The node gathers' global and local sizes: `rows` nodes along y per work-item, the global
+/// size rounded up to whole work-groups (the kernel skips work-items past the grid).
 fn gather_launch(nodes: &[usize], rows: usize, group: Option<[usize; 2]>) -> (Vec<usize>, Option<Vec<usize>>) {
     let mut global = nodes.to_vec();
     if let Some(y) = global.get_mut(1) {
