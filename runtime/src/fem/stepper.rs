@@ -1208,3 +1208,35 @@ fn mass_table<R: Real>(
     }
     Some((tab, bits))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_launches_cover_every_node_in_whole_groups() {
+        // 2049 x 1025 nodes, 3 rows per work-item, 32 x 4 groups: 342 rows of work-items cover
+        // the 1025 node rows, rounded up to 344 (whole groups), 2049 columns to 2080.
+        let (global, local) = gather_launch(&[2049, 1025, 1], 3, Some([32, 4]));
+        assert_eq!(local, Some(vec![32, 4, 1]));
+        assert_eq!(global, vec![2080, 344, 1]);
+        assert!(global[1] * 3 >= 1025 && global[0] >= 2049);
+        // Without a group the driver chooses, and the sizes are the nodes' (rows folded in).
+        assert_eq!(gather_launch(&[7, 9], 2, None), (vec![7, 5], None));
+        // A 1-D grid: the group's first side only.
+        assert_eq!(gather_launch(&[5], 1, Some([32, 4])), (vec![32], Some(vec![32])));
+    }
+
+    #[test]
+    fn flat_launches_round_up_to_whole_groups() {
+        assert_eq!(flat_launch(1, true), ([FLAT_GROUP], Some([FLAT_GROUP])));
+        assert_eq!(flat_launch(FLAT_GROUP, true), ([FLAT_GROUP], Some([FLAT_GROUP])));
+        assert_eq!(
+            flat_launch(FLAT_GROUP + 1, true),
+            ([2 * FLAT_GROUP], Some([FLAT_GROUP]))
+        );
+        assert_eq!(flat_launch(4099, false), ([4099], None));
+        assert_eq!(default_local(1), vec![FLAT_GROUP]);
+        assert_eq!(default_local(3), vec![GATHER_GROUP[0], GATHER_GROUP[1], 1]);
+    }
+}
