@@ -622,3 +622,56 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     dev.set_derived_mass(false).unwrap();
     parity(&model, &[Schedule::Gather], 5, 3);
 }
+
+/// The gather's tuner times rows per work-item and work-groups, keeps the fastest, and changes
+/// no result: the state after tuning is the state before, and the steps after it give the bits
+/// of a stepper that was never tuned.
+#[test]
+fn tuning_the_gather_keeps_the_state_and_the_bits() {
+    let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
+    let model = Model::new(quad4(), structured(quad4(), [13, 9, 1]), k, 2.0).unwrap();
+    let n = model.dof_count();
+    let mut r = rng(61);
+    let u: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let v: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
+    let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
+    let start = || {
+        let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+        st.set_state(&u, &v).unwrap();
+        st.add_load(&load).unwrap();
+        st.step(2).unwrap();
+        st
+    };
+    let (mut plain, mut tuned) = (start(), start());
+    let before = (tuned.displacement().unwrap(), tuned.velocity().unwrap(), tuned.time());
+    let timings = tuned.tune_gather(2).unwrap();
+    assert!(
+        timings.windows(2).all(|w| w[0].median_ns <= w[1].median_ns),
+        "{timings:?}"
+    );
+    for rows in [1, 2, 4] {
+        assert!(
+            timings.iter().any(|t| t.rows == rows && t.group == [32, 4]),
+            "{rows} rows in 32 x 4 not timed: {timings:?}"
+        );
+    }
+    assert_eq!(tuned.gather_rows(), timings[0].rows);
+    assert_eq!(tuned.gather_group(), Some(timings[0].group));
+    let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let after = (tuned.displacement().unwrap(), tuned.velocity().unwrap(), tuned.time());
+    assert_eq!(bits(&after.0), bits(&before.0), "tuning changed the displacements");
+    assert_eq!(bits(&after.1), bits(&before.1), "tuning changed the velocities");
+    assert_eq!(after.2, before.2, "tuning changed the time");
+    plain.step(5).unwrap();
+    tuned.step(5).unwrap();
+    assert_eq!(
+        bits(&tuned.displacement().unwrap()),
+        bits(&plain.displacement().unwrap())
+    );
+    assert_eq!(bits(&tuned.velocity().unwrap()), bits(&plain.velocity().unwrap()));
+    // Nothing to tune on another schedule; no steps to time is an error too.
+    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    let e = coloured.tune_gather(2).unwrap_err().to_string();
+    assert!(e.contains("class-table gather"), "{e}");
+    assert!(tuned.tune_gather(0).is_err());
+}

@@ -115,6 +115,8 @@ struct Variant {
     derived: bool,
     rows: usize,
     group: Option<[usize; 2]>,
+    /// `Stepper::tune_gather` picks rows and group (the others are then ignored).
+    tuned: bool,
 }
 
 /// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
@@ -124,7 +126,12 @@ const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 2], [32, 8], [32
 /// 4 and 8 rows per work-item (`Stepper::set_gather_rows`) and at [`GATHER_GROUPS`]
 /// (`quick`: 2 rows and one other group), then per DOF; the others once.
 fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
-    let v = |derived, rows, group| Variant { derived, rows, group };
+    let v = |derived, rows, group| Variant {
+        derived,
+        rows,
+        group,
+        tuned: false,
+    };
     if s != Schedule::Gather {
         return vec![v(true, 1, None)];
     }
@@ -138,6 +145,12 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
     for r in [1, 2] {
         all.extend(groups.iter().map(|&g| v(true, r, Some(g))));
     }
+    if !quick {
+        all.push(Variant {
+            tuned: true,
+            ..v(true, 1, None)
+        });
+    }
     all.push(v(false, 1, None));
     all
 }
@@ -145,6 +158,9 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
 /// `", 4 rows per work-item, work-groups 64x2"` for a gather variant off the defaults.
 fn variant_config(v: Variant) -> String {
     let mut s = String::new();
+    if v.tuned {
+        return ", tuned by Stepper::tune_gather".to_owned();
+    }
     if v.rows > 1 {
         s += &format!(", {} rows per work-item", v.rows);
     }
@@ -157,6 +173,9 @@ fn variant_config(v: Variant) -> String {
 /// `gather-r2-64x2` for a gather variant off the defaults.
 fn variant_name(v: Variant) -> String {
     let mut s = "gather".to_owned();
+    if v.tuned {
+        return "gather-tuned".to_owned();
+    }
     if v.rows > 1 {
         s += &format!("-r{}", v.rows);
     }
@@ -168,13 +187,25 @@ fn variant_name(v: Variant) -> String {
 
 /// A stepper set to variant `v` (`None`: the variant does not apply, e.g. no class table).
 fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
-    let custom = v.rows > 1 || v.group.is_some();
+    let custom = v.rows > 1 || v.group.is_some() || v.tuned;
     if (!v.derived || custom) && !st.derived_mass() {
         return Ok(None);
     }
     st.set_derived_mass(v.derived && st.derived_mass())?;
     if v.rows > 1 {
         st.set_gather_rows(v.rows)?;
+    }
+    if v.tuned {
+        let timings = st.tune_gather(5)?;
+        if let Some(best) = timings.first() {
+            eprintln!(
+                "tune_gather: {} rows per work-item, work-groups {:?}, {:.1} us per step (of {} candidates)",
+                best.rows,
+                best.group,
+                best.median_ns as f64 / 1e3,
+                timings.len()
+            );
+        }
     }
     if let Some(g) = v.group {
         // A work-group the kernel does not take on this device is reported and skipped.
@@ -467,7 +498,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 let launches = launches_of(s, m);
                 let (kind, name) = if s == Schedule::Gather && !st.derived_mass() {
                     (Kind::GatherArrays, "gather-arrays".to_owned())
-                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some()) {
+                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some() || var.tuned) {
                     (Kind::Schedule(s), variant_name(var))
                 } else {
                     (Kind::Schedule(s), schedule_name(s))

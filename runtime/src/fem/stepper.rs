@@ -579,7 +579,7 @@ impl<R: Real> Stepper<R> {
                 "gather rows {rows}: a work-item updates 1 to {MAX_GATHER_ROWS} nodes along y"
             )));
         }
-        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && self.spec.dim >= 2) {
+        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && (self.spec.dim >= 2 || rows == 1)) {
             return Err(Error::InvalidConfig(format!(
                 "the `{}` stepper does not run the class-table gather on a 2-D or 3-D grid, whose work-items \
                  are what `set_gather_rows` sizes (see `Stepper::derived_mass`)",
@@ -627,6 +627,81 @@ impl<R: Real> Stepper<R> {
         }
         self.groups.gather = Some(group);
         Ok(())
+    }
+
+    /// Times the class-table gather's tunables on this device and keeps the fastest: 1, 2 and
+    /// 4 nodes per work-item along y ([`Stepper::set_gather_rows`]; 1 only on a 1-D grid) in
+    /// each of [`GATHER_TUNE_GROUPS`] the kernel takes ([`Stepper::set_gather_group`]), each
+    /// over `steps` steps after one to warm up (the median of the steps' profiled device times).
+    /// Then it puts the state back as it was (displacements, velocities, the step count), so
+    /// tuning changes no result: every candidate gives the same bits. Returns each candidate's
+    /// time, fastest first. An [`Error::InvalidConfig`] where the stepper does not run that
+    /// gather or `steps` is 0.
+    pub fn tune_gather(&mut self, steps: usize) -> Result<Vec<GatherTiming>> {
+        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && self.derived) {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` stepper does not run the class-table gather, whose tunables `tune_gather` times \
+                 (see `Stepper::derived_mass`)",
+                self.spec.name
+            )));
+        }
+        if steps == 0 {
+            return Err(Error::InvalidConfig(
+                "tune_gather needs at least one timed step per candidate".into(),
+            ));
+        }
+        let (u0, v0, steps0) = (self.u.to_vec()?, self.v.to_vec()?, self.steps);
+        let rows: &[usize] = if self.spec.dim >= 2 { &[1, 2, 4] } else { &[1] };
+        let mut timings = Vec::new();
+        let mut outcome = Ok(());
+        'search: for &r in rows {
+            if let Err(e) = self.set_gather_rows(r) {
+                outcome = Err(e);
+                break;
+            }
+            for &g in GATHER_TUNE_GROUPS.iter() {
+                let g = if self.spec.dim >= 2 { g } else { [g[0] * g[1], 1] };
+                if self.set_gather_group(g).is_err() {
+                    continue; // more work-items than the kernel takes here
+                }
+                let mut ns = Vec::with_capacity(steps);
+                for i in 0..=steps {
+                    if let Err(e) = self.step(1) {
+                        outcome = Err(e);
+                        break 'search;
+                    }
+                    match self.last_step_ns() {
+                        Ok(t) if i > 0 => ns.push(t),
+                        Ok(_) => {}
+                        Err(e) => {
+                            outcome = Err(e);
+                            break 'search;
+                        }
+                    }
+                }
+                ns.sort_unstable();
+                timings.push(GatherTiming {
+                    rows: r,
+                    group: g,
+                    median_ns: ns[ns.len() / 2],
+                });
+            }
+        }
+        // The best candidate (or, after an error, the defaults), and the state as it was.
+        timings.sort_by_key(|t| t.median_ns);
+        let (rows, group) = match (&outcome, timings.first()) {
+            (Ok(()), Some(t)) => (t.rows, Some(t.group)),
+            _ => (1, None),
+        };
+        self.set_gather_rows(rows)?;
+        match group {
+            Some(g) => self.set_gather_group(g)?,
+            None => self.groups = Groups::new(&self.program, self.spec.name, self.per_element, Some(GATHER_GROUP)),
+        }
+        self.set_state(&u0, &v0)?;
+        self.steps = steps0;
+        self.last_events.clear();
+        outcome.map(|()| timings)
     }
 
     /// The stability bound this run was checked against (`dt ≤ dt_max = SAFETY · dt_critical`).
@@ -1088,6 +1163,22 @@ fn flat_launch(n: usize, ok: bool) -> ([usize; 1], Option<[usize; 1]>) {
     } else {
         ([n], None)
     }
+}
+
+/// The work-groups [`Stepper::tune_gather`] tries (nodes along x, work-items along y); on a
+/// 1-D grid each as one row of as many work-items.
+pub const GATHER_TUNE_GROUPS: [[usize; 2]; 5] = [[32, 4], [32, 2], [32, 8], [64, 2], [16, 8]];
+
+/// One candidate of [`Stepper::tune_gather`]: its nodes per work-item along y, its
+/// work-group, and the median device time of one step with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GatherTiming {
+    /// Nodes along y per work-item.
+    pub rows: usize,
+    /// Work-group: nodes along x, work-items along y.
+    pub group: [usize; 2],
+    /// Median profiled device time of one step, in nanoseconds.
+    pub median_ns: u64,
 }
 
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
