@@ -620,7 +620,7 @@ impl DeviceCsr {
             Arg::buffer(&diag),
             Arg::u32(self.n32()?),
         ];
-        self.program.launch("sparse_diagonal", &[self.n()], None, &args)?;
+        launch_rows(&self.program, "sparse_diagonal", self.n(), &args)?;
         Ok(diag)
     }
 }
@@ -665,8 +665,7 @@ pub fn assemble(dev: &Device, ke: &Buffer<f64>, map: &DofMap, colours: &[Vec<u32
             Arg::u32(ne),
             Arg::u32(packed),
         ];
-        csr.program
-            .launch("sparse_assemble", &[count * map.per_element], None, &args)?;
+        launch_rows(&csr.program, "sparse_assemble", count * map.per_element, &args)?;
         first += count;
     }
     dev.finish()?;
@@ -746,7 +745,7 @@ pub fn apply_dirichlet(csr: &mut DeviceCsr, fixed: &[u32], values: &[f64], rhs: 
         Arg::buffer(&b),
         Arg::u32(csr.n32()?),
     ];
-    csr.program.launch("sparse_dirichlet", &[csr.n()], None, &args)?;
+    launch_rows(&csr.program, "sparse_dirichlet", csr.n(), &args)?;
     b.read(rhs)
 }
 
@@ -1131,9 +1130,7 @@ impl CgOps for DeviceCg<'_> {
             Arg::f64(beta),
             Arg::u32(self.n),
         ];
-        self.csr
-            .program
-            .launch("sparse_cg_direction", &[self.csr.n()], None, &args)?;
+        self.launch("sparse_cg_direction", &args)?;
         Ok(())
     }
 
@@ -1144,6 +1141,18 @@ impl CgOps for DeviceCg<'_> {
 
 /// The work-group of the reducing kernels: the largest power of two within [`MAX_GROUP`], the
 /// device's limits and each reducing kernel's own limit.
+/// Launches `kernel` of the sparse program over `n` items in whole work-groups of up to 128
+/// (the kernels skip items from `n`): left to the driver, a row count with awkward factors can
+/// get work-groups of a few work-items (docs/PERFORMANCE.md, 2026-11-27).
+fn launch_rows(program: &Program, kernel: &str, n: usize, args: &[Arg<'_>]) -> Result<()> {
+    let limit = program.kernel_limits(kernel)?.work_group_size;
+    let group = 1usize << limit.clamp(1, 128).ilog2();
+    let global = n.div_ceil(group) * group;
+    index32(|| format!("{n} work-items of `{kernel}`"), global)?;
+    program.launch(kernel, &[global], Some(&[group]), args)?;
+    Ok(())
+}
+
 fn reduction_group(program: &Program, dev: &Device) -> Result<usize> {
     let info = dev.info();
     let mut limit = MAX_GROUP.min(info.max_work_group_size).min(info.max_work_item_sizes[0]);
