@@ -386,7 +386,21 @@ fn main() -> Result<()> {
             &devices, &model, &config,
         )?)
     } else {
-        Box::new(Stepper::new(&device, &model, &config)?)
+        let mut stepper = Stepper::new(&device, &model, &config)?;
+        // On a GPU the class-table gather's rows per work-item and work-groups are timed once
+        // and the fastest kept (`Stepper::tune_gather`: the same results whatever it picks).
+        if matches!(device.info().kind, clforge::runtime::DeviceKind::Gpu) && stepper.derived_mass() {
+            if let Some(best) = stepper.tune_gather(5)?.first() {
+                println!(
+                    "gather tuned: {} node rows per work-item, work-groups {}x{} ({:.1} us per step)",
+                    best.rows,
+                    best.group[0],
+                    best.group[1],
+                    best.median_ns as f64 / 1e3
+                );
+            }
+        }
+        Box::new(stepper)
     };
     // The grid as cells for VTK: the structured numbering of nodes and elements, unchanged.
     let mut vtk = match args.vtk.as_ref().filter(|_| writer) {
