@@ -455,16 +455,15 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     let zs: Vec<i64> = if v.dim == 3 { vec![-1, 0, 1] } else { vec![0] };
     let row_name = |dy: i64| ["m", "c", "p"][(dy + 1) as usize];
     let reg = |dy: i64, dx: i64, dz: i64, k: usize| format!("p{}_{}_{}_{k}", row_name(dy), dx + 1, dz + 1);
-    let row_regs = |dy: i64| -> Vec<(i64, i64, usize)> {
-        let _ = dy;
-        zs.iter()
-            .flat_map(|&dz| (-1..=1).flat_map(move |dx| (0..d).map(move |k| (dx, dz, k))))
-            .collect()
-    };
+    // A row's registers, `(dx, dz, k)` with z slowest (the same for every row).
+    let row_regs: Vec<(i64, i64, usize)> = zs
+        .iter()
+        .flat_map(|&dz| (-1..=1).flat_map(move |dx| (0..d).map(move |k| (dx, dz, k))))
+        .collect();
     // `p<row>_.. = u_in[(base + dx + nxyn * dz) * DOFS + k]`, one line per (dz, dx).
     let load_row = |dy: i64, base: E| -> Vec<S> {
-        let regs = row_regs(dy);
-        regs.chunks(d)
+        row_regs
+            .chunks(d)
             .map(|dofs| {
                 let (dx, dz, _) = dofs[0];
                 let mut node = base.clone();
@@ -489,8 +488,8 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     let (patch_decl, patch_first, patch_next, patch_shift, patch_roles) = if patch {
         // One declaration per row and z offset.
         let decl_row = |dy: i64| -> Vec<S> {
-            let regs = row_regs(dy);
-            regs.chunks(3 * d)
+            row_regs
+                .chunks(3 * d)
                 .map(|group| S::Decl {
                     konst: false,
                     ty: "real".into(),
@@ -506,7 +505,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         let shift: Vec<S> = [(-1, 0), (0, 1)]
             .into_iter()
             .flat_map(|(to, from)| {
-                row_regs(to)
+                row_regs
                     .chunks(d)
                     .map(move |dofs| {
                         S::Line(

@@ -470,10 +470,8 @@ __kernel void clforge_dmma_probe(__global double* x) {
                  : \"=d\"(d0), \"=d\"(d1) : \"d\"(x[0]), \"d\"(x[1]), \"d\"(x[2]), \"d\"(x[3]));
     x[get_local_id(0)] = d0 + d1;
 }";
-        *self.dmma.get_or_init(|| {
-            self.dev.info().vendor.to_ascii_uppercase().contains("NVIDIA")
-                && self.dev.program("clforge_dmma_probe", PROBE, "").is_ok()
-        })
+        self.dev.info().vendor.to_ascii_uppercase().contains("NVIDIA")
+            && self.builds(&self.dmma, "clforge_dmma_probe", PROBE)
     }
 
     /// Whether the tensor cores here also take the 16 × 8 × 4 f64 product (sm_90 and later),
@@ -488,10 +486,13 @@ __kernel void clforge_dmma16_probe(__global double* x) {
                  : \"d\"(x[0]), \"d\"(x[1]), \"d\"(x[2]), \"d\"(x[3]), \"d\"(x[4]), \"d\"(x[5]), \"d\"(x[6]));
     x[get_local_id(0)] = d0 + d1 + d2 + d3;
 }";
-        self.tensor_cores()
-            && *self
-                .dmma16
-                .get_or_init(|| self.dev.program("clforge_dmma16_probe", PROBE, "").is_ok())
+        self.tensor_cores() && self.builds(&self.dmma16, "clforge_dmma16_probe", PROBE)
+    }
+
+    /// Whether `source` builds on this device, asked once and kept in `cell` (the tensor-core
+    /// probes: a compiler that does not take the instruction refuses the build).
+    fn builds(&self, cell: &std::sync::OnceLock<bool>, name: &str, source: &str) -> bool {
+        *cell.get_or_init(|| self.dev.program(name, source, "").is_ok())
     }
 
     /// Forms every element's `K_e` with `algo`, into a new device buffer. Returns the matrices

@@ -560,6 +560,18 @@ impl<R: Real> Stepper<R> {
         Ok(())
     }
 
+    /// `Ok` where this stepper can run the class-table gather (`Schedule::Gather` with a class
+    /// table), else the [`Error::InvalidConfig`] naming what needs it (`what`).
+    fn class_gather(&self, what: &str) -> Result<()> {
+        if self.schedule == Schedule::Gather && self.mass_table.is_some() {
+            return Ok(());
+        }
+        Err(Error::InvalidConfig(format!(
+            "the `{}` stepper does not run the class-table gather, whose {what} (see `Stepper::derived_mass`)",
+            self.spec.name
+        )))
+    }
+
     /// Nodes along y that one work-item of the class-table gather ([`Stepper::derived_mass`])
     /// updates (1 unless set).
     pub fn gather_rows(&self) -> usize {
@@ -579,10 +591,10 @@ impl<R: Real> Stepper<R> {
                 "gather rows {rows}: a work-item updates 1 to {MAX_GATHER_ROWS} nodes along y"
             )));
         }
-        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && (self.spec.dim >= 2 || rows == 1)) {
+        self.class_gather("work-items `set_gather_rows` sizes")?;
+        if self.spec.dim < 2 && rows != 1 {
             return Err(Error::InvalidConfig(format!(
-                "the `{}` stepper does not run the class-table gather on a 2-D or 3-D grid, whose work-items \
-                 are what `set_gather_rows` sizes (see `Stepper::derived_mass`)",
+                "gather rows {rows}: the `{}` stepper's grid is 1-D, one node per work-item",
                 self.spec.name
             )));
         }
@@ -605,13 +617,7 @@ impl<R: Real> Stepper<R> {
     /// takes `[x, 1]`); an [`Error::InvalidConfig`] where the stepper does not run that gather, a
     /// side is 0, or the kernel takes fewer work-items per group.
     pub fn set_gather_group(&mut self, group: [usize; 2]) -> Result<()> {
-        if !(self.schedule == Schedule::Gather && self.mass_table.is_some()) {
-            return Err(Error::InvalidConfig(format!(
-                "the `{}` stepper does not run the class-table gather, whose work-groups `set_gather_group` \
-                 sizes (see `Stepper::derived_mass`)",
-                self.spec.name
-            )));
-        }
+        self.class_gather("work-groups `set_gather_group` sizes")?;
         if group.contains(&0) || (self.spec.dim < 2 && group[1] != 1) {
             return Err(Error::InvalidConfig(format!(
                 "gather work-group {group:?}: both sides at least 1, and 1 along y on a 1-D grid"
@@ -638,10 +644,11 @@ impl<R: Real> Stepper<R> {
     /// time, fastest first. An [`Error::InvalidConfig`] where the stepper does not run that
     /// gather or `steps` is 0.
     pub fn tune_gather(&mut self, steps: usize) -> Result<Vec<GatherTiming>> {
-        if !(self.schedule == Schedule::Gather && self.mass_table.is_some() && self.derived) {
+        self.class_gather("tunables `tune_gather` times")?;
+        if !self.derived {
             return Err(Error::InvalidConfig(format!(
-                "the `{}` stepper does not run the class-table gather, whose tunables `tune_gather` times \
-                 (see `Stepper::derived_mass`)",
+                "the `{}` stepper's class-table gather is switched off (`set_derived_mass(false)`): \
+                 nothing for `tune_gather` to time",
                 self.spec.name
             )));
         }
