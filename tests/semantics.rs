@@ -104,7 +104,7 @@ fn special<T: Special>(shape: Shape, r: &mut SmallRng) -> HostGrid<T> {
 }
 
 /// Every generated variant of a stencil: plain, vector, tiled (default and a small tile),
-/// and one step of the steps variant where it exists.
+/// one step of the steps variant where it exists, and the march variant (3-D).
 fn variants(spec: &StencilSpec) -> Vec<LaunchConfig> {
     let small = if spec.rank == 1 {
         Tile { x: 16, y: 1, rows: 1 }
@@ -119,6 +119,9 @@ fn variants(spec: &StencilSpec) -> Vec<LaunchConfig> {
     ];
     if spec.variant(Variant::Steps).unavailable.is_none() {
         v.push(LaunchConfig::steps(1, small));
+    }
+    if spec.variant(Variant::March).unavailable.is_none() {
+        v.push(LaunchConfig::march(Tile { x: 8, y: 4, rows: 2 }, 2));
     }
     v
 }
@@ -617,6 +620,17 @@ mod names {
         let r#match = r#loop.at(1, 0);
         r#match + r#loop.at(0, 0)
     }
+
+    /// A macro of the march variant.
+    pub const MARCH_Z: f32 = 0.5;
+
+    /// Names the march variant prints: its macro, a local and a plane pointer (`t_u_p1`).
+    #[stencil]
+    pub fn march_names(u: &Grid3<f32>, z_end: f32) -> f32 {
+        let t_u_p1 = u.at(0, 0, 1) * MARCH_Z;
+        let z0 = u.at(1, 0, -1);
+        t_u_p1 + z0 * z_end
+    }
 }
 
 #[test]
@@ -628,6 +642,15 @@ fn user_names_never_collide() {
     let (ka, kb) = (a::Coeffs { half: 0.5, c: -1.0 }, b::Coeffs { w: 0.125 });
     same!(TwoParams -> f32, (u: f32), &ka, &kb);
     same!(Yield -> f32, (r#loop: f32));
+    let shape = Shape::d3(11, 6, 5);
+    let u = random_f32(shape, &mut rng(9), -1.0, 1.0);
+    let mut want = HostGrid::new(shape).unwrap();
+    MarchNames::apply_host(&mut want, &u, 0.75).unwrap();
+    for config in variants(&MarchNames::spec()) {
+        let mut out = DeviceGrid::new(&device(), shape).unwrap();
+        MarchNames::launch(&config, &mut out, &up(&u), 0.75).unwrap();
+        assert_eq!(out.to_host().unwrap().data(), want.data(), "{config:?}");
+    }
 }
 
 mod state {

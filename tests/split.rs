@@ -181,6 +181,8 @@ fn overlapped_exchanges_are_taken_where_kernels_allow_and_give_the_same_bits() {
     assert!(!plan(&one, &LaunchConfig::default()).overlaps());
     let heat = |config: &LaunchConfig| Heat3::plan(&two, config, Shape::d3(8, 9, 20)).unwrap().overlaps();
     assert!(heat(&LaunchConfig::variant(Variant::Tiled)));
+    // the march kernel's work-groups start MARCH_Z planes apart, by global id: ranges of them
+    assert!(heat(&LaunchConfig::march(Tile { x: 8, y: 4, rows: 2 }, 3)));
     // Overlapped and exchange-first launches give one device's bits: slabs from 2 to 40
     // planes (an interior that is empty, thin or wide), depths whose exchanges keep 0 to 3
     // current planes, 1 and 3 points per work-item.
@@ -255,6 +257,54 @@ fn temporal_blocking_needs_and_gets_halo_times_steps() {
     let shallow = Devices::new(vec![d; 2]).unwrap().depth(2).unwrap();
     let err = JacobiState::plan(&shallow, &steps, shape).unwrap_err();
     assert!(err.to_string().contains("Devices::depth(3)"), "{err}");
+}
+
+/// The march kernel (2.5-D blocking) on slabs split along z, its exchanges overlapped with
+/// ranges of its work-groups (each `MARCH_Z` planes, by global id and offset): one device's bits
+/// at every launch, fixed and periodic, 2 to 4 slabs, depths 1 and 2. Finite input, so that no
+/// NaN spreads over the grid and hides a plane left unwritten.
+#[test]
+fn split_march_with_overlapped_exchanges_gives_the_single_device_bits() {
+    let d = device();
+    let shape = Shape::d3(9, 7, 20);
+    let mut r = rng(31);
+    let u0 = HostGrid::from_fn(shape, |_| r.random_range(-1.0f32..1.0)).unwrap();
+    for (periodic, parts, depth) in [(false, 2, 1), (true, 3, 2), (false, 4, 2)] {
+        let devices = Devices::new(vec![d.clone(); parts])
+            .unwrap()
+            .depth(depth)
+            .unwrap()
+            .periodic(periodic);
+        for config in [
+            LaunchConfig::march(Tile { x: 8, y: 4, rows: 2 }, 3),
+            LaunchConfig::variant(Variant::March),
+        ] {
+            let mut one = PingPong::from_host(&d, &u0).unwrap();
+            let mut many = PingPong::from_host(&devices, &u0).unwrap();
+            for step in 0..4 {
+                let (n, c) = one.split();
+                let (m, s) = many.split();
+                if periodic {
+                    Heat3Periodic::launch_plan(&Heat3Periodic::plan(&d, &config, shape).unwrap(), n, c).unwrap();
+                    let plan = Heat3Periodic::plan(&devices, &config, shape).unwrap();
+                    assert!(plan.overlaps(), "{config:?}");
+                    Heat3Periodic::launch_plan(&plan, m, s).unwrap();
+                } else {
+                    Heat3::launch_plan(&Heat3::plan(&d, &config, shape).unwrap(), n, c).unwrap();
+                    let plan = Heat3::plan(&devices, &config, shape).unwrap();
+                    assert!(plan.overlaps(), "{config:?}");
+                    Heat3::launch_plan(&plan, m, s).unwrap();
+                }
+                one.swap();
+                many.swap();
+                let (got, want) = (many.current().to_host().unwrap(), one.current().to_host().unwrap());
+                assert!(want.data().iter().all(|v| v.is_finite()));
+                same_bits(&got, &want, |v| u64::from(v.to_bits())).unwrap_or_else(|e| {
+                    panic!("periodic {periodic}, {parts} slabs, depth {depth}, {config:?}, launch {step}: {e}")
+                });
+            }
+        }
+    }
 }
 
 #[test]

@@ -26,6 +26,11 @@ pub const fn default_tile(rank: usize) -> (usize, usize, usize) {
     }
 }
 
+/// Planes a work-group of the 3-D march variant (2.5-D blocking) walks along z when the launch
+/// names no depth (`MARCH_Z`): its ring of planes is loaded once per column and reused for every
+/// plane after the first, so a deeper march pays the 2 HZ planes it loads up front less often.
+pub const DEFAULT_MARCH_Z: usize = 16;
+
 /// The reference cell an element is defined on, and so how it is integrated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cell {

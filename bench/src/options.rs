@@ -89,5 +89,9 @@ pub fn describe(config: &LaunchConfig, spec: &StencilSpec) -> String {
             Some(t) => format!("steps {} on {}x{}/{}x{}", config.iterations(), t.x, t.y, t.x, t.rows),
             None => format!("steps {}", config.iterations()),
         },
+        Variant::March => match config.tile {
+            Some(t) => format!("march {}x{}/{}x{} z{}", t.x, t.y, t.x, t.rows, config.march_planes()),
+            None => format!("march z{}", config.march_planes()),
+        },
     }
 }

@@ -293,7 +293,7 @@ pub fn shapes(rank: usize) -> Vec<Shape> {
 }
 
 /// Every launch configuration of a stencil, labelled: each variant, the default tile and a
-/// small one, and temporal blocking where the stencil has it: 3 steps, or 1 when results are
+/// small one, the march variant in 3-D, and temporal blocking where the stencil has it: 3 steps, or 1 when results are
 /// only ulp-close or zeros may differ in sign (an iterated difference grows).
 pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
     let small = if spec.rank == 1 {
@@ -317,6 +317,15 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
                 points: Some(3),
                 ..LaunchConfig::variant(Variant::Plain)
             },
+        ));
+    }
+    // 3-D: 2.5-D blocking over 2 planes per work-group, so the shapes' depths (1, 2, 5) take
+    // one, one and three (the last clipped) work-groups along z
+    if spec.variant(Variant::March).unavailable.is_none() {
+        let tile = Tile { x: 8, y: 4, rows: 2 };
+        out.push((
+            format!("march-{}x{}x{}-z2", tile.x, tile.y, tile.rows),
+            LaunchConfig::march(tile, 2),
         ));
     }
     if spec.variant(Variant::Steps).unavailable.is_none() {

@@ -127,7 +127,16 @@ fn stencil_stages_one_by_one() {
     // lower: every variant with its ABI in order (output, user arguments, extents)
     let program = lower::stencil::lower(&model).expect("lower");
     let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
-    assert_eq!(names, ["smooth_plain", "smooth_tiled", "smooth_vec8", "smooth_steps"]);
+    assert_eq!(
+        names,
+        [
+            "smooth_plain",
+            "smooth_tiled",
+            "smooth_vec8",
+            "smooth_steps",
+            "smooth_march"
+        ]
+    );
     let plain: Vec<&str> = program.kernels[0].params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(&plain[..3], ["out", "u", "k"], "{plain:?}");
     // render: the signature printed from the IR
@@ -140,6 +149,48 @@ fn stencil_stages_one_by_one() {
         .to_string();
     assert!(out.contains("struct Smooth"), "{out}");
     assert!(out.contains("smooth_plain"), "{out}");
+}
+
+/// The march variant (2.5-D blocking) exists in 3-D only: there it has the `MARCH_Z` tunable
+/// and reads staged grids through one plane pointer per z offset read, a centre-only grid from
+/// global memory; below 3-D it is marked unavailable and prints nothing.
+#[test]
+fn march_variant_is_generated_in_3d_only() {
+    let lowered = |item: syn::ItemFn| {
+        let model = parse::stencil::from_syn(&item, crate::model::Boundary::Clamp, None).expect("parse");
+        lower::stencil::lower(&model).expect("lower")
+    };
+    let p3 = lowered(syn::parse_quote! {
+        fn diag(u: &Grid3<f32>, k: &Grid3<f32>) -> f32 { k.at(0, 0, 0) * (u.at(1, 0, 1) - u.at(0, -1, -2)) }
+    });
+    let march = &p3.kernels[4];
+    assert_eq!(
+        (march.name.as_str(), march.unavailable.as_deref()),
+        ("diag_march", None)
+    );
+    assert!(p3
+        .tunables
+        .iter()
+        .any(|t| t.name == "MARCH_Z" && t.default == clforge_abi::DEFAULT_MARCH_Z));
+    let src = render::stencil::render(&p3).expect("render");
+    for line in [
+        "__local const float* t_u_m2 = t_u + MARCH_SLOT(z - 2);",
+        "__local const float* t_u_p1 = t_u + MARCH_SLOT(z + 1);",
+        "k[c] * (t_u_p1[t + 1] - t_u_m2[t - TW])",
+    ] {
+        assert!(src.contains(line), "{line} not in\n{src}");
+    }
+    // the two z offsets read, no pointer for the others
+    assert!(!src.contains("t_u_0 ") && !src.contains("t_k_"), "{src}");
+
+    let p2 = lowered(syn::parse_quote! {
+        fn flat(u: &Grid<f32>) -> f32 { u.at(1, 0) - u.at(0, -1) }
+    });
+    let why = p2.kernels[4].unavailable.as_deref().expect("no march in 2-D");
+    assert!(why.contains("3-D") && why.contains("2-D"), "{why}");
+    assert!(p2.tunables.iter().all(|t| t.name != "MARCH_Z"));
+    let src = render::stencil::render(&p2).expect("render");
+    assert!(!src.contains("MARCH") && !src.contains("flat_march"), "{src}");
 }
 
 /// Every identifier the stencil template prints is reserved (so no user name can meet it),

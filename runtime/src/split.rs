@@ -792,7 +792,7 @@ impl SplitPlan {
 
     /// Whether launches that need an exchange overlap it with interior work: asked for by
     /// [`Devices::overlap`] (the default), on two or more devices, with a kernel that can be
-    /// launched over a range of planes (plain, vector, 3-D tiled; no reductions).
+    /// launched over a range of planes (plain, vector, 3-D tiled, march; no reductions).
     pub fn overlaps(&self) -> bool {
         self.overlap
     }

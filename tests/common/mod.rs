@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 /// The launch configurations every stencil is checked in: each variant, the default tile
-/// and a small tile that leaves partial tiles on most shapes.
+/// and a small tile that leaves partial tiles on most shapes (in 3-D the march variant too).
 pub fn configs(rank: usize) -> Vec<LaunchConfig> {
     let small = if rank == 1 {
         Tile { x: 16, y: 1, rows: 1 }
@@ -26,6 +26,11 @@ pub fn configs(rank: usize) -> Vec<LaunchConfig> {
             points: Some(3),
             ..LaunchConfig::variant(Variant::Plain)
         });
+    }
+    if rank == 3 {
+        // 2.5-D blocking: columns of a small tile walked over 3 planes, so most depths end in
+        // a clipped work-group
+        configs.push(LaunchConfig::march(Tile { x: 8, y: 4, rows: 2 }, 3));
     }
     configs
 }

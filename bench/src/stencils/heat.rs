@@ -13,6 +13,8 @@ pub(super) fn heat_configs() -> Vec<LaunchConfig> {
         LaunchConfig::default(),
         LaunchConfig::variant(Variant::Vector),
         LaunchConfig::tiled(Heat3d::spec().default_tile),
+        // 2.5-D blocking: the default tile's column walked over the default depth
+        LaunchConfig::variant(Variant::March),
         // marching along z: 4 and 8 planes per work-item
         LaunchConfig {
             work_group: Some([32, 4, 1]),

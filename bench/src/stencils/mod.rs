@@ -187,12 +187,12 @@ struct Timed<'a> {
     flops_per_point: f64,
 }
 
-/// Candidates of a quick tuning pass: plain and vector work-groups and only the tiles
-/// already built for the table (program builds dominate a quick run on a CPU).
+/// Candidates of a quick tuning pass: plain and vector work-groups and only the tiles (and
+/// marches) already built for the table (program builds dominate a quick run on a CPU).
 fn quick_candidates(spec: &StencilSpec, dev: &Device, shape: Shape, tiles: &[LaunchConfig]) -> Vec<LaunchConfig> {
     clforge::runtime::tune::candidates(spec, dev.info(), shape)
         .into_iter()
-        .filter(|c| c.variant != Variant::Tiled || tiles.contains(c))
+        .filter(|c| !matches!(c.variant, Variant::Tiled | Variant::March) || tiles.contains(c))
         .collect()
 }
 

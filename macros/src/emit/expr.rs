@@ -21,6 +21,10 @@ pub enum Access {
     VectorInterior,
     /// Staged fields from the local tile `t_psi[t + 1]`; the others from global memory.
     Tiled,
+    /// Staged fields from the march variant's ring of planes in local memory: the plane
+    /// pointer of the read's z offset at the x/y offset, `t_psi_p1[t + 1]`; the others from
+    /// global memory.
+    March,
     /// The state field from the local buffer of the current step `s_cur[t + 1]`; the others
     /// from global memory.
     Steps,
@@ -370,6 +374,13 @@ impl Emitter<'_> {
         match self.access {
             Access::Tiled if self.k.access.staged[arg] => {
                 format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "TW", "TWH"))
+            }
+            Access::March if self.k.access.staged[arg] => {
+                let plane = self.k.plane_names[arg]
+                    .iter()
+                    .find(|(dz, _)| *dz == offset[2])
+                    .map_or("/* no plane: a read the access analysis missed */", |(_, n)| n.as_str());
+                format!("{plane}[{}]", linear("t", [offset[0], offset[1], 0], "TW", ""))
             }
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))

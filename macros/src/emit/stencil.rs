@@ -77,6 +77,33 @@ pub fn reduce_fn(op: ReduceOp, ty: Scalar, vector: bool) -> String {
     format!("clforge_{fold}{}_{}", op.name(), ty.rust())
 }
 
+/// The march variant's plane pointers at plane `z`: per staged grid and per z offset `dz` it
+/// is read at, `__local const float* t_psi_m1 = t_psi + MARCH_SLOT(z - 1);`, the ring slot that
+/// holds plane `z + dz` (reads then print a 2-D offset from it, `Access::March`).
+pub fn emit_march_planes(k: &StencilBody) -> Vec<String> {
+    let mut lines = Vec::new();
+    for ((a, tile), planes) in k.args.iter().zip(&k.tile_names).zip(&k.plane_names) {
+        let crate::model::Arg::Field(f) = a else { continue };
+        for (dz, plane) in planes {
+            let z = match *dz {
+                0 => c::var("z"),
+                d if d > 0 => c::bin(Op::Add, c::var("z"), c::int(d.unsigned_abs() as usize)),
+                d => c::bin(Op::Sub, c::var("z"), c::int(d.unsigned_abs() as usize)),
+            };
+            lines.push(c::stmt(&c::S::Decl {
+                konst: false,
+                ty: format!("__local const {}*", f.elem.cl()),
+                vars: vec![(
+                    plane.clone(),
+                    c::bin(Op::Add, c::var(tile), c::call("MARCH_SLOT", vec![z])),
+                )],
+                comment: None,
+            }));
+        }
+    }
+    lines
+}
+
 /// Wrapped or clamped neighbour coordinates for periodic/clamp boundaries (`x_p1`, ...).
 pub fn emit_coords(k: &StencilBody, axes: std::ops::Range<usize>) -> Vec<String> {
     let mut lines = Vec::new();

@@ -28,7 +28,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let (tx, ty, wy) = k.tile;
     let lanes = k.lanes;
     let uses_point = k.uses_point;
-    // The runtime's `Variant` order: plain, tiled, vector, steps.
+    // The runtime's `Variant` order: plain, tiled, vector, steps, march.
     let variants: Vec<TokenStream> = p
         .kernels
         .iter()
@@ -75,10 +75,10 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         ));
     }
     let names: Vec<&String> = p.kernels.iter().map(|k| &k.name).collect();
-    let [plain, tiled, vector, steps] = names[..] else {
+    let [plain, tiled, vector, steps, march] = names[..] else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
-            "a stencil has four variants",
+            "a stencil has five variants",
         ));
     };
 
@@ -314,6 +314,9 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             pub const VECTOR: &'static str = #vector;
             /// Several iterations per launch in local memory (temporal blocking), when available.
             pub const STEPS: &'static str = #steps;
+            /// A column of tiles walked along z with a ring of planes in local memory (2.5-D
+            /// blocking), for 3-D stencils.
+            pub const MARCH: &'static str = #march;
 
             #source_fn
 

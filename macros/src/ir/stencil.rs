@@ -12,6 +12,10 @@ pub struct StencilBody {
     pub arg_names: Vec<String>,
     /// OpenCL names of the arguments' local tiles (`t_psi`), made fresh after the arguments'.
     pub tile_names: Vec<String>,
+    /// Per argument, the march variant's pointers into its ring, one per z offset `dz` the
+    /// argument is read at, in order of `dz`: the plane `z + dz` (`t_psi_m1`, `t_psi_0`,
+    /// `t_psi_p1`). 3-D staged grids only, else empty.
+    pub plane_names: Vec<Vec<(i64, String)>>,
     /// Params struct types (as written) and their OpenCL names.
     pub struct_names: Vec<(String, String)>,
     pub out: Scalar,

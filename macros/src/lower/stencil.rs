@@ -1,5 +1,5 @@
-//! Stencil model -> IR program: the body lowered once, the access analysis, and the four
-//! variants (plain, tiled, vec8, steps) with their signatures, legality and local memory.
+//! Stencil model -> IR program: the body lowered once, the access analysis, and the five
+//! variants (plain, tiled, vec8, steps, march) with their signatures, legality and local memory.
 
 use super::body::{Lowerer, Names};
 use super::{access, variants};
@@ -28,9 +28,12 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
     let mut tiled = Kernel::new(&origin, "tiled", params.clone());
     tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
     let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
-    let mut steps = Kernel::new(&origin, "steps", params);
+    let mut steps = Kernel::new(&origin, "steps", params.clone());
     steps.unavailable = variants::steps_unavailable(&body);
     steps.local_bytes_per_point = variants::steps_local_bytes(&body);
+    let mut march = Kernel::new(&origin, "march", params);
+    march.unavailable = variants::march_unavailable(&body);
+    march.local_bytes_per_point = variants::tiled_local_bytes(&body);
 
     let (tx, ty, wy) = body.tile;
     let mut tunables = vec![
@@ -46,11 +49,18 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
     if steps.unavailable.is_none() {
         tunables.push(tunable("STEPS", 4, "iterations per launch of the steps variant"));
     }
+    if march.unavailable.is_none() {
+        tunables.push(tunable(
+            "MARCH_Z",
+            clforge_abi::DEFAULT_MARCH_Z,
+            "planes along z per work-group of the march variant",
+        ));
+    }
     let contracts = region_contracts(&body);
     Ok(Program {
         origin,
         family: "stencil".into(),
-        kernels: vec![plain, tiled, vector, steps],
+        kernels: vec![plain, tiled, vector, steps, march],
         tunables,
         contracts,
         fp64,
@@ -89,7 +99,7 @@ pub fn region_contracts(body: &StencilBody) -> Vec<Define> {
 pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowered> {
     let (mut names, arg_names) = Names::new(&s.args);
     // Names derived from the arguments' come before the body's own.
-    let tile_names = arg_names.iter().map(|n| names.fresh(&format!("t_{n}"))).collect();
+    let tile_names: Vec<String> = arg_names.iter().map(|n| names.fresh(&format!("t_{n}"))).collect();
     let mut struct_names: Vec<(String, String)> = Vec::new();
     for a in &s.args {
         if let Arg::Params { ty, .. } = a {
@@ -148,10 +158,32 @@ pub fn lower_body(s: &Stencil, state: Option<&syn::Ident>) -> syn::Result<Lowere
         access.iterated = None;
         access.state_candidates.clear();
     }
+    // The march variant's plane pointers, one per z offset a staged grid is read at, after
+    // every other name (so 1-D and 2-D kernels and the body's names are as without them).
+    let plane_names = (0..s.args.len())
+        .map(|i| {
+            if s.rank < 3 || !access.staged[i] {
+                return Vec::new();
+            }
+            let dzs: std::collections::BTreeSet<i64> =
+                l.reads.iter().filter(|(a, _)| *a == i).map(|(_, o)| o[2]).collect();
+            dzs.into_iter()
+                .map(|dz| {
+                    let part = match dz {
+                        0 => "0".to_string(),
+                        d if d > 0 => format!("p{d}"),
+                        d => format!("m{}", d.unsigned_abs()),
+                    };
+                    (dz, l.names.fresh(&format!("{}_{part}", tile_names[i])))
+                })
+                .collect()
+        })
+        .collect();
     let body = StencilBody {
         args: s.args.clone(),
         arg_names,
         tile_names,
+        plane_names,
         struct_names: struct_names.clone(),
         out: s.out,
         rank: s.rank,

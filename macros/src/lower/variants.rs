@@ -38,7 +38,20 @@ pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
     (!why.is_empty()).then(|| why.join("; "))
 }
 
-/// `__local` bytes per tile point of the tiled variant: every staged grid is held once.
+/// Why the march variant (2.5-D blocking: a work-group walks a column of tiles along z with the
+/// planes it reads in a ring in local memory) is not generated, if it is not: it marches along
+/// the third axis, so 1-D and 2-D stencils have none (their slowest axis is the tiled kernel's y).
+pub fn march_unavailable(b: &StencilBody) -> Option<String> {
+    (b.rank < 3).then(|| {
+        format!(
+            "the march variant walks along z and is generated for 3-D stencils only; this stencil is {}-D",
+            b.rank
+        )
+    })
+}
+
+/// `__local` bytes per tile point of the tiled variant: every staged grid is held once (the
+/// march variant's ring too, per plane).
 pub fn tiled_local_bytes(b: &StencilBody) -> usize {
     b.args
         .iter()

@@ -4,7 +4,7 @@
 use super::render_template;
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_coords, emit_outputs, reduce_fn};
+use crate::emit::stencil::{emit_body, emit_coords, emit_march_planes, emit_outputs, reduce_fn};
 use crate::ir::stencil::{Reduction, StencilBody};
 use crate::ir::{Body, Define, Program, Tunable};
 use crate::lower::variants::LANES;
@@ -47,7 +47,7 @@ pub struct StencilView {
     /// OpenCL type of the output.
     pub out: &'static str,
     pub fp64: bool,
-    /// Kernel names: plain, tiled, vector, steps.
+    /// Kernel names: plain, tiled, vector, steps, march.
     pub kernels: Vec<String>,
     /// The kernels' common parameter list, one declaration each.
     pub params: Vec<String>,
@@ -71,6 +71,11 @@ pub struct StencilView {
     pub state_name: String,
     pub state_ty: &'static str,
     pub steps_body: Vec<String>,
+    /// The march variant (3-D: a column of tiles walked along z, a ring of planes in local
+    /// memory): its plane pointers at plane `z`, and the body reading through them.
+    pub has_march: bool,
+    pub march_planes: Vec<String>,
+    pub march_body: Vec<String>,
     pub vec_body: Vec<String>,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
@@ -312,6 +317,8 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
     let vector_store = |o: &str, v: &str| format!("vstore{}({v}, 0, {o} + c);", k.lanes);
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
+    let march = p.kernels.iter().find(|k| k.variant == "march");
+    let has_march = march.is_some_and(|m| m.unavailable.is_none());
     let mut v = StencilView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(file),
@@ -356,6 +363,13 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         state_name: k.access.iterated.map(|i| k.arg_names[i].clone()).unwrap_or_default(),
         state_ty: k.out.cl(),
         steps_body: emit_body(k, file, Access::Steps, &|v: &str| format!("s_next[t] = {v};")),
+        has_march,
+        march_planes: if has_march { emit_march_planes(k) } else { Vec::new() },
+        march_body: if has_march {
+            emit_outputs(k, file, Access::March, &scalar_store)
+        } else {
+            Vec::new()
+        },
         vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
         helpers: Vec::new(),
         rounding: Vec::new(),
@@ -371,6 +385,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
             &v.interior_body,
             &v.vec_interior_body,
             &v.steps_body,
+            &v.march_body,
             &v.vec_body,
         ]
         .into_iter()

@@ -223,23 +223,45 @@ pub enum Variant {
     /// wrapped tile points; clamp: ghost tile points copy their edge point each step); in 3-D
     /// the tile is `y` points deep along z.
     Steps,
+    /// 2.5-D blocking, 3-D stencils only: an `x` by `rows` work-group owns an `x` by `y` column
+    /// of the grid and marches along z over [`LaunchConfig::march`] planes (default
+    /// [`DEFAULT_MARCH_Z`]), keeping the `2 HZ + 2` planes it reads and loads next of every
+    /// staged grid in a ring in local memory: each step loads one plane with its x/y halo, so
+    /// a point is read from global memory about once instead of `2 HZ + 1` times.
+    March,
 }
 
 impl Variant {
-    /// The variant's name in messages (`plain`, `tiled`, `vector`, `steps`).
+    /// Every variant, in the order of [`StencilSpec::variants`].
+    pub const ALL: [Variant; 5] = [
+        Variant::Plain,
+        Variant::Tiled,
+        Variant::Vector,
+        Variant::Steps,
+        Variant::March,
+    ];
+
+    /// The variant's name in messages and the tuner's cache (`plain`, `tiled`, `vector`,
+    /// `steps`, `march`).
     pub fn name(self) -> &'static str {
         match self {
             Variant::Plain => "plain",
             Variant::Tiled => "tiled",
             Variant::Vector => "vector",
             Variant::Steps => "steps",
+            Variant::March => "march",
         }
+    }
+
+    /// The variant [`Variant::name`] names.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
     }
 }
 
-/// Tile of the tiled and steps variants: `x` by `y` points, walked by an `x` by `rows`
+/// Tile of the tiled, steps and march variants: `x` by `y` points, walked by an `x` by `rows`
 /// work-group. In 3-D the steps variant's tile is also `y` points deep along z (the tiled
-/// variant takes one plane per work-group).
+/// variant takes one plane per work-group, the march variant [`LaunchConfig::march`] planes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Tile {
     /// Points along x (= work-group width).
@@ -280,8 +302,8 @@ pub struct StencilSpec {
     /// The kernels that fold each reduction output's work-group partials into its value, in
     /// the order of the reduction outputs (empty for a stencil without reductions).
     pub folds: &'static [&'static str],
-    /// The variants in [`Variant`] order: plain, tiled, vector, steps.
-    pub variants: [VariantSpec; 4],
+    /// The variants in [`Variant`] order: plain, tiled, vector, steps, march.
+    pub variants: [VariantSpec; 5],
     /// Tile used when the launch config names none.
     pub default_tile: Tile,
     /// `file.rs:line` of the Rust function.
@@ -296,7 +318,7 @@ impl StencilSpec {
         &self.variants[v as usize]
     }
 
-    /// The tile a tiled or steps launch that names none uses on the device `info`: the
+    /// The tile a tiled, steps or march launch that names none uses on the device `info`: the
     /// stencil's [`StencilSpec::default_tile`], halved in y (then in x) until its `__local`
     /// arrays fit `CL_DEVICE_LOCAL_MEM_SIZE` (a 3-D stencil with a deep z halo and wide
     /// types overflows a GPU's 48 KiB at 32 x 8). A tile the caller names is never changed:
@@ -338,6 +360,9 @@ pub struct LaunchConfig {
     /// 2-D, z in 3-D; default 1), so that a neighbour one point further along it is read once
     /// for two points. 2-D and 3-D stencils.
     pub points: Option<usize>,
+    /// Planes along z per work-group of the [`Variant::March`] kernel (`MARCH_Z`, default
+    /// [`DEFAULT_MARCH_Z`]; the last work-group of a column stops at the grid's end).
+    pub march: Option<usize>,
 }
 
 impl LaunchConfig {
@@ -365,7 +390,22 @@ impl LaunchConfig {
             steps: Some(steps),
             work_group: None,
             points: None,
+            march: None,
         }
+    }
+    /// The march variant (2.5-D blocking, 3-D stencils): `tile.x` by `tile.y` columns walked
+    /// along z over `planes` planes by `tile.x` by `tile.rows` work-groups.
+    pub fn march(tile: Tile, planes: usize) -> LaunchConfig {
+        LaunchConfig {
+            variant: Variant::March,
+            tile: Some(tile),
+            march: Some(planes),
+            ..LaunchConfig::default()
+        }
+    }
+    /// Planes per work-group of a [`Variant::March`] launch (the default when it names none).
+    pub fn march_planes(&self) -> usize {
+        self.march.unwrap_or(DEFAULT_MARCH_Z)
     }
     /// Iterations one launch performs (1 except for [`Variant::Steps`]).
     pub fn iterations(&self) -> usize {
@@ -380,6 +420,7 @@ impl LaunchConfig {
         match self.variant {
             Variant::Tiled => LaunchConfig::tiled(self.tile.unwrap_or(spec.default_tile)),
             Variant::Steps => LaunchConfig::steps(self.iterations(), self.tile.unwrap_or(spec.default_tile)),
+            Variant::March => LaunchConfig::march(self.tile.unwrap_or(spec.default_tile), self.march_planes()),
             v => LaunchConfig {
                 variant: v,
                 work_group: Some(self.work_group.unwrap_or(default_work_group(spec.rank))),
@@ -393,6 +434,9 @@ impl LaunchConfig {
 
 /// Iterations per launch of the steps variant when the launch config names none.
 pub const DEFAULT_STEPS: usize = 4;
+
+/// Planes per work-group of the march variant when the launch config names none.
+pub const DEFAULT_MARCH_Z: usize = clforge_abi::DEFAULT_MARCH_Z;
 
 /// Work-group of the plain and vector variants when the launch config names none.
 fn default_work_group(rank: usize) -> [usize; 3] {
@@ -413,7 +457,8 @@ pub struct StencilPlan {
     local_bytes: u64,
     shape: Shape,
     variant: Variant,
-    /// Points per work-item along the slowest axis (the plain variant's `PTS`; 1 otherwise).
+    /// Points per work-item (or work-group) along the slowest axis: the plain variant's `PTS`,
+    /// the march variant's `MARCH_Z`; 1 otherwise.
     points: usize,
     /// For a body that reads its point: where this grid starts in the whole grid and the whole
     /// grid's extents (a slab of a split grid); `None` for one that does not.
@@ -557,7 +602,10 @@ impl StencilPlan {
             local_bytes: sized.local_bytes,
             shape,
             variant: config.variant,
-            points: config.points.unwrap_or(1),
+            points: match config.variant {
+                Variant::March => config.march_planes(),
+                _ => config.points.unwrap_or(1),
+            },
             folds: spec.folds,
             fold_refs: spec.folds.iter().map(|_| OnceLock::new()).collect(),
             groups: (0..rank).map(|d| sized.global[d] / sized.local[d].max(1)).product(),
@@ -664,8 +712,9 @@ impl StencilPlan {
     }
 
     /// Points per work-item along the slowest axis if this plan's kernel can be launched over
-    /// a range of that axis's planes (through OpenCL's global work offset): the plain, vector
-    /// and 3-D tiled kernels, which index that axis by global id. `None` for the 2-D tiled and
+    /// a range of that axis's planes (through OpenCL's global work offset): the plain, vector,
+    /// 3-D tiled and march kernels, which index that axis by global id (the march kernel's
+    /// work-groups start `MARCH_Z` planes apart). `None` for the 2-D tiled and
     /// steps kernels (they index by work-group), 1-D grids and kernels with reductions (their
     /// partials belong to one whole launch).
     pub(crate) fn plane_step(&self) -> Option<usize> {
@@ -677,6 +726,7 @@ impl StencilPlan {
             Variant::Plain => Some(self.points.max(1)),
             Variant::Vector => Some(1),
             Variant::Tiled if rank == 3 => Some(1),
+            Variant::March => Some(self.points.max(1)),
             Variant::Tiled | Variant::Steps => None,
         }
     }
@@ -898,6 +948,12 @@ pub(crate) fn size_launch(
             what("launch".into())
         )));
     }
+    if config.march.is_some() && variant != Variant::March {
+        return Err(Error::InvalidConfig(format!(
+            "{}: planes per work-group (`march`) are a tunable of the march variant only",
+            what("launch".into())
+        )));
+    }
     let (global, local, options, local_points) = match variant {
         Variant::Plain | Variant::Vector => {
             let wg = config.work_group.unwrap_or(default_work_group(rank));
@@ -932,7 +988,7 @@ pub(crate) fn size_launch(
             };
             (global, wg, options, 0)
         }
-        Variant::Tiled | Variant::Steps => {
+        Variant::Tiled | Variant::Steps | Variant::March => {
             let steps = config.iterations();
             let t = config.tile.unwrap_or_else(|| spec.tile_on(info, variant, steps));
             let tile = || what(format!("tile {t:?}"));
@@ -949,11 +1005,30 @@ pub(crate) fn size_launch(
                     what("launch".into())
                 )));
             }
+            let planes = config.march_planes();
+            if variant == Variant::March {
+                // The macro marks the variant unavailable below 3-D; a hand-written spec may not.
+                if rank != 3 {
+                    return Err(Error::InvalidConfig(format!(
+                        "{}: the march variant walks along z; it is for 3-D stencils only, and this one is \
+                         {rank}-D",
+                        what("launch".into())
+                    )));
+                }
+                if planes == 0 {
+                    return Err(Error::InvalidConfig(format!(
+                        "{} marches over 0 planes per work-group; give march >= 1",
+                        what("launch".into())
+                    )));
+                }
+            }
             // The steps kernel's tiles are `y` deep along z in 3-D (one group per z tile),
-            // one plane otherwise; the tiled kernel takes a group per plane.
+            // one plane otherwise; the tiled kernel takes a group per plane, the march kernel
+            // one per `planes` planes.
             let z = match (variant, rank) {
                 (Variant::Steps, 3) => dims[2].div_ceil(t.y),
                 (Variant::Steps, _) => 1,
+                (Variant::March, _) => dims[2].div_ceil(planes),
                 _ => dims[2],
             };
             // x: one work-item per point; y: `rows` work-items per `y` points.
@@ -967,6 +1042,9 @@ pub(crate) fn size_launch(
                 if rank == 3 {
                     options.push_str(&format!(" -D TILE_Z={}", t.y));
                 }
+            }
+            if variant == Variant::March {
+                options.push_str(&format!(" -D MARCH_Z={planes}"));
             }
             (global, [t.x, t.rows, 1], options, points.unwrap_or(usize::MAX))
         }
@@ -995,6 +1073,7 @@ pub(crate) fn size_launch(
                         .unwrap_or_else(|| spec.tile_on(info, variant, config.iterations()))
                 ) {
                     (Variant::Steps, t) => format!("tile {t:?} over {} steps", config.iterations()),
+                    (Variant::March, t) => format!("tile {t:?} with its ring of {} planes", 2 * spec.halo[2] + 2),
                     (_, t) => format!("tile {t:?}"),
                 }
             )),
@@ -1032,16 +1111,21 @@ pub(crate) fn size_launch(
 /// Largest grid (points) and global work size (per axis) the kernels' `int` indices reach.
 pub(crate) const MAX_INDEX: usize = i32::MAX as usize;
 
-/// Points of the `__local` arrays the tiled or steps kernel declares for tile `t`: the tiled
-/// kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums their
-/// element sizes), the steps kernel two `SW * SH * SD` arrays of the iterated grid, its tile
-/// `y` deep along z in 3-D (`local_bytes_per_point` counts both); `None` on overflow.
+/// Points of the `__local` arrays the tiled, steps or march kernel declares for tile `t`: the
+/// tiled kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums
+/// their element sizes), the march kernel one `TW * TH * (2 HZ + 2)` ring per staged grid, the
+/// steps kernel two `SW * SH * SD` arrays of the iterated grid, its tile `y` deep along z in
+/// 3-D (`local_bytes_per_point` counts both); `None` on overflow.
 fn local_points(variant: Variant, t: Tile, steps: usize, [hx, hy, hz]: [usize; 3], rank: usize) -> Option<usize> {
-    let steps = if variant == Variant::Tiled { 1 } else { steps };
-    let depth = if variant == Variant::Steps && rank == 3 { t.y } else { 1 };
+    let steps = if variant == Variant::Steps { steps } else { 1 };
+    let depth = match variant {
+        Variant::Steps if rank == 3 => extent(t.y, steps, hz),
+        Variant::March => extent(2, 1, hz),
+        _ => extent(1, steps, hz),
+    };
     extent(t.x, steps, hx)
         .zip(extent(t.y, steps, hy))
-        .zip(extent(depth, steps, hz))
+        .zip(depth)
         .and_then(|((w, h), d)| w.checked_mul(h)?.checked_mul(d))
 }
 
@@ -1252,6 +1336,11 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
                     unavailable: Some("the test stencil is 1-D"),
                     local_bytes_per_point: 8,
                 },
+                VariantSpec {
+                    kernel: "scale_march",
+                    unavailable: None,
+                    local_bytes_per_point: 4,
+                },
             ],
             default_tile: Tile { x: 64, y: 1, rows: 1 },
             origin: "stencil.rs",
@@ -1357,6 +1446,57 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
         assert_eq!(s.tile_on(&info, Variant::Tiled, 1), s.default_tile);
         let err = size_launch(&s, &info, &tiled, shape).unwrap_err().to_string();
         assert!(err.contains("CL_DEVICE_LOCAL_MEM_SIZE"), "{err}");
+    }
+
+    /// The march variant's launch: a work-group per `x` by `y` column and per `march` planes
+    /// (the last clipped), its ring of `2 HZ + 2` planes per staged grid in local memory, the
+    /// depth a build option; a default tile shrinks to fit, a named one that does not fit, a
+    /// grid below 3-D and a march of 0 planes are errors.
+    #[test]
+    fn march_launch_geometry_and_local_memory() {
+        let mut s = spec();
+        s.rank = 3;
+        s.halo = [1, 1, 2];
+        s.default_tile = Tile { x: 32, y: 8, rows: 4 };
+        let mut info = Device::default().unwrap().info().clone();
+        info.local_mem_bytes = 49152;
+        info.max_work_group_size = info.max_work_group_size.max(128);
+        info.max_work_item_sizes = [1024, 1024, 64];
+        let shape = Shape::d3(50, 40, 30);
+        let sized = size_launch(&s, &info, &LaunchConfig::march(Tile { x: 16, y: 8, rows: 2 }, 8), shape).unwrap();
+        assert_eq!((sized.global, sized.local), ([64, 10, 4], [16, 2, 1]));
+        assert_eq!(sized.options, "-D TILE_X=16 -D TILE_Y=8 -D WG_Y=2 -D MARCH_Z=8");
+        // (16 + 2) x (8 + 2) points x 6 planes x 4 B
+        assert_eq!(sized.local_bytes, 18 * 10 * 6 * 4);
+        let march = LaunchConfig::variant(Variant::March);
+        assert_eq!(
+            march.effective(&s),
+            LaunchConfig::march(s.default_tile, DEFAULT_MARCH_Z)
+        );
+        let sized = size_launch(&s, &info, &march, shape).unwrap();
+        assert_eq!(sized.global[2], 30usize.div_ceil(DEFAULT_MARCH_Z));
+        assert!(sized.options.ends_with(&format!("-D MARCH_Z={DEFAULT_MARCH_Z}")));
+        // 34 x 10 x 6 points x 32 B = 65280 B > 49152 B; 32 x 4 needs 34 * 6 * 6 * 32 = 39168 B.
+        s.variants[4].local_bytes_per_point = 32;
+        assert_eq!(s.tile_on(&info, Variant::March, 1), Tile { x: 32, y: 4, rows: 4 });
+        assert_eq!(size_launch(&s, &info, &march, shape).unwrap().local_bytes, 39168);
+        let named = LaunchConfig::march(s.default_tile, 4);
+        let err = size_launch(&s, &info, &named, shape).unwrap_err();
+        assert!(
+            matches!(&err, Error::DeviceLimit { needed: 65280, .. }) && err.to_string().contains("ring of 6 planes"),
+            "{err}"
+        );
+        let err = size_launch(&s, &info, &LaunchConfig::march(s.default_tile, 0), shape).unwrap_err();
+        assert!(err.to_string().contains("0 planes"), "{err}");
+        let err = size_launch(&spec(), &info, &march, Shape::d1(100)).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidConfig(m) if m.contains("3-D stencils only")),
+            "{err}"
+        );
+        assert_eq!(
+            Variant::ALL.map(|v| Variant::from_name(v.name())),
+            Variant::ALL.map(Some)
+        );
     }
 
     #[test]

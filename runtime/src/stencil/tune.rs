@@ -22,7 +22,8 @@
 //! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point };
 //! let spec = StencilSpec {
 //!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, point: false, folds: &[],
-//!     variants: [variant("twice_plain", 0), variant("twice_tiled", 4), variant("twice_vec8", 0), variant("twice_steps", 8)],
+//!     variants: [variant("twice_plain", 0), variant("twice_tiled", 4), variant("twice_vec8", 0), variant("twice_steps", 8),
+//!                variant("twice_march", 4)],
 //!     default_tile: Tile { x: 32, y: 32, rows: 4 }, origin: "doc.rs:1", source: SOURCE,
 //! };
 //! let dev = Device::default().unwrap();
@@ -111,42 +112,33 @@ struct Entry {
     steps: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     points: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    march: Option<usize>,
     median_ns: u64,
 }
 
 impl Entry {
     fn new(config: &LaunchConfig, median_ns: u64) -> Entry {
-        let variant = match config.variant {
-            Variant::Plain => "plain",
-            Variant::Tiled => "tiled",
-            Variant::Vector => "vector",
-            Variant::Steps => "steps",
-        };
         Entry {
-            variant: variant.to_owned(),
+            variant: config.variant.name().to_owned(),
             tile: config.tile.map(|t| [t.x, t.y, t.rows]),
             work_group: config.work_group,
             steps: config.steps,
             points: config.points,
+            march: config.march,
             median_ns,
         }
     }
 
     /// The configuration, or `None` for an entry this version does not understand.
     fn config(&self) -> Option<LaunchConfig> {
-        let variant = match self.variant.as_str() {
-            "plain" => Variant::Plain,
-            "tiled" => Variant::Tiled,
-            "vector" => Variant::Vector,
-            "steps" => Variant::Steps,
-            _ => return None,
-        };
         Some(LaunchConfig {
-            variant,
+            variant: Variant::from_name(&self.variant)?,
             tile: self.tile.map(|[x, y, rows]| Tile { x, y, rows }),
             work_group: self.work_group,
             steps: self.steps,
             points: self.points,
+            march: self.march,
         })
     }
 }
@@ -408,7 +400,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The configurations a tuning pass tries for `spec` on grids of `shape` on a device
 /// described by `info`: the default launch first, then plain and vector launches with a
-/// few work-group shapes and tiled launches with seed 002's tiles and a few others.
+/// few work-group shapes, tiled launches with seed 002's tiles and a few others, and for 3-D
+/// stencils march launches (2.5-D blocking) with a few tiles and depths.
 /// Launches the device cannot run (the checks of [`StencilPlan::new`]: work-group size and
 /// extents, local memory, 32-bit indices) and work-groups far wider than the grid are left out.
 pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<LaunchConfig> {
@@ -467,10 +460,8 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
         for &wg in wgs {
             let c = LaunchConfig {
                 variant,
-                tile: None,
                 work_group: Some(wg),
-                steps: None,
-                points: None,
+                ..LaunchConfig::default()
             };
             if fits_grid(wg, items) && fits_device(&c) {
                 push(c);
@@ -524,6 +515,37 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
         let c = LaunchConfig::tiled(*t);
         if t.rows <= t.y && fits_grid([t.x, t.y, 1], dims) && fits_device(&c) {
             push(c);
+        }
+    }
+    // 3-D: the march variant (2.5-D blocking), columns of a few tiles walked over 8 to 64
+    // planes; on a CPU two shapes only (each is a build of seconds).
+    if spec.rank == 3 && spec.variant(Variant::March).unavailable.is_none() {
+        let gpu = info.kind == crate::DeviceKind::Gpu;
+        let marches: &[(Tile, usize)] = if gpu {
+            &[
+                (Tile { x: 32, y: 8, rows: 4 }, 16),
+                (Tile { x: 32, y: 8, rows: 4 }, 64),
+                (Tile { x: 32, y: 16, rows: 4 }, 32),
+                (Tile { x: 32, y: 16, rows: 8 }, 32),
+                (Tile { x: 64, y: 4, rows: 4 }, 32),
+                (Tile { x: 64, y: 8, rows: 4 }, 32),
+                (Tile { x: 64, y: 16, rows: 8 }, 64),
+                (Tile { x: 128, y: 4, rows: 2 }, 32),
+            ]
+        } else {
+            &[(Tile { x: 32, y: 8, rows: 4 }, 16), (Tile { x: 32, y: 8, rows: 4 }, 64)]
+        };
+        for &(t, planes) in marches {
+            let c = LaunchConfig::march(t, planes);
+            // Planes past the grid's depth only idle; the deepest march is the whole grid.
+            let c = if planes > dims[2] {
+                LaunchConfig::march(t, dims[2])
+            } else {
+                c
+            };
+            if fits_grid([t.x, t.y, 1], dims) && fits_device(&c) {
+                push(c);
+            }
         }
     }
     out
@@ -591,6 +613,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
                 ("pair_tiled", 4),
                 ("pair_vec8", 0),
                 ("pair_steps", 8),
+                ("pair_march", 4),
             ]
             .map(|(kernel, local_bytes_per_point)| crate::VariantSpec {
                 kernel,
@@ -778,6 +801,32 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             narrow.iter().all(|c| c.work_group.is_none_or(|wg| wg[0] <= 32)),
             "{narrow:?}"
         );
+    }
+
+    /// 3-D stencils get march candidates (at most as deep as the grid), others none; the
+    /// cache file keeps the variant and its depth.
+    #[test]
+    fn march_candidates_for_3d_stencils_only() {
+        let mut s3 = spec();
+        s3.rank = 3;
+        s3.halo = [1, 1, 1];
+        s3.default_tile = Tile { x: 32, y: 8, rows: 4 };
+        let gpu = candidates(&s3, &info(1024, 48 << 10), Shape::d3(512, 512, 512));
+        let marches = gpu.iter().filter(|c| c.variant == Variant::March).count();
+        assert!(marches >= 6, "{gpu:?}");
+        assert!(gpu.contains(&LaunchConfig::march(Tile { x: 32, y: 8, rows: 4 }, 16)));
+        let shallow = candidates(&s3, &info(1024, 48 << 10), Shape::d3(64, 64, 20));
+        assert!(shallow.iter().any(|c| c.march == Some(20)), "{shallow:?}");
+        assert!(shallow.iter().all(|c| c.march.is_none_or(|m| m <= 20)), "{shallow:?}");
+        let flat = candidates(&spec(), &info(1024, 48 << 10), Shape::d2(512, 256));
+        assert!(flat.iter().all(|c| c.variant != Variant::March && c.march.is_none()));
+
+        let c = LaunchConfig::march(Tile { x: 64, y: 8, rows: 4 }, 32);
+        let e = Entry::new(&c, 5);
+        assert_eq!((e.variant.as_str(), e.march), ("march", Some(32)));
+        let text = serde_json::to_string(&e).unwrap();
+        let back: Entry = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.config(), Some(c));
     }
 
     #[test]
