@@ -334,20 +334,24 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             }));
         }
         // Tensor-core moments (the portable products on PoCL): the default shape; one
-        // superblock per warp with a chunk of 4 points; runs of 3 in groups of 2 warps
-        // (slices ending in dead warps, runs past the diagonal) with a chunk of 8.
+        // superblock per warp with a chunk of 8 points (3 warps, 2 point quads: a work-item's
+        // staging items change points, J⁻¹ read per item); runs of 3 in groups of 2 warps
+        // (slices ending in dead warps, runs past the diagonal; J⁻¹ read once per chunk) with
+        // two buffers of 8 points (the next chunk staged during this one's products).
         use clforge::runtime::abi::modal::Mma;
         algos.push(Algorithm::Mma(clforge::runtime::fem::forming::default_mma::<E>()));
         if odd {
             algos.push(Algorithm::Mma(Mma {
                 spw: 1,
                 warps: 3,
-                qc: 4,
+                qc: 8,
+                double_buffer: false,
             }));
             algos.push(Algorithm::Mma(Mma {
                 spw: 3,
                 warps: 2,
                 qc: 8,
+                double_buffer: true,
             }));
         }
         // Wider than tall tiles (more columns per work-item than rows).
@@ -487,6 +491,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 spw: 2,
                 warps: 8,
                 qc: 6,
+                double_buffer: false,
             },
             "multiple of 4",
         ),
@@ -495,6 +500,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 spw: 2,
                 warps: 0,
                 qc: 8,
+                double_buffer: false,
             },
             "at least 1",
         ),
@@ -503,6 +509,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 spw: 0,
                 warps: 8,
                 qc: 8,
+                double_buffer: false,
             },
             "at least 1",
         ),
@@ -511,6 +518,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 spw: 1,
                 warps: max_group / 32 + 1,
                 qc: 8,
+                double_buffer: false,
             },
             "largest work-group",
         ),
@@ -519,6 +527,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 spw: 1,
                 warps: 1,
                 qc: 1 << 20,
+                double_buffer: false,
             },
             "local memory",
         ),
@@ -540,6 +549,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
             spw: 2,
             warps: 8,
             qc: 8,
+            double_buffer: false,
         }),
     ) {
         Err(Error::InvalidConfig(m)) => assert!(m.contains("elasticity") && m.contains("heat_p4"), "{m}"),

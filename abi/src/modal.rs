@@ -618,9 +618,21 @@ pub struct Mma {
     pub warps: usize,
     /// Points staged in local memory at a time (a multiple of 4).
     pub qc: usize,
+    /// Two chunk buffers: the next chunk is staged while this one's products run, one barrier
+    /// per chunk instead of two (twice the chunk's local memory).
+    pub double_buffer: bool,
 }
 
 impl Mma {
+    /// Chunk buffers in local memory (1, or 2 with [`Mma::double_buffer`]).
+    pub const fn buffers(&self) -> usize {
+        if self.double_buffer {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Superblock rows of `nf` functions (8 functions each).
     pub const fn blocks(nf: usize) -> usize {
         nf.div_ceil(8)
@@ -652,9 +664,10 @@ impl Mma {
         s
     }
 
-    /// Doubles of the staging buffer `ly`: the chunk, or each warp's superblock at the end.
+    /// Doubles of the staging buffer `ly`: the chunk (or two), or each warp's superblock at the
+    /// end.
     pub const fn staged_doubles(&self, nf: usize, dim: usize) -> usize {
-        let chunk = Mma::blocks(nf) * 8 * dim * self.stride();
+        let chunk = self.buffers() * Mma::blocks(nf) * 8 * dim * self.stride();
         let out = self.warps * 64 * dim * dim;
         if chunk > out {
             chunk
@@ -663,9 +676,10 @@ impl Mma {
         }
     }
 
-    /// Doubles of `lw`: the chunk's `w det J`, then its `J⁻¹` and `w det J` from the pre-pass.
+    /// Doubles of `lw`: the chunk's `w det J`, then its `J⁻¹` and `w det J` from the pre-pass
+    /// (per buffer).
     pub const fn point_doubles(&self, dim: usize) -> usize {
-        self.qc * (dim * dim + 2)
+        self.buffers() * self.qc * (dim * dim + 2)
     }
 
     /// Bytes of local memory a work-group needs (`C` at most 81 doubles).
@@ -674,15 +688,18 @@ impl Mma {
     }
 
     /// The default: runs of 2 superblocks (3 from 64 functions), 8 warps per group, the
-    /// largest multiple of 4 points (at most 16) whose chunk fits in [`STAGED_LOCAL_BYTES`]
-    /// (the fastest measured on the H100, docs/ELEMENT-MATRICES.md).
+    /// largest multiple of 4 points (at most 16) whose chunk fits in [`STAGED_LOCAL_BYTES`] and
+    /// whose point quads divide the warps, so that each work-item stages at one point and reads
+    /// its `J⁻¹` once per chunk (p = 6: 8 points, 32.1 ms, against 12 points, 37.2 ms; the
+    /// fastest measured on the H100, docs/ELEMENT-MATRICES.md).
     pub const fn default_for(nf: usize, dim: usize, strains: usize) -> Mma {
         let mut m = Mma {
             spw: if nf >= 64 { 3 } else { 2 },
             warps: 8,
             qc: 16,
+            double_buffer: false,
         };
-        while m.qc > 4 && m.local_bytes(nf, dim, strains) > STAGED_LOCAL_BYTES {
+        while m.qc > 4 && (m.local_bytes(nf, dim, strains) > STAGED_LOCAL_BYTES || !m.warps.is_multiple_of(m.qc / 4)) {
             m.qc -= 4;
         }
         m

@@ -238,6 +238,26 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
             if d.qc > 4 {
                 v.push(Algorithm::Mma(Mma { qc: d.qc - 4, ..d }));
             }
+            // Chunks of 8 points: 2 point quads, so every even number of warps reads J⁻¹ once
+            // per chunk (the staging's point-quad-first order); one double-buffered shape.
+            for (spw, warps, qc, double_buffer) in [
+                (3, 8, 8, false),
+                (2, 10, 8, false),
+                (2, 8, 8, false),
+                (4, 8, 8, false),
+                (3, 8, 4, false),
+                (3, 8, 8, true),
+            ] {
+                let t = Mma {
+                    spw,
+                    warps,
+                    qc,
+                    double_buffer,
+                };
+                if t.local_bytes(E::NODES, 3, 6) <= 48 * 1024 {
+                    v.push(Algorithm::Mma(t));
+                }
+            }
         }
     }
     if !quick && E::NODES >= 16 {
@@ -341,6 +361,16 @@ fn order<E: Element<Material = Iso>>(
             clforge::runtime::fem::forming::PROBE_ENV
         );
     }
+    // A shape the device cannot launch (registers or local memory past its limits:
+    // CL_OUT_OF_RESOURCES) is reported and left out, as one the device cannot build.
+    let mut algos = algos;
+    algos.retain(|a| match forming.form(&small, *a) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("  p = {p}: skipping {}: {e}", a.label());
+            false
+        }
+    });
     for &a in algos.iter().filter(|_| !probing) {
         let got = forming.form(&small, a)?.0.to_host()?;
         for e in 0..check_m {

@@ -119,7 +119,13 @@ impl Algorithm {
                     ""
                 }
             ),
-            Algorithm::Mma(t) => format!("mma-{}x{}x{}", t.spw, t.warps, t.qc),
+            Algorithm::Mma(t) => format!(
+                "mma-{}x{}x{}{}",
+                t.spw,
+                t.warps,
+                t.qc,
+                if t.double_buffer { "-db" } else { "" }
+            ),
         }
     }
 }
@@ -421,11 +427,12 @@ impl<E: Element> Forming<E> {
                 u8::from(t.moments)
             ),
             Algorithm::Mma(t) => format!(
-                "-D MSPW={} -D MW={} -D MQC={} -D MQS={}",
+                "-D MSPW={} -D MW={} -D MQC={} -D MQS={} -D MDB={}",
                 t.spw,
                 t.warps,
                 t.qc,
-                t.stride()
+                t.stride(),
+                u8::from(t.double_buffer)
             ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
