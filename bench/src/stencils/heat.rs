@@ -2,7 +2,7 @@
 //! configuration (no hand-written baseline).
 
 use anyhow::{Context, Result};
-use clforge::runtime::{LaunchConfig, Shape, Variant};
+use clforge::runtime::{LaunchConfig, Shape, Tile, Variant};
 
 use super::cases::{self, HeatCase};
 use super::{time_and_tune, Ctx, Timed};
@@ -13,8 +13,13 @@ pub(super) fn heat_configs() -> Vec<LaunchConfig> {
         LaunchConfig::default(),
         LaunchConfig::variant(Variant::Vector),
         LaunchConfig::tiled(Heat3d::spec().default_tile),
-        // 2.5-D blocking: the default tile's column walked over the default depth
+        // 2.5-D blocking: the default tile's column walked over the default depth, and wider
+        // or taller columns walked deeper
         LaunchConfig::variant(Variant::March),
+        LaunchConfig::march(Tile { x: 64, y: 8, rows: 4 }, 32),
+        LaunchConfig::march(Tile { x: 128, y: 4, rows: 2 }, 32),
+        LaunchConfig::march(Tile { x: 32, y: 16, rows: 8 }, 64),
+        LaunchConfig::march(Tile { x: 128, y: 8, rows: 4 }, 64),
         // marching along z: 4 and 8 planes per work-item
         LaunchConfig {
             work_group: Some([32, 4, 1]),
