@@ -247,6 +247,13 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
                 (4, 8, 8, false),
                 (3, 8, 4, false),
                 (3, 8, 8, true),
+                // fewer groups per element (each restages the element): more warps or longer
+                // runs, where the registers allow
+                (3, 11, 16, false),
+                (3, 12, 16, false),
+                (4, 9, 16, false),
+                (5, 8, 16, false),
+                (4, 10, 8, false),
             ] {
                 let t = Mma {
                     spw,
