@@ -346,12 +346,14 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
                 warps: 3,
                 qc: 8,
                 double_buffer: false,
+                tensor_contraction: false,
             }));
             algos.push(Algorithm::Mma(Mma {
                 spw: 3,
                 warps: 2,
                 qc: 8,
                 double_buffer: true,
+                tensor_contraction: false,
             }));
         }
         // Wider than tall tiles (more columns per work-item than rows).
@@ -492,6 +494,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 warps: 8,
                 qc: 6,
                 double_buffer: false,
+                tensor_contraction: false,
             },
             "multiple of 4",
         ),
@@ -501,6 +504,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 warps: 0,
                 qc: 8,
                 double_buffer: false,
+                tensor_contraction: false,
             },
             "at least 1",
         ),
@@ -510,6 +514,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 warps: 8,
                 qc: 8,
                 double_buffer: false,
+                tensor_contraction: false,
             },
             "at least 1",
         ),
@@ -519,6 +524,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 warps: max_group / 32 + 1,
                 qc: 8,
                 double_buffer: false,
+                tensor_contraction: false,
             },
             "largest work-group",
         ),
@@ -528,6 +534,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
                 warps: 1,
                 qc: 1 << 20,
                 double_buffer: false,
+                tensor_contraction: false,
             },
             "local memory",
         ),
@@ -550,6 +557,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
             warps: 8,
             qc: 8,
             double_buffer: false,
+            tensor_contraction: false,
         }),
     ) {
         Err(Error::InvalidConfig(m)) => assert!(m.contains("elasticity") && m.contains("heat_p4"), "{m}"),

@@ -621,6 +621,9 @@ pub struct Mma {
     /// Two chunk buffers: the next chunk is staged while this one's products run, one barrier
     /// per chunk instead of two (twice the chunk's local memory).
     pub double_buffer: bool,
+    /// The contraction of the moments with `C` as 16 × 8 × 4 tensor products (where the
+    /// device takes them; elsewhere ignored) instead of multiply-adds per pair.
+    pub tensor_contraction: bool,
 }
 
 impl Mma {
@@ -698,6 +701,9 @@ impl Mma {
             warps: 8,
             qc: 16,
             double_buffer: false,
+            // measured faster on the H100 only at 74 functions (trunk p = 5: 12.2 → 11.6 ms);
+            // slower at 32 and 105 (p = 3, 6), docs/ELEMENT-MATRICES.md
+            tensor_contraction: nf >= 64 && nf < 100,
         };
         while m.qc > 4 && (m.local_bytes(nf, dim, strains) > STAGED_LOCAL_BYTES || !m.warps.is_multiple_of(m.qc / 4)) {
             m.qc -= 4;

@@ -233,8 +233,18 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
         v.push(Algorithm::Mma(d));
         if !quick {
             for (spw, warps) in [(1, 8), (2, 4), (2, 10), (3, 8), (4, 4), (3, 4)] {
-                v.push(Algorithm::Mma(Mma { spw, warps, ..d }));
+                v.push(Algorithm::Mma(Mma {
+                    spw,
+                    warps,
+                    tensor_contraction: false,
+                    ..d
+                }));
             }
+            // the contraction with C on tensor cores, and not, in the default shape
+            v.push(Algorithm::Mma(Mma {
+                tensor_contraction: !d.tensor_contraction,
+                ..d
+            }));
             if d.qc > 4 {
                 v.push(Algorithm::Mma(Mma { qc: d.qc - 4, ..d }));
             }
@@ -260,6 +270,7 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
                     warps,
                     qc,
                     double_buffer,
+                    tensor_contraction: false,
                 };
                 if t.local_bytes(E::NODES, 3, 6) <= 48 * 1024 {
                     v.push(Algorithm::Mma(t));

@@ -120,11 +120,12 @@ impl Algorithm {
                 }
             ),
             Algorithm::Mma(t) => format!(
-                "mma-{}x{}x{}{}",
+                "mma-{}x{}x{}{}{}",
                 t.spw,
                 t.warps,
                 t.qc,
-                if t.double_buffer { "-db" } else { "" }
+                if t.double_buffer { "-db" } else { "" },
+                if t.tensor_contraction { "-tc" } else { "" }
             ),
         }
     }
@@ -427,12 +428,13 @@ impl<E: Element> Forming<E> {
                 u8::from(t.moments)
             ),
             Algorithm::Mma(t) => format!(
-                "-D MSPW={} -D MW={} -D MQC={} -D MQS={} -D MDB={}",
+                "-D MSPW={} -D MW={} -D MQC={} -D MQS={} -D MDB={} -D MTC={}",
                 t.spw,
                 t.warps,
                 t.qc,
                 t.stride(),
-                u8::from(t.double_buffer)
+                u8::from(t.double_buffer),
+                u8::from(t.tensor_contraction)
             ),
         };
         let options = format!("-D NQ={} {options}", points::<E>());
