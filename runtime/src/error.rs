@@ -358,25 +358,6 @@ pub(crate) fn check_len(what: &str, expected: usize, found: usize) -> Result<()>
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn build_message_names_everything() {
-        let err = Error::Build {
-            program: "heat".into(),
-            options: "-cl-std=CL1.2".into(),
-            log: "src/heat.rs:3:1: error: oops".into(),
-            rust_location: Some("src/heat.rs:3:1".into()),
-        };
-        let msg = err.to_string();
-        for part in ["heat", "-cl-std=CL1.2", " at src/heat.rs:3:1", "error: oops"] {
-            assert!(msg.contains(part), "{part:?} missing from {msg:?}");
-        }
-    }
-}
-
 /// The message of [`Error::PackedBinding`].
 fn packed_binding(stencil: &str, grid: &str, declared: Option<u32>, bound: Option<u32>) -> String {
     match (declared, bound) {
@@ -393,5 +374,24 @@ fn packed_binding(stencil: &str, grid: &str, declared: Option<u32>, bound: Optio
              as a `PackedGrid<_, {d}>`"
         ),
         (None, None) => format!("stencil `{stencil}`: argument `{grid}` is bound as declared"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_message_names_everything() {
+        let err = Error::Build {
+            program: "heat".into(),
+            options: "-cl-std=CL1.2".into(),
+            log: "src/heat.rs:3:1: error: oops".into(),
+            rust_location: Some("src/heat.rs:3:1".into()),
+        };
+        let msg = err.to_string();
+        for part in ["heat", "-cl-std=CL1.2", " at src/heat.rs:3:1", "error: oops"] {
+            assert!(msg.contains(part), "{part:?} missing from {msg:?}");
+        }
     }
 }
