@@ -1,10 +1,11 @@
 //! Every generated kernel equals its Rust host function on random input, in every variant,
 //! on sizes that are and are not multiples of the tile, down to 1-wide grids; the 3-D march
-//! variant's own cases in `march/`.
+//! variant's own cases in `march/`; packed grids in `packed/`.
 
 mod common;
 mod kernels;
 mod march;
+mod packed;
 
 use clforge::prelude::*;
 use common::*;

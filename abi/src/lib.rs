@@ -31,6 +31,11 @@ pub const fn default_tile(rank: usize) -> (usize, usize, usize) {
 /// plane after the first, so a deeper march pays the 2 HZ planes it loads up front less often.
 pub const DEFAULT_MARCH_Z: usize = 16;
 
+/// Bits per point of a packed grid (`#[stencil(packed(cell = 2))]`): powers of two dividing 32,
+/// so no value straddles two 32-bit words, below a byte (a byte per point is the grid unpacked).
+/// Point `i` is bits `(i % (32 / b)) * b ..` of word `i / (32 / b)`.
+pub const PACKED_BITS: [u32; 3] = [1, 2, 4];
+
 /// The reference cell an element is defined on, and so how it is integrated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cell {

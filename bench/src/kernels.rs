@@ -47,6 +47,28 @@ pub fn jacobi_f64(psi: &Grid<f64>, w: &Grid<f64>, cell: &Grid<u8>, k: &Coeffs64)
     }
 }
 
+/// [`jacobi`] with the cell kinds stored 2 bits per point on the device (issue 14: "masks read
+/// as packed"): a quarter of a byte per point instead of a byte, 12.25 bytes per point in f32
+/// instead of 13. The host reference is the same function, taking the `HostGrid<u8>`.
+#[stencil(boundary = clamp, packed(cell = 2))]
+pub fn jacobi_packed(psi: &Grid<f32>, w: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {
+    match cell.at(0, 0) {
+        FLUID => k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0),
+        OUTFLOW => psi.at(-1, 0),
+        _ => psi.at(0, 0),
+    }
+}
+
+/// [`jacobi_packed`] in double precision.
+#[stencil(boundary = clamp, packed(cell = 2))]
+pub fn jacobi_packed_f64(psi: &Grid<f64>, w: &Grid<f64>, cell: &Grid<u8>, k: &Coeffs64) -> f64 {
+    match cell.at(0, 0) {
+        FLUID => k.a * (psi.at(1, 0) + psi.at(-1, 0)) + k.b * (psi.at(0, 1) + psi.at(0, -1)) + k.c * w.at(0, 0),
+        OUTFLOW => psi.at(-1, 0),
+        _ => psi.at(0, 0),
+    }
+}
+
 /// Explicit heat step with the 3-D 7-point Laplacian; `r = κ·Δt/h²`.
 #[stencil]
 pub fn heat3d(u: &Grid3<f32>, r: f32) -> f32 {

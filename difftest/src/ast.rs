@@ -349,6 +349,9 @@ pub struct Stencil {
     pub state: Option<usize>,
     /// Write `state = ..` before `boundary = ..` in the attribute.
     pub state_first: bool,
+    /// `#[stencil(packed(g = bits))]`: (argument, bits) of the grids stored packed on the
+    /// device (unsigned integer grids not of the output's type, so never the state).
+    pub packed: Vec<(usize, u32)>,
 }
 
 impl Stencil {
@@ -393,6 +396,14 @@ impl Stencil {
             } else {
                 parts.push(st);
             }
+        }
+        if !self.packed.is_empty() {
+            let list: Vec<String> = self
+                .packed
+                .iter()
+                .map(|&(a, bits)| format!("{} = {bits}", self.args[a].name()))
+                .collect();
+            parts.push(format!("packed({})", list.join(", ")));
         }
         if parts.is_empty() {
             "#[stencil]".to_string()
@@ -707,6 +718,7 @@ mod tests {
             zero_sign_free: false,
             state: None,
             state_first: false,
+            packed: Vec::new(),
         }
     }
 

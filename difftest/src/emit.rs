@@ -104,6 +104,16 @@ fn run_fn(s: &Stencil) -> String {
                     var(i),
                     elem.rust()
                 );
+                // A packed grid holds values below 2^bits: the same draws, masked.
+                if let Some(&(_, bits)) = s.packed.iter().find(|(a, _)| *a == i) {
+                    let _ = writeln!(
+                        r,
+                        "        let {v}: HostGrid<{e}> = HostGrid::from_fn(shape, |p| {v}.get(p).unwrap_or_default() & {m}).expect(\"a small grid\");",
+                        v = var(i),
+                        e = elem.rust(),
+                        m = (1u32 << bits) - 1
+                    );
+                }
             }
             Arg::Scalar { name, ty } => {
                 let _ = writeln!(r, "        let {}: {} = inp.scalar();", var(i), ty.rust());
@@ -142,6 +152,9 @@ fn run_fn(s: &Stencil) -> String {
         .enumerate()
         .map(|(i, a)| match a {
             Arg::Grid { .. } if Some(i) == iterated => "&DeviceGrid::from_host(&dev, state)?".to_string(),
+            Arg::Grid { .. } if s.packed.iter().any(|(a, _)| *a == i) => {
+                format!("&clforge::runtime::PackedGrid::from_host(&dev, &{})?", var(i))
+            }
             Arg::Grid { .. } => format!("&DeviceGrid::from_host(&dev, &{})?", var(i)),
             Arg::Params { .. } => format!("&{}", var(i)),
             Arg::Scalar { .. } => var(i),

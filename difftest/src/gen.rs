@@ -39,6 +39,7 @@ pub fn stencil(seed: u64, id: u64) -> Stencil {
         });
         free
     };
+    let packed = packed_grids(seed, id, &g);
     Stencil {
         id,
         input_id: id,
@@ -55,7 +56,29 @@ pub fn stencil(seed: u64, id: u64) -> Stencil {
         zero_sign_free,
         state: g.state,
         state_first: g.state_first,
+        packed,
     }
+}
+
+/// Now and then (a quarter of the stencils that have one) a `u8` or `u32` grid not of the
+/// output's type declared `packed(g = bits)`, bits 1, 2 or 4 (its inputs are then masked to
+/// fit). Drawn from a stream of its own, so the rest of every stencil is as before.
+fn packed_grids(seed: u64, id: u64, g: &Gen) -> Vec<(usize, u32)> {
+    let mut rng = SmallRng::seed_from_u64(stencil_seed(seed ^ 0x7061_636b_6564, id));
+    let eligible: Vec<usize> = (0..g.args.len())
+        .filter(|&i| matches!(&g.args[i], Arg::Grid { elem: Ty::U8 | Ty::U32, .. } if Some(i) != g.state))
+        .filter(|&i| matches!(&g.args[i], Arg::Grid { elem, .. } if *elem != g.out))
+        .collect();
+    if eligible.is_empty() || !rng.random_bool(0.25) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for i in eligible {
+        if out.is_empty() || rng.random_bool(0.5) {
+            out.push((i, *[1u32, 2, 4].choose(&mut rng).unwrap_or(&2)));
+        }
+    }
+    out
 }
 
 const F32_LITS: &[&str] = &[
@@ -1385,6 +1408,7 @@ mod tests {
             "||",
             "!",
             "state = ",
+            "packed(",
             "boundary = periodic",
             "boundary = clamp",
             "Grid1<",

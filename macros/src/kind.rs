@@ -51,7 +51,7 @@ impl Kind for Stencil {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<model::Stencil> {
-        parse::stencil::from_syn(item, args.boundary, args.state.clone())
+        parse::stencil::from_syn(item, args.boundary, args.state.clone(), &args.packed)
     }
     fn lower(model: &model::Stencil) -> syn::Result<Program> {
         lower::stencil::lower(model)

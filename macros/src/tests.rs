@@ -4,13 +4,15 @@ use crate::{lower, parse, render};
 
 fn render(item: syn::ItemFn, attr: proc_macro2::TokenStream) -> String {
     let args: parse::attr::StencilArgs = syn::parse2(attr).expect("args");
-    let model = parse::stencil::from_syn(&item, args.boundary, args.state.clone()).expect("parse");
+    let model = parse::stencil::from_syn(&item, args.boundary, args.state.clone(), &args.packed).expect("parse");
     let program = lower::stencil::lower(&model).expect("lower");
     render::stencil::render(&program).expect("render")
 }
 
 fn error(item: syn::ItemFn) -> String {
-    match parse::stencil::from_syn(&item, crate::model::Boundary::Fixed, None).and_then(|m| lower::stencil::lower(&m)) {
+    match parse::stencil::from_syn(&item, crate::model::Boundary::Fixed, None, &[])
+        .and_then(|m| lower::stencil::lower(&m))
+    {
         Ok(_) => panic!("expected an error"),
         Err(e) => e.to_string(),
     }
@@ -119,7 +121,7 @@ fn stencil_stages_one_by_one() {
         fn smooth(u: &Grid1<f32>, k: f32) -> f32 { k * (u.at(1) + u.at(-1)) }
     };
     // parse: the signature and the rank
-    let model = parse::stencil::from_syn(&item, crate::model::Boundary::Periodic, None).expect("parse");
+    let model = parse::stencil::from_syn(&item, crate::model::Boundary::Periodic, None, &[]).expect("parse");
     assert_eq!(
         (model.name.to_string(), model.rank, model.args.len()),
         ("smooth".into(), 1, 2)
@@ -157,7 +159,7 @@ fn stencil_stages_one_by_one() {
 #[test]
 fn march_variant_is_generated_in_3d_only() {
     let lowered = |item: syn::ItemFn| {
-        let model = parse::stencil::from_syn(&item, crate::model::Boundary::Clamp, None).expect("parse");
+        let model = parse::stencil::from_syn(&item, crate::model::Boundary::Clamp, None, &[]).expect("parse");
         lower::stencil::lower(&model).expect("lower")
     };
     let p3 = lowered(syn::parse_quote! {
@@ -262,4 +264,80 @@ fn template_identifiers_are_reserved() {
         .filter(|id| !clforge_abi::names::is_reserved(id))
         .collect();
     assert!(element.is_empty(), "element macros a user may also use: {element:?}");
+}
+
+/// `packed(cell = 2)`: the kernels take 32-bit words and read each point's 2 bits with the
+/// index the unpacked read would use; the tiled variant stages the values unpacked; a packed
+/// grid of the output's type is never the iterated state.
+#[test]
+fn packed_grids_are_read_as_bits_of_words() {
+    let src = render(
+        syn::parse_quote! {
+            fn masked(u: &Grid<u8>, cell: &Grid<u8>) -> u8 {
+                if cell.at(0, 0) == 1 { u.at(1, 0) } else { cell.at(-1, 0) }
+            }
+        },
+        quote::quote!(boundary = clamp, packed(cell = 2)),
+    );
+    assert!(src.contains("__global const uint* restrict cell"), "{src}");
+    assert!(
+        src.contains("(uchar)((cell[c >> 4] >> ((c & 15) * 2)) & 3u) == 1"),
+        "{src}"
+    );
+    assert!(
+        src.contains("(cell[AT(x_m1, y, z) >> 4] >> ((AT(x_m1, y, z) & 15) * 2)) & 3u"),
+        "{src}"
+    );
+    assert!(src.contains("t_cell[i] = (uchar)((cell[AT(gx, gy, gz) >> 4]"), "{src}");
+    assert!(src.contains("convert_uchar8(clforge_unpack8_b2(cell, c))"), "{src}");
+    assert!(
+        src.contains("uint8 clforge_unpack8_b2(__global const uint* clforge_w"),
+        "{src}"
+    );
+    assert!(!src.contains("clforge_unpack8_b1("), "only the bits used get a helper");
+    // `u` (u8, unpacked) is the state; `cell` is never a candidate.
+    assert!(src.contains("s_a[i] = u[AT("), "{src}");
+    let one = render(
+        syn::parse_quote! {
+            fn only(cell: &Grid<u8>) -> u8 { cell.at(1, 0) }
+        },
+        quote::quote!(packed(cell = 1)),
+    );
+    assert!(
+        !one.contains("_steps("),
+        "a packed grid is no state: no steps variant\n{one}"
+    );
+    assert!(
+        one.contains("(uchar)((cell[(c + 1) >> 5] >> ((c + 1) & 31)) & 1u)"),
+        "{one}"
+    );
+}
+
+#[test]
+fn packed_attribute_errors() {
+    let args = |t: proc_macro2::TokenStream| match syn::parse2::<parse::attr::StencilArgs>(t) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    };
+    assert!(args(quote::quote!(packed(cell = 3))).contains("1, 2 or 4 bits"));
+    assert!(args(quote::quote!(packed(cell = 8))).contains("1, 2 or 4 bits"));
+    assert!(args(quote::quote!(packed(cell = 2u8))).contains("1, 2 or 4 bits"));
+    assert!(args(quote::quote!(packed(cell = 2, cell = 1))).contains("packed twice"));
+    assert!(args(quote::quote!(packed(cell = 2), packed(cell = 1))).contains("packed twice"));
+    assert!(args(quote::quote!(packed())).contains("name the grids"));
+    assert!(args(quote::quote!(packed(cell = x))).contains("integer literal"));
+    let model = |attr: proc_macro2::TokenStream| {
+        let a: parse::attr::StencilArgs = syn::parse2(attr).expect("args");
+        let item: syn::ItemFn = syn::parse_quote! {
+            fn s(u: &Grid<f32>, w: &Grid<i32>, cell: &Grid<u8>, k: f32) -> f32 { u.at(0, 0) }
+        };
+        match parse::stencil::from_syn(&item, a.boundary, a.state.clone(), &a.packed) {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert!(model(quote::quote!(packed(x = 2))).contains("no argument `x`"));
+    assert!(model(quote::quote!(packed(k = 2))).contains("`k` is not a grid"));
+    assert!(model(quote::quote!(packed(u = 2))).contains("a grid of `f32`"));
+    assert!(model(quote::quote!(packed(w = 2))).contains("a grid of `i32`"));
 }

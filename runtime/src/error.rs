@@ -105,6 +105,51 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
 
+    /// A value does not fit the bits per point of a packed grid
+    /// ([`PackedGrid::from_host`](crate::stencil::PackedGrid::from_host)): the first such
+    /// point in linear order (x fastest).
+    #[error(
+        "point ({}, {}, {}) holds {value}, which does not fit in {bits} bits: a packed grid holds values 0 to {}; \
+         declare more bits (`packed(name = 4)`) or leave the grid unpacked",
+        point[0], point[1], point[2], (1u64 << bits) - 1
+    )]
+    PackedValue {
+        /// The point, (x, y, z).
+        point: [usize; 3],
+        /// Its value.
+        value: u64,
+        /// The bits per point.
+        bits: u32,
+    },
+
+    /// A grid bound to a stencil argument is packed where the stencil reads it unpacked, or
+    /// the other way round, or packed in other bits than the stencil declares.
+    #[error("{}", packed_binding(stencil, grid, *declared, *bound))]
+    PackedBinding {
+        /// The stencil's name.
+        stencil: String,
+        /// The argument's name in the stencil function.
+        grid: String,
+        /// The bits per point the stencil declares (`packed(grid = bits)`), `None` if unpacked.
+        declared: Option<u32>,
+        /// The bits per point of the grid bound, `None` for an unpacked grid.
+        bound: Option<u32>,
+    },
+
+    /// A stencil with a packed grid was planned on several devices or ranks: a packed grid's
+    /// halo planes are words of several points, which the slab exchange does not split.
+    #[error(
+        "stencil `{stencil}` reads `{grid}` packed (`packed({grid} = ..)`), and packed grids are not split over \
+         devices or ranks (their halo planes are words holding several points, which the slab exchange does not \
+         split); launch it on one device, or declare the stencil without `packed` for split runs"
+    )]
+    PackedSplit {
+        /// The stencil's name.
+        stencil: String,
+        /// The packed argument's name.
+        grid: String,
+    },
+
     /// Work across MPI ranks failed: on every rank, naming the rank that failed first.
     #[error("MPI rank {rank} of {size}: {detail}")]
     Ranks {
@@ -310,6 +355,25 @@ pub(crate) fn check_len(what: &str, expected: usize, found: usize) -> Result<()>
             expected,
             found,
         })
+    }
+}
+
+/// The message of [`Error::PackedBinding`].
+fn packed_binding(stencil: &str, grid: &str, declared: Option<u32>, bound: Option<u32>) -> String {
+    match (declared, bound) {
+        (Some(d), None) => format!(
+            "stencil `{stencil}` reads `{grid}` packed in {d} bits per point but an unpacked grid was bound; \
+             bind a `PackedGrid<_, {d}>` (`StencilArg::packed`)"
+        ),
+        (None, Some(b)) => format!(
+            "stencil `{stencil}` reads `{grid}` unpacked but a grid packed in {b} bits per point was bound; bind \
+             a `DeviceGrid` (`StencilArg::grid`), or declare `packed({grid} = {b})`"
+        ),
+        (Some(d), Some(b)) => format!(
+            "stencil `{stencil}` reads `{grid}` packed in {d} bits per point but the grid bound has {b}; pack it \
+             as a `PackedGrid<_, {d}>`"
+        ),
+        (None, None) => format!("stencil `{stencil}`: argument `{grid}` is bound as declared"),
     }
 }
 

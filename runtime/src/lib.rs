@@ -38,8 +38,8 @@ pub use host::{
     Sweep1, Sweep2, Sweep3, UpdateRegion,
 };
 pub use stencil::{
-    DeviceGrid, KernelScalar, LaunchConfig, Levels, Past, PingPong, StencilArg, StencilPlan, StencilSpec, Tile,
-    Variant, VariantSpec,
+    DeviceGrid, KernelScalar, LaunchConfig, Levels, Packable, PackedArg, PackedGrid, Past, PingPong, StencilArg,
+    StencilPlan, StencilSpec, Tile, Variant, VariantSpec,
 };
 /// Several devices in one host: grids split into slabs with deep halos.
 pub mod reduce;

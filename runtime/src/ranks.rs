@@ -552,6 +552,8 @@ impl RankPlan {
     /// Sizes and builds `spec` for this rank's slab of `shape`; a collective (every rank fails
     /// if one does).
     pub fn new(ranks: &Ranks, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<RankPlan> {
+        // Every rank refuses the same spec alike: no collective needed.
+        crate::split::refuse_packed(&spec)?;
         let made = (|| -> Result<(StencilPlan, Layout, usize)> {
             crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
             let layout = ranks.layout(shape)?;
@@ -668,6 +670,16 @@ impl Launch for RankPlan {
         RankArg {
             arg: StencilArg::grid(name, &grid.part),
             grid: Some((name, grid)),
+        }
+    }
+    fn packed_arg<'a, T: crate::stencil::Packable, const BITS: u32>(
+        name: &'a str,
+        grid: &'a crate::stencil::PackedGrid<T, BITS>,
+    ) -> RankArg<'a> {
+        // Never launched: a `RankPlan` of a stencil with a packed grid is refused.
+        RankArg {
+            arg: StencilArg::packed(name, grid),
+            grid: None,
         }
     }
     fn params_arg<'a, P: Params>(p: &P) -> RankArg<'a> {

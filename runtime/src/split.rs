@@ -655,6 +655,8 @@ pub struct SplitArg<'a> {
     grid: Option<(&'a str, &'a dyn Halo)>,
     /// A params struct or scalar: the same for every slab.
     shared: Option<StencilArg<'a>>,
+    /// A packed grid's name: refused (packed grids are not split).
+    packed: Option<&'a str>,
 }
 
 impl std::fmt::Debug for SplitArg<'_> {
@@ -673,6 +675,18 @@ impl<'a> SplitArg<'a> {
             reduction: None,
             grid: Some((name, grid)),
             shared: None,
+            packed: None,
+        }
+    }
+    /// A packed grid ([`PackedGrid`](crate::PackedGrid)): refused by every split launch
+    /// ([`Error::PackedSplit`]), as the plan of a stencil with one is.
+    pub fn packed(name: &'a str) -> SplitArg<'a> {
+        SplitArg {
+            parts: vec![],
+            reduction: None,
+            grid: None,
+            shared: None,
+            packed: Some(name),
         }
     }
     /// A params struct, the same on every device.
@@ -682,6 +696,7 @@ impl<'a> SplitArg<'a> {
             reduction: None,
             grid: None,
             shared: Some(StencilArg::params(p)),
+            packed: None,
         }
     }
     /// A grid argument's name and halo state.
@@ -695,6 +710,7 @@ impl<'a> SplitArg<'a> {
             reduction: Some((name, r)),
             grid: None,
             shared: None,
+            packed: None,
         }
     }
     /// A scalar passed by value to every device.
@@ -704,6 +720,7 @@ impl<'a> SplitArg<'a> {
             reduction: None,
             grid: None,
             shared: Some(StencilArg::scalar(v)),
+            packed: None,
         }
     }
 }
@@ -717,6 +734,19 @@ pub(crate) fn slab_args<'a>(list: &[SplitArg<'a>], i: usize, n: usize) -> Vec<St
             (None, None) => a.parts[i].clone(),
         })
         .collect()
+}
+
+/// [`Error::PackedSplit`] for a stencil that reads a grid packed: a slab's halo planes would
+/// be whole words of several points, which neither the exchange nor a slab's packing
+/// (starting mid-word) handles; refused rather than exchanged wrongly.
+pub(crate) fn refuse_packed(spec: &StencilSpec) -> Result<()> {
+    match spec.packed.first() {
+        Some(p) => Err(Error::PackedSplit {
+            stencil: spec.name.into(),
+            grid: p.name.into(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The planes a launch of `spec` with `config` reads along the split axis of `layout` (halo ×
@@ -769,6 +799,7 @@ impl SplitPlan {
     /// (periodic stencils need [`Devices::periodic`], others refuse it).
     pub fn new(devices: &Devices, spec: StencilSpec, config: &LaunchConfig, shape: Shape) -> Result<SplitPlan> {
         crate::stencil::check_kernel_shape(&format!("stencil `{}`", spec.name), spec.rank, shape)?;
+        refuse_packed(&spec)?;
         let layout = devices.layout(shape)?;
         let reach = check_split(&spec, config, &layout)?;
         let parts = (0..devices.devices.len())
@@ -811,6 +842,12 @@ impl SplitPlan {
     /// Launches a stencil with several outputs (a system of fields) on every slab: `outs` are
     /// its output grids in order ([`SplitArg::grid`]).
     pub fn launch_outputs(&self, outs: &[SplitArg<'_>], args: &[SplitArg<'_>]) -> Result<Event> {
+        if let Some(grid) = args.iter().find_map(|a| a.packed) {
+            return Err(Error::PackedSplit {
+                stencil: self.name.into(),
+                grid: grid.into(),
+            });
+        }
         let mut out_grids = Vec::with_capacity(outs.len());
         for o in outs {
             if o.reduction.is_some() {

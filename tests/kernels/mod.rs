@@ -11,7 +11,9 @@ pub mod ising;
 pub mod ising_bits;
 pub mod jacobi;
 pub mod jacobi_checked;
+pub mod jacobi_packed;
 pub mod limiter_clamp;
+pub mod packed3d;
 pub mod rust_semantics;
 pub mod transport_sweep;
 
@@ -57,6 +59,12 @@ pub fn all() -> Vec<(&'static str, &'static str, &'static str)> {
             include_str!("ising_bits.rs"),
             ising_bits::IsingBits::source(),
         ),
+        (
+            "jacobi_packed",
+            include_str!("jacobi_packed.rs"),
+            jacobi_packed::JacobiPacked::source(),
+        ),
+        ("packed3d", include_str!("packed3d.rs"), packed3d::Packed3d::source()),
         (
             "transport_sweep",
             include_str!("transport_sweep.rs"),

@@ -4,13 +4,14 @@
 
 use anyhow::{bail, Result};
 use clforge::runtime::{
-    ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, Params, PingPong, Scalar, Shape, StencilArg,
-    StencilPlan, StencilSpec,
+    ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, PackedGrid, Params, PingPong, Scalar, Shape,
+    StencilArg, StencilPlan, StencilSpec,
 };
 
 use crate::baselines::seed002::{self, SeedKernel, SeedShape};
 use crate::kernels::{
-    Body, Coeffs, Coeffs64, Heat3d, Jacobi, JacobiComputed, JacobiComputedF64, JacobiF64, BODY, FLUID, OUTFLOW,
+    Body, Coeffs, Coeffs64, Heat3d, Jacobi, JacobiComputed, JacobiComputedF64, JacobiF64, JacobiPacked,
+    JacobiPackedF64, BODY, FLUID, OUTFLOW,
 };
 use crate::options::describe;
 use crate::real::Real;
@@ -61,6 +62,36 @@ pub fn computed_f64() -> ComputedKernel<f64, Coeffs64> {
         masked: jacobi_f64(),
         spec: JacobiComputedF64::spec,
         launch: JacobiComputedF64::launch_plan,
+    }
+}
+
+/// The cell mask packed 2 bits per point (`packed(cell = 2)`).
+pub type PackedCells = PackedGrid<u8, 2>;
+
+/// A Jacobi stencil that reads its cell kinds packed, beside the masked one whose host
+/// reference it must equal (the same function).
+#[derive(Clone, Copy)]
+pub struct PackedKernel<T: Scalar, K> {
+    pub masked: JacobiKernel<T, K>,
+    pub spec: fn() -> StencilSpec,
+    #[allow(clippy::type_complexity)]
+    pub launch:
+        fn(&StencilPlan, &mut DeviceGrid<T>, &DeviceGrid<T>, &DeviceGrid<T>, &PackedCells, &K) -> RtResult<Event>,
+}
+
+pub fn packed_f32() -> PackedKernel<f32, Coeffs> {
+    PackedKernel {
+        masked: jacobi_f32(),
+        spec: JacobiPacked::spec,
+        launch: JacobiPacked::launch_plan,
+    }
+}
+
+pub fn packed_f64() -> PackedKernel<f64, Coeffs64> {
+    PackedKernel {
+        masked: jacobi_f64(),
+        spec: JacobiPackedF64::spec,
+        launch: JacobiPackedF64::launch_plan,
     }
 }
 
@@ -214,6 +245,71 @@ impl<T: Real, K> JacobiCase<T, K> {
     pub fn plan(&self, dev: &Device, config: &LaunchConfig) -> RtResult<StencilPlan> {
         StencilPlan::new(dev, (self.kernel.spec)(), config, self.shape)
     }
+}
+
+/// Seed 002's Jacobi iteration on one device with the cell mask packed 2 bits per point.
+pub struct PackedCase<T: Scalar, K> {
+    pub shape: Shape,
+    pub psi: PingPong<T>,
+    pub w: DeviceGrid<T>,
+    pub cell: PackedCells,
+    pub k: K,
+    pub kernel: PackedKernel<T, K>,
+}
+
+impl<T: Real, K> PackedCase<T, K> {
+    pub fn new(dev: &Device, kernel: PackedKernel<T, K>, host: &JacobiHost<T>) -> Result<Self> {
+        Ok(PackedCase {
+            shape: host.shape,
+            psi: PingPong::from_host(dev, &host.psi)?,
+            w: DeviceGrid::from_host(dev, &host.w)?,
+            cell: PackedGrid::from_host(dev, &host.cell)?,
+            k: (kernel.masked.coeffs)(COEFFS),
+            kernel,
+        })
+    }
+}
+
+impl<T: Real, K> StencilCase for PackedCase<T, K> {
+    fn plan(&self, dev: &Device, config: &LaunchConfig) -> RtResult<StencilPlan> {
+        StencilPlan::new(dev, (self.kernel.spec)(), config, self.shape)
+    }
+
+    fn step(&mut self, plan: &StencilPlan) -> RtResult<Event> {
+        let (next, cur) = self.psi.split();
+        let ev = (self.kernel.launch)(plan, next, cur, &self.w, &self.cell, &self.k)?;
+        self.psi.swap();
+        Ok(ev)
+    }
+}
+
+/// Checks one launch configuration of the packed-mask Jacobi against the masked stencil's
+/// host reference on a small grid.
+pub fn check_packed<T: Real, K>(dev: &Device, kernel: PackedKernel<T, K>, config: &LaunchConfig) -> Result<Check>
+where
+    PackedKernel<T, K>: Copy,
+{
+    let shape = Shape::d2(CHECK_SHAPE_2D.0, CHECK_SHAPE_2D.1);
+    let host = JacobiHost::<T>::new(shape)?;
+    let case = PackedCase::new(dev, kernel, &host)?;
+    let mut want = HostGrid::new(shape)?;
+    (kernel.masked.host)(&mut want, &host.psi, &host.w, &host.cell, &case.k)?;
+    let mut out = DeviceGrid::from_host(dev, &HostGrid::from_vec(shape, vec![T::from(-7.0); shape.len()])?)?;
+    let plan = case.plan(dev, config)?;
+    (kernel.launch)(&plan, &mut out, case.psi.current(), &case.w, &case.cell, &case.k)?.wait()?;
+    let config = describe(config, &(kernel.spec)());
+    let what = format!("`{}` ({config})", plan.kernel());
+    let (max_rel_err, exact) = compare(&what, &out.to_host()?, &want)?;
+    if !exact {
+        bail!("{what} differs from the masked host reference; the packed mask must give its bits exactly");
+    }
+    Ok(Check {
+        kernel: plan.kernel().to_owned(),
+        config,
+        shape: shape.to_string(),
+        max_rel_err,
+        exact,
+    })
 }
 
 /// Compares a device result with the reference; fails with the first bad point.
@@ -407,6 +503,7 @@ mod tests {
             LaunchConfig::variant(clforge::runtime::Variant::Vector),
         ] {
             check_jacobi(&dev, jacobi_f32(), &config).unwrap();
+            check_packed(&dev, packed_f32(), &config).unwrap();
             check_heat(&dev, &config).unwrap();
         }
     }

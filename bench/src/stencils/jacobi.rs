@@ -6,8 +6,8 @@ use std::mem::size_of;
 use anyhow::{Context, Result};
 use clforge::runtime::{LaunchConfig, Shape, Tile, Variant};
 
-use super::cases::{ComputedKernel, JacobiCase, JacobiHost, JacobiKernel};
-use super::{time_and_tune, Ctx, Timed};
+use super::cases::{ComputedKernel, JacobiCase, JacobiHost, JacobiKernel, PackedCase, PackedKernel};
+use super::{time_and_tune, time_configs, Ctx, Timed};
 use crate::baselines::seed002::{self, Seed, SeedKernel, SeedShape};
 use crate::measure::time_launches;
 use crate::real::Real;
@@ -40,6 +40,16 @@ pub(super) fn jacobi_configs(quick: bool) -> Vec<LaunchConfig> {
         configs.extend([Tile { x: 64, y: 16, rows: 4 }, Tile { x: 128, y: 8, rows: 2 }].map(LaunchConfig::tiled));
     }
     configs
+}
+
+/// The packed-mask Jacobi's table: the masked one's configurations (in a quick run only the
+/// default and the vector variant: program builds dominate it on a CPU).
+pub(super) fn packed_configs(quick: bool) -> Vec<LaunchConfig> {
+    if quick {
+        vec![LaunchConfig::default(), LaunchConfig::variant(Variant::Vector)]
+    } else {
+        jacobi_configs(false)
+    }
 }
 
 pub(super) fn seed_configs(quick: bool) -> Vec<(SeedKernel, SeedShape)> {
@@ -226,6 +236,44 @@ pub(super) fn run_jacobi_computed<T: Real, K>(ctx: &mut Ctx, kernel: ComputedKer
             ctx.copy_gb_s,
         ));
     }
+    ctx.report.results.extend(rows);
+    Ok(())
+}
+
+/// Jacobi with the cell kinds packed 2 bits per point (`packed(cell = 2)`, issue 14: "masks
+/// read as packed"): every configuration checked bit for bit against the masked stencil's host
+/// reference, then timed and tuned like the masked one (`--quick`: timed only). ψ read and written, ω read, a quarter
+/// of a byte of mask: `3 elem + 0.25` bytes per point.
+pub(super) fn run_jacobi_packed<T: Real, K>(ctx: &mut Ctx, kernel: PackedKernel<T, K>, shape: Shape) -> Result<()>
+where
+    PackedKernel<T, K>: Copy,
+{
+    let case_name = format!("jacobi {} packed mask", T::NAME);
+    let elem = size_of::<T>();
+    ctx.progress.step(&format!("{case_name} {shape}: host data and upload"));
+    if !ctx.fits(&case_name, shape, elem, 3, 1) {
+        return Ok(());
+    }
+    let dev = ctx.dev;
+    let mut case = {
+        let host = JacobiHost::<T>::new(shape)?;
+        PackedCase::new(dev, kernel, &host).with_context(|| format!("{case_name} {shape}: allocating"))?
+    };
+    let timed = Timed {
+        case: &case_name,
+        shape,
+        spec: (kernel.spec)(),
+        bytes_per_point: 3.0 * elem as f64 + 0.25,
+        flops_per_point: 7.0,
+    };
+    let configs = packed_configs(ctx.opts.quick);
+    let check = |ctx: &mut Ctx, config: &LaunchConfig| ctx.check_packed(kernel, config);
+    // A quick run only checks and times (the tuner's candidates cost a program build each).
+    let rows = if ctx.opts.quick {
+        time_configs(ctx, &mut case, &timed, &configs, &mut { check })?.0
+    } else {
+        time_and_tune(ctx, &mut case, &timed, &configs, check)?
+    };
     ctx.report.results.extend(rows);
     Ok(())
 }

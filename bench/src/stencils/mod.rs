@@ -22,7 +22,7 @@ use crate::options::{describe, new_report, Options};
 use crate::real::Real;
 use crate::report::{Check, Report, Row, TuneRow};
 use crate::roofline;
-use cases::{JacobiKernel, StencilCase};
+use cases::{JacobiKernel, PackedKernel, StencilCase};
 
 /// Shared state of one run.
 struct Ctx<'a> {
@@ -55,6 +55,16 @@ impl Ctx<'_> {
         let spec = (kernel.spec)();
         let key = (spec.name.to_owned(), format!("{:?}", config.effective(&spec)));
         self.check_once(key, || cases::check_jacobi(dev, kernel, config))
+    }
+
+    fn check_packed<T: Real, K>(&mut self, kernel: PackedKernel<T, K>, config: &LaunchConfig) -> Result<()>
+    where
+        PackedKernel<T, K>: Copy,
+    {
+        let dev = self.dev;
+        let spec = (kernel.spec)();
+        let key = (spec.name.to_owned(), format!("{:?}", config.effective(&spec)));
+        self.check_once(key, || cases::check_packed(dev, kernel, config))
     }
 
     fn check_heat(&mut self, config: &LaunchConfig) -> Result<()> {
@@ -118,7 +128,13 @@ impl Ctx<'_> {
 /// (which may take more: [`Progress`] counts past its total).
 fn steps(opts: &Options, fp64: bool) -> u64 {
     let precisions = if fp64 && opts.f64 { 2 } else { 1 };
-    let per_2d = 1 + jacobi::jacobi_configs(opts.quick).len() + jacobi::seed_configs(opts.quick).len() + 2;
+    let per_2d = 1
+        + jacobi::jacobi_configs(opts.quick).len()
+        + jacobi::seed_configs(opts.quick).len()
+        + 2
+        + 1
+        + jacobi::packed_configs(opts.quick).len()
+        + if opts.quick { 0 } else { 2 };
     let per_3d = 1 + heat::heat_configs().len() + 2;
     (5 + 1 + opts.sizes_2d.len() * precisions * per_2d + opts.sizes_3d.len() * per_3d + 2) as u64
 }
@@ -150,9 +166,11 @@ pub fn run(dev: &Device, opts: &Options, suite: &str) -> Result<Report> {
     for &shape in &opts.sizes_2d {
         jacobi::run_jacobi(&mut ctx, cases::jacobi_f32(), shape)?;
         jacobi::run_jacobi_computed(&mut ctx, cases::computed_f32(), shape)?;
+        jacobi::run_jacobi_packed(&mut ctx, cases::packed_f32(), shape)?;
         if opts.f64 && dev.info().fp64 {
             jacobi::run_jacobi(&mut ctx, cases::jacobi_f64(), shape)?;
             jacobi::run_jacobi_computed(&mut ctx, cases::computed_f64(), shape)?;
+            jacobi::run_jacobi_packed(&mut ctx, cases::packed_f64(), shape)?;
         }
     }
     for &shape in &opts.sizes_3d {
@@ -215,38 +233,7 @@ fn time_and_tune<C: StencilCase>(
         flops_per_point: flops,
     } = *timed;
     let dev = ctx.dev;
-    let mut rows = Vec::new();
-    let mut default_us = f64::NAN;
-    for config in configs {
-        ctx.progress
-            .step(&format!("{case_name} {shape}: {}", describe(config, &spec)));
-        // A configuration this device cannot launch (a work-group past the kernel's own
-        // limit, local memory) is reported and skipped, not the end of the run.
-        let plan = match case.plan(dev, config) {
-            Ok(plan) => plan,
-            Err(e @ clforge::runtime::Error::DeviceLimit { .. }) => {
-                eprintln!("skipping {case_name} {shape} {}: {e}", describe(config, &spec));
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        check(ctx, config)?;
-        let t = ctx.time(|| Ok(case.step(&plan)?))?;
-        if *config == LaunchConfig::default() {
-            default_us = t.median_us;
-        }
-        rows.push(Row::new(
-            case_name,
-            shape,
-            "clforge",
-            plan.kernel(),
-            describe(config, &spec),
-            bytes,
-            flops,
-            t,
-            ctx.copy_gb_s,
-        ));
-    }
+    let (mut rows, default_us) = time_configs(ctx, case, timed, configs, &mut check)?;
 
     ctx.progress.step(&format!("{case_name} {shape}: tuning"));
     let tune_start = Instant::now();
@@ -291,4 +278,56 @@ fn time_and_tune<C: StencilCase>(
         speedup: default_us / t.median_us,
     });
     Ok(rows)
+}
+
+/// The first part of [`time_and_tune`]: each of `configs` checked, then timed; the rows and
+/// the default configuration's median (NaN if it is not among them).
+fn time_configs<C: StencilCase>(
+    ctx: &mut Ctx,
+    case: &mut C,
+    timed: &Timed,
+    configs: &[LaunchConfig],
+    check: &mut impl FnMut(&mut Ctx, &LaunchConfig) -> Result<()>,
+) -> Result<(Vec<Row>, f64)> {
+    let Timed {
+        case: case_name,
+        shape,
+        spec,
+        bytes_per_point: bytes,
+        flops_per_point: flops,
+    } = *timed;
+    let dev = ctx.dev;
+    let mut rows = Vec::new();
+    let mut default_us = f64::NAN;
+    for config in configs {
+        ctx.progress
+            .step(&format!("{case_name} {shape}: {}", describe(config, &spec)));
+        // A configuration this device cannot launch (a work-group past the kernel's own
+        // limit, local memory) is reported and skipped, not the end of the run.
+        let plan = match case.plan(dev, config) {
+            Ok(plan) => plan,
+            Err(e @ clforge::runtime::Error::DeviceLimit { .. }) => {
+                eprintln!("skipping {case_name} {shape} {}: {e}", describe(config, &spec));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        check(ctx, config)?;
+        let t = ctx.time(|| Ok(case.step(&plan)?))?;
+        if *config == LaunchConfig::default() {
+            default_us = t.median_us;
+        }
+        rows.push(Row::new(
+            case_name,
+            shape,
+            "clforge",
+            plan.kernel(),
+            describe(config, &spec),
+            bytes,
+            flops,
+            t,
+            ctx.copy_gb_s,
+        ));
+    }
+    Ok((rows, default_us))
 }

@@ -147,6 +147,68 @@ pub fn coord_name(axis: usize, d: i64) -> String {
     }
 }
 
+/// The value of point `at` (a linear index) of grid `name` packed `bits` bits per point in
+/// 32-bit words (`#[stencil(packed(name = bits))]`): word `at >> S`, bits from
+/// `(at & M) * bits`, with `32 / bits = 2^S` points per word and `M = 2^S - 1`; a `u8` grid's
+/// value cast back to `uchar` (a cast's precedence; a `u32` grid's is an atom).
+///
+/// `packed_read("cell", "c + 1", 2, Scalar::U8)` is
+/// `(uchar)((cell[(c + 1) >> 4] >> (((c + 1) & 15) * 2)) & 3u)`.
+pub fn packed_read(name: &str, at: &str, bits: u32, elem: Scalar) -> String {
+    let per = 32 / bits;
+    let (shift, last, mask) = (per.trailing_zeros(), per - 1, (1u32 << bits) - 1);
+    let simple = at.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || (at.starts_with("AT(") && at.matches('(').count() == 1);
+    let i = if simple { at.to_string() } else { format!("({at})") };
+    let at_bit = match bits {
+        1 => format!("({i} & {last})"),
+        b => format!("(({i} & {last}) * {b})"),
+    };
+    let word = format!("({name}[{i} >> {shift}] >> {at_bit}) & {mask}u");
+    match elem {
+        Scalar::U32 => format!("({word})"),
+        e => format!("({})({word})", e.cl()),
+    }
+}
+
+/// The vector variant's helper that reads `LANES` consecutive points of a grid packed `bits`
+/// bits per point (`uint8`), defined by [`unpack_lanes_helper`].
+pub fn unpack_lanes_fn(bits: u32) -> String {
+    format!("clforge_unpack{LANES}_b{bits}")
+}
+
+/// The definition of [`unpack_lanes_fn`]`(bits)`: lane `k` is [`packed_read`] at `i + k`.
+pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
+    let per = 32 / bits;
+    let mut out = vec![
+        format!(
+            "/* {LANES} consecutive points of a grid packed {bits} bit{} per point ({per} a word),",
+            if bits == 1 { "" } else { "s" }
+        ),
+        "   read lane by lane: they may straddle two words */".into(),
+        format!(
+            "uint{LANES} {}(__global const uint* clforge_w, const int clforge_i)",
+            unpack_lanes_fn(bits)
+        ),
+        "{".into(),
+        format!("    uint{LANES} clforge_v;"),
+    ];
+    for k in 0..LANES {
+        let at = if k == 0 {
+            "clforge_i".to_string()
+        } else {
+            format!("clforge_i + {k}")
+        };
+        out.push(format!(
+            "    clforge_v.s{k:x} = {};",
+            packed_read("clforge_w", &at, bits, Scalar::U32)
+        ));
+    }
+    out.push("    return clforge_v;".into());
+    out.push("}".into());
+    out
+}
+
 /// `c + 1 - nx`: the offset of a neighbour from the centre index with row stride `stride_y`.
 pub fn linear(base: &str, offset: [i64; 3], stride_y: &str, stride_z: &str) -> String {
     let mut s = base.to_string();
@@ -355,7 +417,27 @@ impl Emitter<'_> {
         }
     }
 
-    fn read(&self, arg: usize, offset: [i64; 3]) -> String {
+    /// A grid read as text and its precedence (an atom, or a cast for a packed `u8` grid).
+    fn read(&self, arg: usize, offset: [i64; 3]) -> (String, u8) {
+        match (self.packed(arg), self.access) {
+            (
+                Some((_, Scalar::U8)),
+                Access::Global | Access::Interior | Access::Steps | Access::Tiled | Access::March,
+            ) if !self.staged_here(arg) => (self.read_text(arg, offset), P_UNARY),
+            _ => (self.read_text(arg, offset), P_ATOM),
+        }
+    }
+
+    /// Whether argument `arg` is read from local memory by this variant (a tile holds values,
+    /// packed grids unpacked).
+    fn staged_here(&self, arg: usize) -> bool {
+        match self.access {
+            Access::Tiled | Access::March => self.k.access.staged[arg],
+            _ => false,
+        }
+    }
+
+    fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
         let name = &self.k.arg_names[arg];
         let wrapped =
             self.k.boundary != Boundary::Fixed && !matches!(self.access, Access::Interior | Access::VectorInterior);
@@ -402,7 +484,17 @@ impl Emitter<'_> {
                 } else {
                     linear("c", offset, "nx", "nxy")
                 };
-                format!("vload{LANES}(0, {name} + {at})")
+                match self.packed(arg) {
+                    // Lane by lane: eight points may straddle two words.
+                    Some((bits, elem)) => {
+                        let lanes = format!("{}({name}, {at})", unpack_lanes_fn(bits));
+                        match elem {
+                            Scalar::U32 => lanes,
+                            e => format!("convert_{}({lanes})", ty_vec(e)),
+                        }
+                    }
+                    None => format!("vload{LANES}(0, {name} + {at})"),
+                }
             }
             _ => {
                 let at = if wrapped && offset != [0, 0, 0] {
@@ -410,8 +502,19 @@ impl Emitter<'_> {
                 } else {
                     linear("c", offset, "nx", "nxy")
                 };
-                format!("{name}[{at}]")
+                match self.packed(arg) {
+                    Some((bits, elem)) => packed_read(name, &at, bits, elem),
+                    None => format!("{name}[{at}]"),
+                }
             }
+        }
+    }
+
+    /// The bits per point and element type of argument `arg` if it is a packed grid.
+    fn packed(&self, arg: usize) -> Option<(u32, Scalar)> {
+        match &self.k.args[arg] {
+            crate::model::Arg::Field(f) => f.packed.map(|b| (b, f.elem)),
+            _ => None,
         }
     }
 
@@ -542,7 +645,7 @@ impl Emitter<'_> {
         let vec_expr = self.vector() && e.varying;
         match &e.op {
             Kind::Lit(s) => (s.clone(), if s.starts_with('-') { P_UNARY } else { P_ATOM }),
-            Kind::Read { arg, offset } => (self.read(*arg, *offset), P_ATOM),
+            Kind::Read { arg, offset } => self.read(*arg, *offset),
             Kind::Member { arg, member } => (format!("{}->{member}", self.k.arg_names[*arg]), P_ATOM),
             Kind::ScalarArg(i) => (self.k.arg_names[*i].clone(), P_ATOM),
             Kind::Local(n) | Kind::Const(n) => (n.clone(), P_ATOM),

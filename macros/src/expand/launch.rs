@@ -57,6 +57,11 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
             };
             (decl, quote!(#rt::Arg::buffer(#name)))
         }
+        // A stencil's packed grid is read-only; a lattice's packed state is written.
+        Ty::Packed { word, .. } if p.access == Access::Read => {
+            let t = rust_elem(Elem::Scalar(*word));
+            (quote!(#name: &#rt::Buffer<#t>), quote!(#rt::Arg::buffer(#name)))
+        }
         Ty::Packed { word, .. } => {
             let t = rust_elem(Elem::Scalar(*word));
             (quote!(#name: &mut #rt::Buffer<#t>), quote!(#rt::Arg::buffer(#name)))

@@ -104,6 +104,17 @@ pub fn arg_tokens(
                         t.launch_args.push(quote!(#rt::StencilArg::grid(#label, &*#n)));
                         t.host_args.push(host_arg(n));
                     }
+                    // `packed(n = bits)`: the device grid is a `PackedGrid<T, bits>`; the host
+                    // reference reads the `HostGrid` as written.
+                    None if f.packed.is_some() => {
+                        let bits = proc_macro2::Literal::u32_unsuffixed(f.packed.unwrap_or(8));
+                        t.dev_params.push(quote!(#n: &#rt::PackedGrid<#e, #bits>));
+                        t.host_params.push(quote!(#n: &#rt::HostGrid<#e>));
+                        t.launch_args.push(quote!(#rt::StencilArg::packed(#label, #n)));
+                        t.shape_checks
+                            .push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
+                        t.host_args.push(read(n));
+                    }
                     None => {
                         t.dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
                         t.host_params.push(quote!(#n: &#rt::HostGrid<#e>));

@@ -179,7 +179,8 @@ pub enum Ty {
     Struct(String),
     /// A value passed by copy.
     Value(Elem),
-    /// Bit-packed state: `bits` bits per site in `word`-sized words (lattices).
+    /// Bit-packed values: `bits` bits per site in `word`-sized words (a lattice's state, a
+    /// stencil's `packed(name = bits)` grid).
     Packed { word: Scalar, bits: usize },
 }
 

@@ -13,7 +13,8 @@ fn state(args: &[Arg], out: Scalar, named: Option<&syn::Ident>) -> syn::Result<(
     let candidates: Vec<usize> = args
         .iter()
         .enumerate()
-        .filter(|(_, a)| matches!(a, Arg::Field(f) if f.elem == out))
+        // A packed grid is read-only (`packed(..)`): never the state.
+        .filter(|(_, a)| matches!(a, Arg::Field(f) if f.elem == out && f.packed.is_none()))
         .map(|(i, _)| i)
         .collect();
     let Some(name) = named else {
@@ -84,6 +85,7 @@ mod tests {
             Arg::Field(Field {
                 name: syn::Ident::new(n, proc_macro2::Span::call_site()),
                 elem,
+                packed: None,
             })
         };
         let args = [f("u", Scalar::F32), f("mask", Scalar::U8)];
@@ -101,6 +103,7 @@ mod tests {
             Arg::Field(Field {
                 name: syn::Ident::new(n, proc_macro2::Span::call_site()),
                 elem,
+                packed: None,
             })
         };
         let id = |n: &str| syn::Ident::new(n, proc_macro2::Span::call_site());

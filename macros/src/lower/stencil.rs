@@ -312,6 +312,11 @@ fn signature(b: &StencilBody) -> Vec<Param> {
 /// (`at: Point`).
 pub(crate) fn arg_ty(b: &StencilBody, a: &Arg) -> Option<Ty> {
     Some(match a {
+        // `packed(name = bits)`: 32-bit words of `32 / bits` points each.
+        Arg::Field(f) if f.packed.is_some() => Ty::Packed {
+            word: Scalar::U32,
+            bits: f.packed.unwrap_or(8) as usize,
+        },
         Arg::Field(f) => Ty::Global {
             elem: Elem::Scalar(f.elem),
             lanes: 1,

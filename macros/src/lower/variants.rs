@@ -26,7 +26,7 @@ pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
             .map(|&i| format!("`{}`", b.args[i].name()))
             .collect();
         why.push(match names.len() {
-            0 => format!("no grid argument has the output's type `{}` to iterate", b.out.rust()),
+            0 => format!("no unpacked grid argument has the output's type `{}` to iterate", b.out.rust()),
             _ => format!(
                 "several grids of the output's type `{}` ({}) could be the iterated state; name it with `#[stencil(state = {})]`",
                 b.out.rust(),

@@ -152,6 +152,9 @@ impl Boundary {
 pub struct Field {
     pub name: Ident,
     pub elem: Scalar,
+    /// `#[stencil(packed(name = bits))]`: stored `bits` bits per point in 32-bit words on the
+    /// device (1, 2 or 4; `u8` and `u32` grids only, never the state).
+    pub packed: Option<u32>,
 }
 
 /// One argument of the stencil function.

@@ -9,14 +9,80 @@ pub struct StencilArgs {
     pub boundary: Boundary,
     /// `state = u`: the grid the steps variant iterates (the output replaces it each step).
     pub state: Option<Ident>,
+    /// `packed(cell = 2, wall = 1)`: grids stored 1, 2 or 4 bits per point on the device.
+    pub packed: Vec<Packed>,
+}
+
+/// One `name = bits` of `packed(..)`: the grid's name and its bits per point.
+#[derive(Clone, Debug)]
+pub struct Packed {
+    pub name: Ident,
+    pub bits: u32,
+}
+
+use clforge_abi::PACKED_BITS;
+
+/// The inside of `packed(..)`: `name = bits, ...`, each grid once, bits 1, 2 or 4.
+fn packed_list(input: ParseStream, parens: proc_macro2::Span, out: &mut Vec<Packed>) -> syn::Result<()> {
+    let start = out.len();
+    while !input.is_empty() {
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let lit: syn::LitInt = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "give the bits per point as an integer literal: `packed(cell = 2)`",
+            )
+        })?;
+        let bits = lit
+            .base10_parse::<u32>()
+            .ok()
+            .filter(|b| PACKED_BITS.contains(b) && lit.suffix().is_empty());
+        let Some(bits) = bits else {
+            return Err(syn::Error::new_spanned(
+                &lit,
+                format!(
+                    "a packed grid holds 1, 2 or 4 bits per point (powers of two dividing 32, so no value straddles \
+                     two words), found `{lit}`"
+                ),
+            ));
+        };
+        if out.iter().any(|p| p.name == name) {
+            return Err(syn::Error::new_spanned(
+                &name,
+                format!("`{name}` is packed twice; give each grid one `name = bits`"),
+            ));
+        }
+        out.push(Packed { name, bits });
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    if out.len() == start {
+        return Err(syn::Error::new(
+            parens,
+            "name the grids to pack and their bits per point: `packed(cell = 2)`",
+        ));
+    }
+    Ok(())
 }
 
 impl Parse for StencilArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut boundary = None;
         let mut state: Option<Ident> = None;
+        let mut packed = Vec::new();
         while !input.is_empty() {
             let key: Ident = input.parse()?;
+            if key == "packed" {
+                let content;
+                let parens = syn::parenthesized!(content in input);
+                packed_list(&content, parens.span.join(), &mut packed)?;
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+                continue;
+            }
             input.parse::<Token![=]>()?;
             let value: Ident = input.parse()?;
             match key.to_string().as_str() {
@@ -30,7 +96,7 @@ impl Parse for StencilArgs {
                 other => {
                     return Err(syn::Error::new_spanned(
                         &key,
-                        format!("unknown stencil argument `{other}`; expected `boundary` or `state`"),
+                        format!("unknown stencil argument `{other}`; expected `boundary`, `state` or `packed(..)`"),
                     ))
                 }
             }
@@ -41,6 +107,7 @@ impl Parse for StencilArgs {
         Ok(StencilArgs {
             boundary: boundary.unwrap_or(Boundary::Fixed),
             state,
+            packed,
         })
     }
 }

@@ -19,6 +19,9 @@ pub struct StagedView {
     /// The local tile's name (`t_psi`).
     pub tile: String,
     pub ty: &'static str,
+    /// The value staged for grid point `(gx, gy, gz)`: `psi[AT(gx, gy, gz)]`, or a packed
+    /// grid's point unpacked (the tile holds one value per point).
+    pub load: String,
 }
 
 /// A `#define` (tunable with its default, or a contract).
@@ -81,6 +84,8 @@ pub struct StencilView {
     pub helpers: Vec<String>,
     /// The rounding helpers among them.
     pub rounding: Vec<super::RoundingView>,
+    /// Packed grids read by the vector variant: the helpers that read eight points.
+    pub packed_helpers: Vec<String>,
     /// Reduction outputs: the fold functions, each work-item's accumulators and work-group
     /// arrays, the work-group fold after the points, and one fold kernel per reduction.
     pub reduction_helpers: Vec<String>,
@@ -346,6 +351,10 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
                     name: name.clone(),
                     tile: tile.clone(),
                     ty: f.elem.cl(),
+                    load: match f.packed {
+                        Some(bits) => crate::emit::expr::packed_read(name, "AT(gx, gy, gz)", bits, f.elem),
+                        None => format!("{name}[AT(gx, gy, gz)]"),
+                    },
                 }),
                 _ => None,
             })
@@ -373,6 +382,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
         helpers: Vec::new(),
         rounding: Vec::new(),
+        packed_helpers: Vec::new(),
         reduction_helpers: reduction_helpers(&reductions(k)),
         reduction_prologue: reduction_prologue(&reductions(k)),
         reduction_epilogue: reduction_epilogue(&reductions(k)),
@@ -392,6 +402,11 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         .flatten(),
     );
     v.rounding = super::rounding_helpers(&v.helpers);
+    for bits in clforge_abi::PACKED_BITS {
+        if v.helpers.contains(&crate::emit::expr::unpack_lanes_fn(bits)) {
+            v.packed_helpers.extend(crate::emit::expr::unpack_lanes_helper(bits));
+        }
+    }
     Ok(v)
 }
 

@@ -138,6 +138,8 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
                     name: name.clone(),
                     tile: tile.clone(),
                     ty: f.elem.cl(),
+                    // Sweeps have no packed grids; the sweep templates index the grid themselves.
+                    load: format!("{name}[AT(gx, gy, gz)]"),
                 }),
                 _ => None,
             })

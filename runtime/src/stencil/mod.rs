@@ -1,8 +1,11 @@
 //! Launching generated stencils: device grids, ping-pong pairs, launch plans that size the
 //! plain, tiled and vector variants, and the assembly of the generated source.
 
+pub mod packed;
 pub mod target;
 pub mod tune;
+
+pub use packed::{Packable, PackedGrid};
 
 use std::sync::{Mutex, OnceLock};
 
@@ -304,6 +307,9 @@ pub struct StencilSpec {
     pub folds: &'static [&'static str],
     /// The variants in [`Variant`] order: plain, tiled, vector, steps, march.
     pub variants: [VariantSpec; 5],
+    /// The grid arguments the stencil reads packed (`#[stencil(packed(cell = 2))]`); a launch
+    /// must bind exactly these as [`PackedGrid`]s of these bits ([`Error::PackedBinding`]).
+    pub packed: &'static [PackedArg],
     /// Tile used when the launch config names none.
     pub default_tile: Tile,
     /// `file.rs:line` of the Rust function.
@@ -343,6 +349,17 @@ impl StencilSpec {
         }
         t
     }
+}
+
+/// A grid argument a stencil reads packed (`packed(name = bits)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedArg {
+    /// Its position among the launch's arguments (the function's arguments less `at: Point`).
+    pub arg: usize,
+    /// Its name in the stencil function.
+    pub name: &'static str,
+    /// Bits per point: 1, 2 or 4.
+    pub bits: u32,
 }
 
 /// How to launch: the variant and its tunables.
@@ -474,6 +491,9 @@ pub struct StencilPlan {
     fold_items: usize,
     /// The kernel object, looked up by name on the first launch only.
     kernel_ref: OnceLock<KernelRef>,
+    /// The stencil's name and the arguments it reads packed, checked against each launch's.
+    name: &'static str,
+    packed: &'static [PackedArg],
     /// The last parameter block of each params argument and its device buffer, so that
     /// repeated launches with the same parameters neither hash them nor touch the
     /// device-wide constant cache.
@@ -513,6 +533,52 @@ impl ParamsCache {
         }
         Ok(params)
     }
+}
+
+/// Every argument is packed where the stencil declares it (in its bits) and nowhere else:
+/// the kernel reads words of packed points where it declares them, bytes or words of one
+/// point elsewhere, so any other binding would compute from the wrong values.
+fn check_packing(
+    stencil: &str,
+    declared: &[PackedArg],
+    outs: &[StencilArg<'_>],
+    args: &[StencilArg<'_>],
+) -> Result<()> {
+    let bound = |a: &StencilArg<'_>| match a.0 {
+        ArgKind::Grid { packed, .. } => packed,
+        _ => None,
+    };
+    if let Some((name, bits)) = outs.iter().find_map(|o| match o.0 {
+        ArgKind::Grid {
+            name, packed: Some(b), ..
+        } => Some((name, b)),
+        _ => None,
+    }) {
+        return Err(Error::PackedBinding {
+            stencil: stencil.into(),
+            grid: name.into(),
+            declared: None,
+            bound: Some(bits),
+        });
+    }
+    for (i, a) in args.iter().enumerate() {
+        let d = declared.iter().find(|p| p.arg == i);
+        let b = bound(a);
+        if d.map(|p| p.bits) != b {
+            let grid = match (d, &a.0) {
+                (Some(p), _) => p.name,
+                (None, ArgKind::Grid { name, .. }) => name,
+                (None, _) => "?",
+            };
+            return Err(Error::PackedBinding {
+                stencil: stencil.into(),
+                grid: grid.into(),
+                declared: d.map(|p| p.bits),
+                bound: b,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Every grid argument has the plan's shape.
@@ -619,6 +685,8 @@ impl StencilPlan {
                 [0, 0, 0, nx, ny, nz]
             }),
             kernel_ref: OnceLock::new(),
+            name: spec.name,
+            packed: spec.packed,
             params: ParamsCache::default(),
         })
     }
@@ -804,6 +872,7 @@ impl StencilPlan {
         }
         check_arg_shapes(self.shape, outs)?;
         check_arg_shapes(self.shape, args)?;
+        check_packing(self.name, self.packed, outs, args)?;
         let params = self.params.refresh(&self.device, args)?;
         let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
         let extra = self.place.map_or(0, |_| 6) + self.reduce_box.map_or(0, |_| 6);
@@ -1177,6 +1246,8 @@ enum ArgKind<'a> {
         name: &'a str,
         shape: Shape,
         arg: Arg<'a>,
+        /// A [`PackedGrid`]: its bits per point.
+        packed: Option<u32>,
     },
     Params(Vec<u8>),
     Scalar(Arg<'a>),
@@ -1192,7 +1263,18 @@ enum ArgKind<'a> {
 impl std::fmt::Debug for ArgKind<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ArgKind::Grid { name, shape, .. } => write!(f, "grid `{name}` of shape {shape}"),
+            ArgKind::Grid {
+                name,
+                shape,
+                packed: None,
+                ..
+            } => write!(f, "grid `{name}` of shape {shape}"),
+            ArgKind::Grid {
+                name,
+                shape,
+                packed: Some(b),
+                ..
+            } => write!(f, "grid `{name}` of shape {shape}, packed in {b} bits per point"),
             ArgKind::Params(b) => write!(f, "params ({} bytes)", b.len()),
             ArgKind::Scalar(a) => write!(f, "scalar {a:?}"),
             ArgKind::Reduction { name, part, parts, .. } => write!(f, "reduction `{name}` (part {part} of {parts})"),
@@ -1224,6 +1306,19 @@ impl<'a> StencilArg<'a> {
             name,
             shape: grid.shape,
             arg: Arg::buffer(&grid.buffer),
+            packed: None,
+        })
+    }
+    /// A grid the stencil reads packed (`#[stencil(packed(name = BITS))]`), named as in the
+    /// stencil function. A launch refuses it where the stencil reads the grid unpacked or in
+    /// other bits, and refuses a [`StencilArg::grid`] where it reads it packed
+    /// ([`Error::PackedBinding`]).
+    pub fn packed<T: Packable, const BITS: u32>(name: &'a str, grid: &'a PackedGrid<T, BITS>) -> StencilArg<'a> {
+        StencilArg(ArgKind::Grid {
+            name,
+            shape: grid.shape(),
+            arg: Arg::buffer(grid.words()),
+            packed: Some(BITS),
         })
     }
     /// Whether this is a grid (or bit-packed lattice) argument.
@@ -1261,6 +1356,7 @@ impl<'a> StencilArg<'a> {
             name,
             shape: bits.shape(),
             arg: Arg::buffer(bits.words()),
+            packed: None,
         })
     }
     /// A params struct, passed in constant memory.
@@ -1315,6 +1411,7 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             lanes: 8,
             point: false,
             folds: &[],
+            packed: &[],
             variants: [
                 VariantSpec {
                     kernel: "scale_plain",

@@ -12,7 +12,7 @@ use crate::program::Event;
 use crate::reduce::{Reduce, Reduction};
 use crate::split::{Devices, SplitArg, SplitGrid, SplitPlan};
 
-use super::{DeviceGrid, KernelScalar, LaunchConfig, StencilArg, StencilPlan, StencilSpec};
+use super::{DeviceGrid, KernelScalar, LaunchConfig, Packable, PackedGrid, StencilArg, StencilPlan, StencilSpec};
 
 /// A grid on target `D`: [`DeviceGrid`] on a [`Device`], [`SplitGrid`] on [`Devices`].
 pub type GridOn<D, T> = <<D as Target>::Plan as Launch>::Grid<T>;
@@ -51,6 +51,11 @@ pub trait Launch {
     type Arg<'a>;
     /// A grid argument named as in the stencil function.
     fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a Self::Grid<T>) -> Self::Arg<'a>;
+    /// A grid the stencil reads packed (`packed(name = BITS)`): one device's [`PackedGrid`]
+    /// on every target. Split targets refuse stencils with packed grids when planning
+    /// ([`Error::PackedSplit`](crate::Error::PackedSplit)), so only a [`StencilPlan`] launches
+    /// one.
+    fn packed_arg<'a, T: Packable, const BITS: u32>(name: &'a str, grid: &'a PackedGrid<T, BITS>) -> Self::Arg<'a>;
     /// A params-struct argument.
     fn params_arg<'a, P: Params>(p: &P) -> Self::Arg<'a>;
     /// A scalar passed by value.
@@ -101,6 +106,9 @@ impl Launch for StencilPlan {
     type Arg<'a> = StencilArg<'a>;
     fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a DeviceGrid<T>) -> StencilArg<'a> {
         StencilArg::grid(name, grid)
+    }
+    fn packed_arg<'a, T: Packable, const BITS: u32>(name: &'a str, grid: &'a PackedGrid<T, BITS>) -> StencilArg<'a> {
+        StencilArg::packed(name, grid)
     }
     fn params_arg<'a, P: Params>(p: &P) -> StencilArg<'a> {
         StencilArg::params(p)
@@ -158,6 +166,9 @@ impl Launch for SplitPlan {
     type Arg<'a> = SplitArg<'a>;
     fn grid_arg<'a, T: Scalar>(name: &'a str, grid: &'a SplitGrid<T>) -> SplitArg<'a> {
         SplitArg::grid(name, grid)
+    }
+    fn packed_arg<'a, T: Packable, const BITS: u32>(name: &'a str, _: &'a PackedGrid<T, BITS>) -> SplitArg<'a> {
+        SplitArg::packed(name)
     }
     fn params_arg<'a, P: Params>(p: &P) -> SplitArg<'a> {
         SplitArg::params(p)

@@ -21,7 +21,7 @@
 //! }";
 //! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point };
 //! let spec = StencilSpec {
-//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, point: false, folds: &[],
+//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, point: false, folds: &[], packed: &[],
 //!     variants: [variant("twice_plain", 0), variant("twice_tiled", 4), variant("twice_vec8", 0), variant("twice_steps", 8),
 //!                variant("twice_march", 4)],
 //!     default_tile: Tile { x: 32, y: 32, rows: 4 }, origin: "doc.rs:1", source: SOURCE,
@@ -608,6 +608,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             lanes: 8,
             point: false,
             folds: &[],
+            packed: &[],
             variants: [
                 ("pair_plain", 0),
                 ("pair_tiled", 4),
