@@ -718,3 +718,65 @@ fn hybrid_misuse_is_refused() {
     let formed = work.run(&work.split(&ok).unwrap()).unwrap();
     assert!(formed.to_host(g + 1).is_err());
 }
+
+/// `Forming::tune` times every candidate, leaves out one the device refuses (a chunk that is not
+/// a multiple of 4), returns the fastest of those that ran, whose matrices are the host's; and
+/// refuses to tune nothing.
+#[test]
+fn tuning_returns_the_fastest_candidate_that_ran() {
+    use clforge::runtime::abi::modal::Mma;
+    let dev = common::device();
+    let forming = Forming::<HexP2>::new(&dev).unwrap();
+    let mut rng = common::rng(33);
+    let m = 5;
+    let coords: Vec<f64> = (0..m).flat_map(|_| hexahedron::<HexP2>(&mut rng, 0.2)).collect();
+    let mats: Vec<Iso> = (0..m).map(|_| iso(&mut rng)).collect();
+    let elements = forming.upload(&coords, &mats).unwrap();
+    let candidates = forming.candidates();
+    assert!(candidates.contains(&forming.default_algorithm()), "{candidates:?}");
+    assert!(
+        candidates.iter().any(|a| matches!(a, Algorithm::Mma(_))),
+        "{candidates:?}"
+    );
+    let refused = Algorithm::Mma(Mma {
+        spw: 2,
+        warps: 4,
+        qc: 6,
+        double_buffer: false,
+        tensor_contraction: false,
+    });
+    let list = [
+        refused,
+        candidates[0],
+        Algorithm::Tiled(forming::default_tiling::<HexP2>()),
+    ];
+    let forming::Tuned { best, times } = forming.tune(&elements, &list, 3).unwrap();
+    assert_eq!(times.len(), list.len());
+    assert_eq!(times[0], (refused, None), "{times:?}");
+    let ran: Vec<(Algorithm, f64)> = times.iter().filter_map(|&(a, t)| t.map(|t| (a, t))).collect();
+    assert_eq!(ran.len(), 2, "{times:?}");
+    let fastest = ran.iter().fold(ran[0], |b, &c| if c.1 < b.1 { c } else { b });
+    assert_eq!(best, fastest.0, "{times:?}");
+    assert!(ran.iter().all(|&(_, t)| t > 0.0 && t.is_finite()), "{times:?}");
+    // The tuned kernel's matrices are the host's.
+    let host = forming::form_host::<HexP2>(&coords, &mats, 2).unwrap();
+    let got = forming.form(&elements, best).unwrap().0.to_host().unwrap();
+    let scale = host.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    for (i, (g, h)) in got.iter().zip(&host).enumerate() {
+        assert!(
+            (g - h).abs() <= 1e-12 * scale,
+            "{}: entry {i}: {g} vs {h}",
+            best.label()
+        );
+    }
+    // Nothing to tune: every candidate refused (the first refusal), none, no repetitions.
+    assert!(matches!(
+        forming.tune(&elements, &[refused], 3),
+        Err(Error::InvalidConfig(m)) if m.contains("multiple of 4")
+    ));
+    assert!(matches!(forming.tune(&elements, &[], 3), Err(Error::InvalidConfig(_))));
+    assert!(matches!(
+        forming.tune(&elements, &list, 0),
+        Err(Error::InvalidConfig(_))
+    ));
+}

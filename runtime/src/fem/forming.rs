@@ -51,6 +51,16 @@ pub const fn packed_len(n: usize) -> usize {
     n * (n + 1) / 2
 }
 
+/// What [`Forming::tune`] found: the fastest candidate, and each candidate's median time in
+/// seconds (`None` where the device refused it), in the order given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuned {
+    /// The candidate with the smallest median time.
+    pub best: Algorithm,
+    /// Every candidate with its median time in seconds, or `None` where the device refused it.
+    pub times: Vec<(Algorithm, Option<f64>)>,
+}
+
 /// How the element matrices are formed on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
@@ -465,6 +475,107 @@ impl<E: Element> Forming<E> {
             Algorithm::Mma(default_mma::<E>())
         } else {
             Algorithm::default_for::<E>()
+        }
+    }
+
+    /// The kernels [`Forming::tune`] tries for `E` on this device: the default, the staged and
+    /// tiled kernels' default shapes, and for elasticity in moment form (from 16 functions)
+    /// the tensor-core kernel in the shapes measured fastest on the H100 at some order
+    /// (docs/ELEMENT-MATRICES.md), with and without the contraction on tensor cores where the
+    /// device has them. Shapes past the device's local memory are left out.
+    pub fn candidates(&self) -> Vec<Algorithm> {
+        let s = E::OPERATOR.strains(E::DIM);
+        let mut v = vec![
+            self.default_algorithm(),
+            Algorithm::default_for::<E>(),
+            Algorithm::Tiled(default_tiling::<E>()),
+        ];
+        if has_moments::<E>() && E::NODES >= 16 {
+            let local = usize::try_from(self.dev.info().local_mem_bytes).unwrap_or(usize::MAX);
+            let tc = if self.tensor_cores16() {
+                &[false, true][..]
+            } else {
+                &[false][..]
+            };
+            for (spw, warps, qc) in [
+                (2, 8, 12),
+                (2, 8, 16),
+                (3, 8, 8),
+                (3, 8, 16),
+                (2, 10, 16),
+                (1, 8, 16),
+                (2, 4, 16),
+            ] {
+                for &tensor_contraction in tc {
+                    let t = Mma {
+                        spw,
+                        warps,
+                        qc,
+                        double_buffer: false,
+                        tensor_contraction,
+                    };
+                    if t.local_bytes(E::NODES, E::DIM, s) <= local {
+                        v.push(Algorithm::Mma(t));
+                    }
+                }
+            }
+        }
+        let mut out: Vec<Algorithm> = Vec::new();
+        for a in v {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// Times each of `candidates` forming `elements` (the median of `reps` profiled runs,
+    /// after one untimed run), and returns the fastest with every candidate's time in seconds
+    /// ([`Tuned`]), `None` for one the device refused (a shape past its registers, local memory or
+    /// work-group size: such a candidate is left out, not an error). The matrices are formed
+    /// into a scratch buffer; nothing of `self` or `elements` changes. Errors: no elements, no
+    /// candidates, `reps` 0, or every candidate refused (the first refusal is returned).
+    pub fn tune(&self, elements: &Elements, candidates: &[Algorithm], reps: usize) -> Result<Tuned> {
+        if elements.m == 0 || candidates.is_empty() || reps == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "tuning `{}`'s element-matrix kernels needs elements ({}), candidates ({}) and \
+                 repetitions ({reps})",
+                E::NAME,
+                elements.m,
+                candidates.len()
+            )));
+        }
+        let ne = E::NODES * E::DOFS;
+        let mut ke = Buffer::<f64>::new(&self.dev, elements.m.saturating_mul(packed_len(ne)).max(1))?;
+        let mut times = Vec::with_capacity(candidates.len());
+        let mut first_error: Option<Error> = None;
+        let mut best: Option<(Algorithm, f64)> = None;
+        for &a in candidates {
+            let timed = (|| -> Result<f64> {
+                self.form_into(elements, a, &mut ke)?.wait()?;
+                let mut t = Vec::with_capacity(reps);
+                for _ in 0..reps {
+                    t.push(self.form_into(elements, a, &mut ke)?.duration_ns()? as f64 / 1e9);
+                }
+                t.sort_by(f64::total_cmp);
+                Ok(t[t.len() / 2])
+            })();
+            match timed {
+                Ok(t) => {
+                    if best.is_none_or(|(_, b)| t < b) {
+                        best = Some((a, t));
+                    }
+                    times.push((a, Some(t)));
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    times.push((a, None));
+                }
+            }
+        }
+        match best {
+            Some((best, _)) => Ok(Tuned { best, times }),
+            None => Err(first_error.unwrap_or_else(|| Error::InvalidConfig("no candidate ran".into()))),
         }
     }
 
