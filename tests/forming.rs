@@ -780,3 +780,85 @@ fn tuning_returns_the_fastest_candidate_that_ran() {
         Err(Error::InvalidConfig(_))
     ));
 }
+
+/// A clang that compiles OpenCL C for nvptx: `clang` on the path, else the newest
+/// `/usr/lib/llvm-*/bin/clang` (PoCL's package brings one; scripts/install-deps.sh).
+fn nvptx_clang() -> Option<std::path::PathBuf> {
+    let works = |c: &std::path::Path| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|d| d.file_name().to_string_lossy().starts_with("llvm-"))
+        .map(|d| d.path().join("bin/clang"))
+        .filter(|c| c.exists())
+        .collect();
+    found.sort();
+    std::iter::once(std::path::PathBuf::from("clang"))
+        .chain(found.into_iter().rev())
+        .find(|c| works(c))
+}
+
+/// The forming kernels' NVIDIA-only paths (f64 tensor-core products in inline PTX: 8 × 8 × 4,
+/// 16 × 8 × 4, the contraction with `C`, two chunk buffers) run on no CI device. They must at
+/// least be valid OpenCL C: each combination of their switches parses for nvptx (clang
+/// `-fsyntax-only`, `asm` as GNU `__asm__`), for a 3-D and a 2-D element.
+#[test]
+fn gpu_only_forming_paths_parse_for_nvptx() {
+    let clang = nvptx_clang().expect(
+        "the nvptx syntax check needs clang (installed with PoCL by scripts/install-deps.sh; else `apt install clang`)",
+    );
+    let dir = std::env::temp_dir().join(format!("clforge-nvptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sources = [
+        (
+            "hex_p3",
+            HexP3::forming_source(),
+            HexP3::CELL.points(HexP3::DIM, HexP3::QUADRATURE),
+        ),
+        (
+            "quad_q3",
+            QuadQ3::forming_source(),
+            QuadQ3::CELL.points(QuadQ3::DIM, QuadQ3::QUADRATURE),
+        ),
+    ];
+    for (name, source, nq) in sources {
+        let path = dir.join(format!("{name}.cl"));
+        std::fs::write(&path, source).unwrap();
+        for (dmma16, mtc, mdb) in [(0, 0, 0), (0, 0, 1), (1, 0, 0), (1, 1, 0), (1, 1, 1), (1, 0, 1)] {
+            let out = std::process::Command::new(&clang)
+                .args([
+                    "-x",
+                    "cl",
+                    "-cl-std=CL1.2",
+                    "-fsyntax-only",
+                    "--target=nvptx64-nvidia-nvcl",
+                ])
+                .args([
+                    "-Xclang",
+                    "-finclude-default-header",
+                    "-Dasm=__asm__",
+                    "-DCLFORGE_DMMA=1",
+                ])
+                .arg(format!("-DNQ={nq}"))
+                .args(["-DMSPW=3", "-DMW=8", "-DMQC=16", "-DMQS=20"])
+                .arg(format!("-DCLFORGE_DMMA16={dmma16}"))
+                .arg(format!("-DMTC={mtc}"))
+                .arg(format!("-DMDB={mdb}"))
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name} (DMMA16 {dmma16}, MTC {mtc}, MDB {mdb}) does not parse for nvptx:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
