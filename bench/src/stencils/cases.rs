@@ -299,12 +299,26 @@ where
     (kernel.launch)(&plan, &mut out, case.psi.current(), &case.w, &case.cell, &case.k)?.wait()?;
     let config = describe(config, &(kernel.spec)());
     let what = format!("`{}` ({config})", plan.kernel());
-    let (max_rel_err, exact) = compare(&what, &out.to_host()?, &want)?;
-    if !exact {
+    let check = checked(&what, plan.kernel(), config, shape, &out.to_host()?, &want)?;
+    if !check.exact {
         bail!("{what} differs from the masked host reference; the packed mask must give its bits exactly");
     }
+    Ok(check)
+}
+
+/// The check of `kernel` in `config` (`what` names both in errors): `got` compared with the
+/// host reference `want` by [`compare`].
+fn checked<T: Real>(
+    what: &str,
+    kernel: &str,
+    config: String,
+    shape: Shape,
+    got: &HostGrid<T>,
+    want: &HostGrid<T>,
+) -> Result<Check> {
+    let (max_rel_err, exact) = compare(what, got, want)?;
     Ok(Check {
-        kernel: plan.kernel().to_owned(),
+        kernel: kernel.to_owned(),
         config,
         shape: shape.to_string(),
         max_rel_err,
@@ -352,14 +366,7 @@ pub fn check_jacobi<T: Real, K>(dev: &Device, kernel: JacobiKernel<T, K>, config
     (case.kernel.launch)(&plan, &mut out, case.psi.current(), &case.w, &case.cell, &case.k)?.wait()?;
     let config = describe(config, &(case.kernel.spec)());
     let what = format!("`{}` ({config})", plan.kernel());
-    let (max_rel_err, exact) = compare(&what, &out.to_host()?, &want)?;
-    Ok(Check {
-        kernel: plan.kernel().to_owned(),
-        config,
-        shape: shape.to_string(),
-        max_rel_err,
-        exact,
-    })
+    checked(&what, plan.kernel(), config, shape, &out.to_host()?, &want)
 }
 
 /// Checks a seed 002 kernel against the host reference of [`Jacobi`].
@@ -378,14 +385,14 @@ pub fn check_seed<T: Real, K>(
     let consts = seed.constants::<T>(shape, shape_seed, case.body, case.coeffs)?;
     case.seed_step(seed, which, shape_seed, &consts)?.wait()?;
     let what = format!("seed 002 `{}` ({})", which.name(), shape_seed);
-    let (max_rel_err, exact) = compare(&what, &case.psi.current().to_host()?, &want)?;
-    Ok(Check {
-        kernel: which.name().to_owned(),
-        config: shape_seed.to_string(),
-        shape: shape.to_string(),
-        max_rel_err,
-        exact,
-    })
+    checked(
+        &what,
+        which.name(),
+        shape_seed.to_string(),
+        shape,
+        &case.psi.current().to_host()?,
+        &want,
+    )
 }
 
 /// The 3-D heat step on one device.
@@ -459,14 +466,7 @@ pub fn check_heat(dev: &Device, config: &LaunchConfig) -> Result<Check> {
     case.step(&plan)?.wait()?;
     let config = describe(config, &Heat3d::spec());
     let what = format!("`{}` ({config})", plan.kernel());
-    let (max_rel_err, exact) = compare(&what, &case.u.current().to_host()?, &want)?;
-    Ok(Check {
-        kernel: plan.kernel().to_owned(),
-        config,
-        shape: shape.to_string(),
-        max_rel_err,
-        exact,
-    })
+    checked(&what, plan.kernel(), config, shape, &case.u.current().to_host()?, &want)
 }
 
 #[cfg(test)]

@@ -205,6 +205,23 @@ struct Timed<'a> {
     flops_per_point: f64,
 }
 
+impl Timed<'_> {
+    /// A clforge row of this case: `kernel` in `config`, timed `t`.
+    fn row(&self, kernel: &str, config: &LaunchConfig, t: Stats, copy_gb_s: f64) -> Row {
+        Row::new(
+            self.case,
+            self.shape,
+            "clforge",
+            kernel,
+            describe(config, &self.spec),
+            self.bytes_per_point,
+            self.flops_per_point,
+            t,
+            copy_gb_s,
+        )
+    }
+}
+
 /// Candidates of a quick tuning pass: plain and vector work-groups and only the tiles (and
 /// marches) already built for the table (program builds dominate a quick run on a CPU).
 fn quick_candidates(spec: &StencilSpec, dev: &Device, shape: Shape, tiles: &[LaunchConfig]) -> Vec<LaunchConfig> {
@@ -229,8 +246,7 @@ fn time_and_tune<C: StencilCase>(
         case: case_name,
         shape,
         spec,
-        bytes_per_point: bytes,
-        flops_per_point: flops,
+        ..
     } = *timed;
     let dev = ctx.dev;
     let (mut rows, default_us) = time_configs(ctx, case, timed, configs, &mut check)?;
@@ -252,17 +268,7 @@ fn time_and_tune<C: StencilCase>(
     check(ctx, &tuned.config)?;
     let plan = case.plan(dev, &tuned.config)?;
     let t = ctx.time(|| Ok(case.step(&plan)?))?;
-    let mut row = Row::new(
-        case_name,
-        shape,
-        "clforge",
-        plan.kernel(),
-        describe(&tuned.config, &spec),
-        bytes,
-        flops,
-        t,
-        ctx.copy_gb_s,
-    );
+    let mut row = timed.row(plan.kernel(), &tuned.config, t, ctx.copy_gb_s);
     row.tuned = true;
     rows.push(row);
     ctx.report.tuning.push(TuneRow {
@@ -293,8 +299,7 @@ fn time_configs<C: StencilCase>(
         case: case_name,
         shape,
         spec,
-        bytes_per_point: bytes,
-        flops_per_point: flops,
+        ..
     } = *timed;
     let dev = ctx.dev;
     let mut rows = Vec::new();
@@ -317,17 +322,7 @@ fn time_configs<C: StencilCase>(
         if *config == LaunchConfig::default() {
             default_us = t.median_us;
         }
-        rows.push(Row::new(
-            case_name,
-            shape,
-            "clforge",
-            plan.kernel(),
-            describe(config, &spec),
-            bytes,
-            flops,
-            t,
-            ctx.copy_gb_s,
-        ));
+        rows.push(timed.row(plan.kernel(), config, t, ctx.copy_gb_s));
     }
     Ok((rows, default_us))
 }

@@ -55,6 +55,20 @@ impl Event {
         Ok(time(&self.inner, P::End)?.saturating_sub(time(first, P::Start)?))
     }
 
+    /// The median device time of `reps` launches by `launch` after one untimed launch (the
+    /// tuners' measure), in nanoseconds; `reps` 0 times the warm-up launch alone.
+    pub fn median_ns(reps: usize, mut launch: impl FnMut() -> Result<Event>) -> Result<u64> {
+        let warm = launch()?;
+        if reps == 0 {
+            return warm.duration_ns();
+        }
+        warm.wait()?;
+        let events = (0..reps).map(|_| launch()).collect::<Result<Vec<Event>>>()?;
+        let mut ns = events.iter().map(Event::duration_ns).collect::<Result<Vec<u64>>>()?;
+        ns.sort_unstable();
+        Ok(ns[(ns.len() - 1) / 2])
+    }
+
     /// Device time from the start of `first` to the end of this command, in nanoseconds
     /// (profiling `END` of `self` − `START` of `first`): the span of a run of launches.
     pub fn since_start_of(&self, first: &Event) -> Result<u64> {

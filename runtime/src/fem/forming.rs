@@ -551,15 +551,7 @@ impl<E: Element> Forming<E> {
         let mut first_error: Option<Error> = None;
         let mut best: Option<(Algorithm, f64)> = None;
         for &a in candidates {
-            let timed = (|| -> Result<f64> {
-                self.form_into(elements, a, &mut ke)?.wait()?;
-                let mut t = Vec::with_capacity(reps);
-                for _ in 0..reps {
-                    t.push(self.form_into(elements, a, &mut ke)?.duration_ns()? as f64 / 1e9);
-                }
-                t.sort_by(f64::total_cmp);
-                Ok(t[t.len() / 2])
-            })();
+            let timed = Event::median_ns(reps, || self.form_into(elements, a, &mut ke)).map(|ns| ns as f64 / 1e9);
             match timed {
                 Ok(t) => {
                     if best.is_none_or(|(_, b)| t < b) {

@@ -381,14 +381,7 @@ fn median_time<F>(plan: &StencilPlan, time: &mut F, reps: usize) -> Result<u64>
 where
     F: FnMut(&StencilPlan) -> Result<Event>,
 {
-    time(plan)?.wait()?;
-    let mut events = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        events.push(time(plan)?);
-    }
-    let mut ns = events.iter().map(Event::duration_ns).collect::<Result<Vec<u64>>>()?;
-    ns.sort_unstable();
-    Ok(ns[(ns.len() - 1) / 2])
+    Event::median_ns(reps, || time(plan))
 }
 
 /// 64-bit FNV-1a: a hash of the source that stays the same across Rust releases and runs.
