@@ -503,13 +503,21 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
         }
         let steps = if specials { 1 } else { 12 };
         let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
-        let run = |derived: bool, rows: usize, group: Option<[usize; 2]>| {
+        // The class table's order-1 elements sum the assembled node stencil unless told not to.
+        let stencil = model.spec.order == 1;
+        let run_with = |derived: bool, assembled: bool, rows: usize, group: Option<[usize; 2]>| {
             let mut dev = Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
             assert!(
                 dev.derived_mass(),
                 "{}: the class table applies to a uniform grid",
                 model.spec.name
             );
+            assert_eq!(dev.assembled(), stencil, "{}", model.spec.name);
+            if stencil {
+                dev.set_assembled(assembled).unwrap();
+            } else {
+                assert!(dev.set_assembled(true).is_err(), "{}: no stencil", model.spec.name);
+            }
             dev.set_derived_mass(derived).unwrap();
             dev.set_gather_rows(rows).unwrap();
             assert_eq!(dev.gather_rows(), rows);
@@ -526,8 +534,61 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
         // have interior rows iy0 .. iy0 + rows - 1 for these counts), the general one elsewhere,
         // a last block cut short by the grid's end.
         // Work-groups that do not divide the grid (the launch rounds up, the kernel skips the rest).
+        // The element-by-element sums: the bits of the arrays' gather.
+        let run = |derived, rows, group| run_with(derived, false, rows, group);
         let arrays = run(false, 1, None);
         let rows = if model.spec.dim == 3 { 2 } else { 3 };
+        let bits = |x: &R| {
+            if x.widen().is_nan() {
+                u64::MAX
+            } else {
+                x.widen().to_bits()
+            }
+        };
+        if stencil {
+            // The assembled stencil: the same bits for every rows and work-group (the window's
+            // path and the general one sum alike), the arrays' values to rounding, the same
+            // NaN and ±inf, and not the arrays' bits everywhere (the stencil is taken).
+            let one = run_with(true, true, 1, None);
+            for other in [
+                run_with(true, true, rows, None),
+                run_with(true, true, rows, Some([8, 3])),
+            ] {
+                for (a, b) in [(&one.0, &other.0), (&one.1, &other.1)] {
+                    assert!(
+                        a.iter().map(bits).eq(b.iter().map(bits)),
+                        "{} {}: the assembled stencil's bits depend on rows or work-group",
+                        model.spec.name,
+                        R::NAME
+                    );
+                }
+            }
+            let tol = if size_of::<R>() == 4 { 1e-5 } else { 1e-12 };
+            for (what, a, b) in [("u", &one.0, &arrays.0), ("v", &one.1, &arrays.1)] {
+                let class = |x: &R| (x.widen().is_nan(), x.widen().is_infinite() && x.widen() > 0.0);
+                assert!(
+                    a.iter().map(class).eq(b.iter().map(class)),
+                    "{} {what}: classes",
+                    model.spec.name
+                );
+                let (fa, fb): (Vec<f64>, Vec<f64>) = a
+                    .iter()
+                    .zip(b)
+                    .filter(|(x, _)| x.widen().is_finite())
+                    .map(|(x, y)| (x.widen(), y.widen()))
+                    .unzip();
+                let e = slice_rel_error(&fa, &fb);
+                assert!(e <= tol, "{} {} {what}: relative error {e:e}", model.spec.name, R::NAME);
+                if !specials {
+                    assert!(
+                        !a.iter().map(bits).eq(b.iter().map(bits)),
+                        "{} {} {what}: the same bits as the element rows: was the stencil taken?",
+                        model.spec.name,
+                        R::NAME
+                    );
+                }
+            }
+        }
         for (rows, table) in [
             (1, run(true, 1, None)),
             (rows, run(true, rows, None)),
@@ -542,13 +603,6 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
                 );
                 // Bit for bit; a NaN's sign and payload are not part of the arithmetic.
                 for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                    let bits = |x: &R| {
-                        if x.widen().is_nan() {
-                            u64::MAX
-                        } else {
-                            x.widen().to_bits()
-                        }
-                    };
                     assert_eq!(
                     bits(x),
                     bits(y),

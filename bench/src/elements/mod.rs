@@ -117,6 +117,9 @@ struct Variant {
     group: Option<[usize; 2]>,
     /// `Stepper::tune_gather` picks rows and group (the others are then ignored).
     tuned: bool,
+    /// The class-table gather sums the elements' rows (`Stepper::set_assembled(false)`)
+    /// rather than the assembled node stencil.
+    roles: bool,
 }
 
 /// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
@@ -131,11 +134,18 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
         rows,
         group,
         tuned: false,
+        roles: false,
     };
     if s != Schedule::Gather {
         return vec![v(true, 1, None)];
     }
-    let mut all = vec![v(true, 1, None)];
+    let mut all = vec![
+        v(true, 1, None),
+        Variant {
+            roles: true,
+            ..v(true, 1, None)
+        },
+    ];
     let (rows, groups): (&[usize], &[[usize; 2]]) = if quick {
         (&[2], &GATHER_GROUPS[..1])
     } else {
@@ -161,6 +171,9 @@ fn variant_config(v: Variant) -> String {
     if v.tuned {
         return ", tuned by Stepper::tune_gather".to_owned();
     }
+    if v.roles {
+        s += ", element rows (set_assembled(false))";
+    }
     if v.rows > 1 {
         s += &format!(", {} rows per work-item", v.rows);
     }
@@ -176,6 +189,9 @@ fn variant_name(v: Variant) -> String {
     if v.tuned {
         return "gather-tuned".to_owned();
     }
+    if v.roles {
+        s += "-roles";
+    }
     if v.rows > 1 {
         s += &format!("-r{}", v.rows);
     }
@@ -187,11 +203,17 @@ fn variant_name(v: Variant) -> String {
 
 /// A stepper set to variant `v` (`None`: the variant does not apply, e.g. no class table).
 fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
-    let custom = v.rows > 1 || v.group.is_some() || v.tuned;
+    let custom = v.rows > 1 || v.group.is_some() || v.tuned || v.roles;
     if (!v.derived || custom) && !st.derived_mass() {
         return Ok(None);
     }
+    if v.roles && !st.assembled() {
+        return Ok(None);
+    }
     st.set_derived_mass(v.derived && st.derived_mass())?;
+    if v.roles {
+        st.set_assembled(false)?;
+    }
     if v.rows > 1 {
         st.set_gather_rows(v.rows)?;
     }
@@ -487,7 +509,8 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
             } else {
                 &structured
             };
-            // The structured gather twice: M⁻¹ and C by node class (the default), then per DOF.
+            // The structured gather: M⁻¹ and C by node class (the default; also with the
+            // elements' rows for the assembled stencil, other rows and work-groups), then per DOF.
             for var in variants(s, opts.quick) {
                 let st = Stepper::new(dev, m, &config(s)).with_context(|| format!("{label}: building {s:?}"))?;
                 let Some(mut st) = apply(st, var)? else {
@@ -498,7 +521,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 let launches = launches_of(s, m);
                 let (kind, name) = if s == Schedule::Gather && !st.derived_mass() {
                     (Kind::GatherArrays, "gather-arrays".to_owned())
-                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some() || var.tuned) {
+                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some() || var.tuned || var.roles) {
                     (Kind::Schedule(s), variant_name(var))
                 } else {
                     (Kind::Schedule(s), schedule_name(s))

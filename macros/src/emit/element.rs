@@ -88,6 +88,28 @@ pub struct ElementLines {
     gather_patch_shift: Vec<String>,
     /// As `gather_tail` with `mi_<k>` for `minv[i]`.
     gather_tail_derived: Vec<String>,
+    /// The derived-mass gather of a node playing every role from the assembled node stencil;
+    /// `None` where the window is not laid out.
+    gather_assembled: Option<Assembled>,
+}
+
+/// The class-table gather's assembled node stencil `ka` (the sum of `K_e` over a node's
+/// elements, after `K_e`'s rows in `K`, then two limits), for a node playing every role.
+#[derive(Serialize)]
+pub struct Assembled {
+    /// Declares `ka` and `ua` (Σ|u| over the window's registers).
+    head: Vec<String>,
+    /// Where the stencil is taken (`ua` and each `|g_k|` within their limits), else the roles.
+    cond: String,
+    /// Subtracts the stencil times the window from `g_<k>`.
+    sum: Vec<String>,
+    /// Declares and loads the window's registers around node `c` (the general path).
+    load: Vec<String>,
+}
+
+/// The window's registers of row `dy` at z offset `dz`: `(dx, dy, dz, k)`, x then DOF.
+fn row_regs_of(dz: i64, dy: i64, d: usize) -> impl Iterator<Item = (i64, i64, i64, usize)> {
+    (-1..=1i64).flat_map(move |dx| (0..d).map(move |k| (dx, dy, dz, k)))
 }
 
 /// `base + ox + oy * nxn + oz * nxyn`, zero terms dropped.
@@ -545,6 +567,105 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             out
         })
         .collect();
+    // The assembled node stencil (order 1, where the window is laid out): a node playing every
+    // role sums `K_e` over its elements once for all, `ka[(n * DOFS + k) * DOFS + j]` the
+    // coefficient of DOF `j` of its neighbour `n` (x fastest, then y, then z; offsets -1, 0, 1)
+    // in the force on its DOF `k`, read after `K_e`'s rows (`ND * NV` chunks) in the same
+    // constant buffer (the runtime's `assembled_stencil`), then two limits. One statement per
+    // row of neighbours (`dy`, `dz`) and DOF: NODES² · DOFS² products become 3^dim · DOFS².
+    // The guard keeps the element-by-element sums where the two could round differently into
+    // an overflow or turn ±inf into NaN in one form and not the other: it takes the stencil
+    // only where Σ|u| of the window is at most `ka[L]` (no product or partial sum of either
+    // form reaches a quarter of the largest real) and |g_k| at most `ka[L + 1]`; a NaN or ±inf
+    // fails it.
+    let assembled = if patch {
+        let neighbour = |dx: i64, dy: i64, dz: i64| -> usize {
+            let z = if v.dim == 3 { (dz + 1) as usize } else { 0 };
+            (z * 3 + (dy + 1) as usize) * 3 + (dx + 1) as usize
+        };
+        let limit = (if v.dim == 3 { 27 } else { 9 }) * d * d;
+        let window: Vec<(i64, i64, i64, usize)> = zs
+            .iter()
+            .flat_map(|&dz| (-1..=1i64).flat_map(move |dy| row_regs_of(dz, dy, d)))
+            .collect();
+        // Σ|u| as a pairwise tree (short dependency chains).
+        let mut level: Vec<E> = window
+            .iter()
+            .map(|&(dx, dy, dz, k)| call("fabs", vec![var(reg(dy, dx, dz, k))]))
+            .collect();
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|p| {
+                    if p.len() == 2 {
+                        bin(Op::Add, p[0].clone(), p[1].clone())
+                    } else {
+                        p[0].clone()
+                    }
+                })
+                .collect();
+        }
+        let head = vec![
+            format!(
+                "__constant const real* ka = (__constant const real*)(K + {}); /* assembled: after K_e's {nd} rows */",
+                nd * nv
+            ),
+            c::lines(&[decl("real", "ua", level.pop().unwrap_or(E::Int(0)))]).concat(),
+        ];
+        let cond = std::iter::once(format!("ua <= ka[{limit}]"))
+            .chain((0..d).map(|k| format!("fabs(g_{k}) <= ka[{}]", limit + 1)))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let mut stmts: Vec<S> = Vec::new();
+        for &dz in &zs {
+            for dy in -1..=1i64 {
+                for k in 0..d {
+                    let terms = (-1..=1i64).flat_map(|dx| (0..d).map(move |j| (dx, j)));
+                    let sum = chain(
+                        Op::Add,
+                        terms.map(|(dx, j)| {
+                            let n = neighbour(dx, dy, dz);
+                            bin(Op::Mul, index("ka", int((n * d + k) * d + j)), var(reg(dy, dx, dz, j)))
+                        }),
+                    )
+                    .unwrap_or(E::Int(0));
+                    stmts.push(assign(var(format!("g_{k}")), "-", sum));
+                }
+            }
+        }
+        let load: Vec<S> = (-1..=1)
+            .flat_map(|dy| {
+                row_regs
+                    .chunks(3 * d)
+                    .map(|group| S::Decl {
+                        konst: true,
+                        ty: "real".into(),
+                        vars: group
+                            .iter()
+                            .map(|&(dx, dz, k)| {
+                                let step = |node: E, by: i64, unit: E| match by {
+                                    0 => node,
+                                    b if b > 0 => bin(Op::Add, node, unit),
+                                    _ => bin(Op::Sub, node, unit),
+                                };
+                                let node = step(step(step(var("c"), dx, int(1)), dy, var("nxn")), dz, var("nxyn"));
+                                (reg(dy, dx, dz, k), at("u_in", node, "DOFS", k))
+                            })
+                            .collect(),
+                        comment: Some(format!("y {:+}, z {:+}", dy, group[0].1)),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        Some(Assembled {
+            head,
+            cond,
+            sum: c::lines(&stmts),
+            load: c::lines(&load),
+        })
+    } else {
+        None
+    };
     let gather_tail_derived = tail(&|k| var(format!("mi_{k}")));
     let gather_tail = tail(&|_| index("minv", var("i")));
     let registers = |i: usize| S::Decl {
@@ -598,5 +719,6 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         gather_patch_first: c::lines(&patch_first),
         gather_patch_next: c::lines(&patch_next),
         gather_patch_shift: c::lines(&patch_shift),
+        gather_assembled: assembled,
     })
 }

@@ -433,6 +433,7 @@ impl Emitter<'_> {
     fn staged_here(&self, arg: usize) -> bool {
         match self.access {
             Access::Tiled | Access::March => self.k.access.staged[arg],
+            Access::Steps => crate::lower::variants::steps_staged(self.k, arg),
             _ => false,
         }
     }
@@ -466,6 +467,9 @@ impl Emitter<'_> {
             }
             Access::Steps if self.k.access.iterated == Some(arg) => {
                 format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
+            }
+            Access::Steps if crate::lower::variants::steps_staged(self.k, arg) => {
+                format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "SW", "SWH"))
             }
             Access::Bits if self.k.access.iterated == Some(arg) => site_bit(&bits_window(offset)),
             Access::Strip if self.k.access.iterated == Some(arg) => {

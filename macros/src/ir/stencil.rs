@@ -45,6 +45,8 @@ pub struct Accesses {
     pub halo: [usize; 3],
     /// Per argument: read at a non-zero offset, so staged in local memory by the tiled variant.
     pub staged: Vec<bool>,
+    /// Per argument: read at any offset (the steps variant stages every grid it reads).
+    pub read: Vec<bool>,
     /// Distinct non-zero offsets per axis (for wrapped/clamped coordinates).
     pub axis_offsets: [Vec<i64>; 3],
     /// The grid the temporally blocked variant keeps in local memory across several steps:

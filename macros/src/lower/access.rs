@@ -53,6 +53,7 @@ pub fn analyse(
     let (iterated, state_candidates) = state(args, out, named_state)?;
     let mut halo = [0usize; 3];
     let mut staged = vec![false; args.len()];
+    let mut read = vec![false; args.len()];
     let mut axis: [BTreeSet<i64>; 3] = Default::default();
     for (arg, off) in reads {
         for k in 0..3 {
@@ -64,10 +65,12 @@ pub fn analyse(
         if off.iter().any(|&d| d != 0) {
             staged[*arg] = true;
         }
+        read[*arg] = true;
     }
     Ok(Accesses {
         halo,
         staged,
+        read,
         axis_offsets: axis.map(|a| a.into_iter().collect()),
         iterated,
         state_candidates,
@@ -93,6 +96,7 @@ mod tests {
         let a = analyse(&args, Scalar::F32, &reads, None).unwrap();
         assert_eq!(a.halo, [1, 2, 0]);
         assert_eq!(a.staged, vec![true, false]);
+        assert_eq!(a.read, vec![true, true]);
         assert_eq!(a.axis_offsets[1], vec![-2]);
         assert_eq!(a.iterated, Some(0));
     }

@@ -63,7 +63,27 @@ pub fn tiled_local_bytes(b: &StencilBody) -> usize {
         .sum()
 }
 
-/// `__local` bytes per tile point of the steps variant: two buffers of the iterated grid.
+/// `__local` bytes per tile point of the steps variant: two buffers of the iterated grid, and
+/// one of every other grid the body reads ([`steps_staged`]).
 pub fn steps_local_bytes(b: &StencilBody) -> usize {
     2 * b.out.bytes()
+        + b.args
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| steps_staged(b, i))
+            .filter_map(|(_, a)| match a {
+                Arg::Field(f) => Some(f.elem.bytes()),
+                _ => None,
+            })
+            .sum::<usize>()
+}
+
+/// Whether the steps variant stages grid argument `arg` in local memory beside the iterated
+/// one: every other grid the body reads, at any offset, loaded once per launch with the tile
+/// and its halo (its reads then come from local memory in every step, not from global memory
+/// step after step).
+pub fn steps_staged(b: &StencilBody, arg: usize) -> bool {
+    matches!(b.args.get(arg), Some(Arg::Field(_)))
+        && b.access.read.get(arg).copied().unwrap_or(false)
+        && b.access.iterated != Some(arg)
 }

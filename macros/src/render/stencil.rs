@@ -24,6 +24,28 @@ pub struct StagedView {
     pub load: String,
 }
 
+/// The grids `pick` selects (by argument index) as staged in local memory, each with how a
+/// tile point is loaded from grid point `(gx, gy, gz)`.
+fn staged_views(k: &StencilBody, pick: &dyn Fn(usize) -> bool) -> Vec<StagedView> {
+    k.args
+        .iter()
+        .enumerate()
+        .zip(k.arg_names.iter().zip(&k.tile_names))
+        .filter_map(|((i, a), (name, tile))| match a {
+            Arg::Field(f) if pick(i) => Some(StagedView {
+                name: name.clone(),
+                tile: tile.clone(),
+                ty: f.elem.cl(),
+                load: match f.packed {
+                    Some(bits) => crate::emit::expr::packed_read(name, "AT(gx, gy, gz)", bits, f.elem),
+                    None => format!("{name}[AT(gx, gy, gz)]"),
+                },
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A `#define` (tunable with its default, or a contract).
 #[derive(Serialize)]
 pub struct DefineView {
@@ -58,6 +80,8 @@ pub struct StencilView {
     pub tunables: Vec<DefineView>,
     pub contracts: Vec<DefineView>,
     pub staged: Vec<StagedView>,
+    /// The grids the steps variant stages beside the iterated one (every other grid it reads).
+    pub steps_staged: Vec<StagedView>,
     /// Periodic boundary (wrap) rather than clamp, for loads of the tiled variant.
     pub periodic: bool,
     pub coords_xyz: Vec<String>,
@@ -341,24 +365,8 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         params: signature::params(&first.params),
         tunables: tunables_view(&p.tunables),
         contracts: defines_view(&p.contracts),
-        staged: k
-            .args
-            .iter()
-            .zip(&k.access.staged)
-            .zip(k.arg_names.iter().zip(&k.tile_names))
-            .filter_map(|((a, &s), (name, tile))| match a {
-                Arg::Field(f) if s => Some(StagedView {
-                    name: name.clone(),
-                    tile: tile.clone(),
-                    ty: f.elem.cl(),
-                    load: match f.packed {
-                        Some(bits) => crate::emit::expr::packed_read(name, "AT(gx, gy, gz)", bits, f.elem),
-                        None => format!("{name}[AT(gx, gy, gz)]"),
-                    },
-                }),
-                _ => None,
-            })
-            .collect(),
+        staged: staged_views(k, &|i| k.access.staged[i]),
+        steps_staged: staged_views(k, &|i| crate::lower::variants::steps_staged(k, i)),
         periodic: k.boundary == Boundary::Periodic,
         coords_xyz: emit_coords(k, 0..3),
         coords_yz: emit_coords(k, 1..3),

@@ -29,6 +29,8 @@ pub trait Real:
     const NAME: &'static str;
     /// The OpenCL build option that makes the element kernels' `real` this type.
     const BUILD_OPTION: &'static str;
+    /// The largest finite value of the type, widened.
+    const MAX: f64;
     /// `v` rounded to this type.
     fn of(v: f64) -> Self;
     /// The value in `f64` (exact).
@@ -46,6 +48,7 @@ pub trait Real:
 impl Real for f32 {
     const NAME: &'static str = "f32";
     const BUILD_OPTION: &'static str = "";
+    const MAX: f64 = f32::MAX as f64;
     fn of(v: f64) -> f32 {
         v as f32
     }
@@ -66,6 +69,7 @@ impl Real for f32 {
 impl Real for f64 {
     const NAME: &'static str = "f64";
     const BUILD_OPTION: &'static str = "-D CLFORGE_REAL_DOUBLE";
+    const MAX: f64 = f64::MAX;
     fn of(v: f64) -> f64 {
         v
     }

@@ -219,11 +219,14 @@ pub struct Stepper<R: Real = f32> {
     /// node of a class has the same masses ([`mass_table`]); used while `derived` is set.
     mass_table: Option<MassTable<R>>,
     derived: bool,
+    /// `_gather_derived` sums the assembled node stencil at nodes that play every role
+    /// (`GATHER_ASSEMBLED`, built into `program`; see [`Stepper::set_assembled`]).
+    assembled: bool,
     /// Nodes along y per work-item of `_gather_derived` (`GATHER_ROWS`, built into `program`).
     gather_rows: usize,
     /// The work-groups of the launches that do not come from `passes`.
     groups: Groups,
-    /// The build options of `program` without `GATHER_ROWS`.
+    /// The build options of `program` without `GATHER_ROWS` and `GATHER_ASSEMBLED`.
     options: String,
     u: Buffer<R>,
     u_alt: Buffer<R>,
@@ -445,8 +448,13 @@ impl<R: Real> Stepper<R> {
                 Buffer::from_slice(device, &[R::default()])?,
             )
         } else {
+            // The class-table gather's assembled node stencil after the one K_e's rows.
+            let mut shared = k_all[..nd * ndp].to_vec();
+            if matches!(model.mesh, Mesh::Structured(_)) && assembles(&spec) {
+                shared.extend(rounded(&assembled_stencil(&spec, &model.stiffness[0], R::MAX)));
+            }
             (
-                Buffer::from_slice(device, &k_all[..nd * ndp])?,
+                Buffer::from_slice(device, &shared)?,
                 Buffer::from_slice(device, &k_all)?,
             )
         };
@@ -518,6 +526,7 @@ impl<R: Real> Stepper<R> {
             damp: Buffer::from_slice(device, &damp)?,
             damp_host: damp,
             derived: mass_table.is_some(),
+            assembled: mass_table.is_some() && assembles(&spec),
             gather_rows: 1,
             groups,
             options,
@@ -599,10 +608,52 @@ impl<R: Real> Stepper<R> {
             )));
         }
         if rows != self.gather_rows {
-            let options = format!("{} -D GATHER_ROWS={rows}", self.options);
-            self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
-            self.groups = Groups::new(&self.program, self.spec.name, self.per_element, self.groups.gather);
-            self.gather_rows = rows;
+            self.rebuild(rows, self.assembled)?;
+        }
+        Ok(())
+    }
+
+    /// Builds `program` again with `rows` nodes per work-item and the assembled stencil on or
+    /// off (the class-table gather's build-time tunables), and keeps them.
+    fn rebuild(&mut self, rows: usize, assembled: bool) -> Result<()> {
+        let options = format!(
+            "{} -D GATHER_ROWS={rows} -D GATHER_ASSEMBLED={}",
+            self.options,
+            u8::from(assembled)
+        );
+        self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
+        self.groups = Groups::new(&self.program, self.spec.name, self.per_element, self.groups.gather);
+        self.gather_rows = rows;
+        self.assembled = assembled;
+        Ok(())
+    }
+
+    /// Whether the class-table gather sums the assembled node stencil at the nodes that play
+    /// every role (the default where it can; see [`Stepper::set_assembled`]).
+    pub fn assembled(&self) -> bool {
+        self.assembled
+    }
+
+    /// Chooses how the class-table gather ([`Stepper::derived_mass`]) forms the force at a node
+    /// that plays every role (away from the grid's edges), for elements of order 1 in 2-D and
+    /// 3-D. `true` (the default): from the assembled node stencil, `K_e` summed over the node's
+    /// elements once on the host (in `f64`, then rounded), `3^dim · DOFS²` products per node
+    /// (36 for `quad4`, 243 for `hex8`) instead of `NODES² · DOFS²` (128, 1 536). `false`:
+    /// element by element as the other gathers and [`HostStepper`] do, which gives the same bits
+    /// as the per-DOF arrays' gather. Both agree with the host to rounding (the sums are taken
+    /// in another order). Rebuilds the program; an [`Error::InvalidConfig`] where the stepper
+    /// does not run that gather or its elements have no stencil (order above 1, or 1-D).
+    pub fn set_assembled(&mut self, on: bool) -> Result<()> {
+        self.class_gather("assembled stencil `set_assembled` switches")?;
+        if on && !assembles(&self.spec) {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` element has no assembled node stencil: it needs elements of order 1 in 2-D or 3-D \
+                 (order {}, {}-D)",
+                self.spec.name, self.spec.order, self.spec.dim
+            )));
+        }
+        if on != self.assembled {
+            self.rebuild(self.gather_rows, on)?;
         }
         Ok(())
     }
@@ -1251,6 +1302,54 @@ fn gather_launch(nodes: &[usize], rows: usize, group: Option<[usize; 2]>) -> (Ve
     (global, Some(local))
 }
 
+/// Whether the class-table gather of `spec`'s elements has the assembled node stencil (the
+/// kernel's register window: order 1 in 2-D and 3-D).
+fn assembles(spec: &ElementSpec) -> bool {
+    spec.order == 1 && spec.dim >= 2 && spec.node_offsets.iter().flatten().all(|&o| o <= 1)
+}
+
+/// The assembled node stencil of a node that plays every role on a structured grid of one
+/// `K_e` (`k`, `nd × nd` row-major), then the two limits of the kernel's guard, for reals whose
+/// largest finite value is `max`.
+///
+/// `s[(n · DOFS + k) · DOFS + j]` is the coefficient of DOF `j` of neighbour `n` in the force on
+/// the node's DOF `k`, neighbours numbered x fastest, then y, then z, over offsets −1, 0, 1 (9
+/// in 2-D, 27 in 3-D), as the kernel reads it. As local node `a` of an element, the node meets
+/// local node `b` at offset `offs[b] − offs[a]`; the sum runs over `a` in order, in `f64`.
+///
+/// The limits: the kernel takes the stencil only where the window's Σ|u| is at most
+/// `max / (4 R)`, `R` the largest sum of |K_e| over one DOF's rows of all roles (then no product
+/// or partial sum of either form exceeds `max / 4`), and each damping force |g| at most
+/// `max / 4`; elsewhere it sums the elements' rows, so the two forms cannot differ in what
+/// overflows or which infinities meet.
+fn assembled_stencil(spec: &ElementSpec, k: &[f64], max: f64) -> Vec<f64> {
+    let (d, nd) = (spec.dofs, spec.nd());
+    let neighbours = if spec.dim == 3 { 27 } else { 9 };
+    let mut s = vec![0.0; neighbours * d * d];
+    let mut rows = vec![0.0f64; d];
+    for (a, oa) in spec.node_offsets.iter().enumerate() {
+        for (b, ob) in spec.node_offsets.iter().enumerate() {
+            let rel = |i: usize| (ob[i] as i64 - oa[i] as i64 + 1) as usize;
+            let z = if spec.dim == 3 { rel(2) } else { 0 };
+            let n = (z * 3 + rel(1)) * 3 + rel(0);
+            for (kk, row) in rows.iter_mut().enumerate() {
+                for j in 0..d {
+                    let x = k[(a * d + kk) * nd + b * d + j];
+                    s[(n * d + kk) * d + j] += x;
+                    *row += x.abs();
+                }
+            }
+        }
+    }
+    let r = rows.iter().fold(0.0f64, |m, &x| m.max(x));
+    // A little under the bound, so that rounding the limit to `f32` cannot raise it past.
+    let safe = 1.0 - 1.0 / 1024.0;
+    let u_limit = if r > 0.0 { (max / 4.0 / r * safe).min(max) } else { max };
+    s.push(u_limit);
+    s.push(max / 4.0);
+    s
+}
+
 /// Most nodes along y one work-item of the class-table gather updates
 /// ([`Stepper::set_gather_rows`]).
 pub const MAX_GATHER_ROWS: usize = 16;
@@ -1310,6 +1409,70 @@ fn mass_table<R: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The assembled stencil of a node of a 2-D order-1 element: each (a, b) pair of local nodes
+    /// lands at neighbour `offs[b] - offs[a]`; the centre collects the diagonal blocks of all
+    /// roles, a corner neighbour the one block that reaches it; the limits bound |K| row sums.
+    #[test]
+    fn assembled_stencil_sums_the_blocks_of_every_role() {
+        const OFFS: [[usize; 3]; 4] = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]];
+        let spec = ElementSpec {
+            name: "quad4",
+            dim: 2,
+            cell: crate::fem::element::Cell::Cube,
+            nodes: 4,
+            dofs: 2,
+            order: 1,
+            node_offsets: &OFFS,
+            strains: 3,
+            source: "",
+            kernels: None,
+        };
+        assert!(assembles(&spec));
+        let nd = 8;
+        let k: Vec<f64> = (0..nd * nd).map(|i| ((i * 37 % 23) as f64 - 11.0) * 0.25).collect();
+        let kk = |r: usize, c: usize| k[r * nd + c];
+        let s = assembled_stencil(&spec, &k, f64::from(f32::MAX));
+        assert_eq!(s.len(), 9 * 4 + 2);
+        let at = |n: usize, r: usize, c: usize| s[(n * 2 + r) * 2 + c];
+        for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            // Centre (n = 4): every role's diagonal block.
+            let centre: f64 = (0..4).map(|a| kk(a * 2 + r, a * 2 + c)).sum();
+            assert_eq!(at(4, r, c), centre);
+            // Neighbour (+1, +1) (n = 8): only as node 0 meeting node 2.
+            assert_eq!(at(8, r, c), kk(r, 2 * 2 + c));
+            // Neighbour (-1, 0) (n = 3): as node 1 meeting node 0, as node 2 meeting node 3.
+            assert_eq!(at(3, r, c), kk(2 + r, c) + kk(4 + r, 6 + c));
+        }
+        // Σ over neighbours of a coefficient is Σ over the rows of all roles.
+        for r in 0..2 {
+            let all: f64 = (0..4)
+                .flat_map(|a| (0..nd).map(move |c| (a, c)))
+                .map(|(a, c)| kk(a * 2 + r, c))
+                .sum();
+            let stencil: f64 = (0..9)
+                .flat_map(|n| (0..2).map(move |c| (n, c)))
+                .map(|(n, c)| at(n, r, c))
+                .sum();
+            assert!((all - stencil).abs() <= 1e-12 * all.abs().max(1.0));
+        }
+        let rows: f64 = (0..2)
+            .map(|r| {
+                (0..4)
+                    .flat_map(|a| (0..nd).map(move |c| (a, c)))
+                    .map(|(a, c)| kk(a * 2 + r, c).abs())
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max);
+        let (u_limit, g_limit) = (s[36], s[37]);
+        assert!(u_limit * rows <= f64::from(f32::MAX) / 4.0 && u_limit * rows > f64::from(f32::MAX) / 4.1);
+        assert_eq!(g_limit, f64::from(f32::MAX) / 4.0);
+        // A zero matrix puts no bound on u.
+        assert_eq!(assembled_stencil(&spec, &vec![0.0; nd * nd], 1.0)[36], 1.0);
+        // Order 2 or 1-D: no stencil.
+        assert!(!assembles(&ElementSpec { order: 2, ..spec }));
+        assert!(!assembles(&ElementSpec { dim: 1, ..spec }));
+    }
 
     #[test]
     fn gather_launches_cover_every_node_in_whole_groups() {
