@@ -71,7 +71,7 @@ const GENERATED: &[&str] = &[
     // stencil kernels
     "AT", "WRAP", "UPDATED",
     "INTERIOR", "LOAD", "TW", "TH", "TWH", "SW", "SH", "SD", "SWH", "OUTSIDE", "HX", "HY", "HZ", "UX", "UY", "UZ", "TILE_X",
-    "TILE_Y", "TILE_Z", "PTS", "STEP_POINTS", "TILE_TY", "TILE_TZ", "LOAD_Z", "WRAP_Z", "CLAMP_Z", "IN_STEP",
+    "TILE_Y", "TILE_Z", "PTS", "STEP_POINTS", "STEP_ITEMS", "STEP_SLOTS", "TILE_TY", "TILE_TZ", "LOAD_Z", "WRAP_Z", "CLAMP_Z", "IN_STEP",
     "WG_Y", "TD", "STEPS", "MARCH_Z", "MARCH_PLANES", "MARCH_SLOT", "MARCH_PER", "IN_REDUCED", "IN_REDUCED_YZ", "RED_ITEMS", "RED_P2", "FOLD_ITEMS", "LANES", "EXTENSION", "OFF", "ON", "RESET", "OPENCL", "FP_CONTRACT",
     // element programs: macros and file-scope names
     "real", "DIM", "DOFS", "NODES", "ND", "NV", "ORDER", "STRAINS", "GRID_DIMS", "NODE0", "L_X", "L_Y", "WI_SIZE",

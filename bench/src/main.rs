@@ -134,7 +134,8 @@ struct Cli {
     #[arg(long, default_value_t = 1)]
     min_order: usize,
     /// element-matrices: only the kernels whose label starts with one of these, comma
-    /// separated (`staged,tiled-2x`).
+    /// separated (`staged,tiled-2x`); elements: only the schedules (and `seed` rows) whose
+    /// names start with one (`gather,seed`).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
     /// element-matrices: the device kernels alone (no host columns, splits or mixed mesh).
@@ -198,6 +199,7 @@ fn main() -> Result<()> {
         retune: cli.retune,
         iterations: cli.iterations,
         small: cli.small,
+        kernels: cli.kernels.clone(),
     };
     eprintln!(
         "clforge-bench on {} ({}, driver {})",

@@ -23,6 +23,8 @@ pub struct Options {
     pub iterations: usize,
     /// Shape of the small-grid study.
     pub small: Shape,
+    /// `--kernels`: the elements suite's schedules to run (all when empty).
+    pub kernels: Vec<String>,
 }
 
 impl Options {

@@ -200,6 +200,23 @@ pub(crate) fn check_work_group(info: &DeviceInfo, local: &[usize; 3], what: impl
 /// became), beside its source and build options.
 pub const DUMP_ENV: &str = "CLFORGE_DUMP_BINARIES";
 
+/// Extra build options for experiments (a vendor's register cap, a probe's `-D`): appended to
+/// every program's options, or with a `name:` prefix (`quad4:-cl-nv-maxrregcount=64`) to the
+/// programs of that name only. A diagnostic: results built with it are not the defaults'.
+pub const OPTIONS_ENV: &str = "CLFORGE_BUILD_OPTIONS";
+
+/// The options [`OPTIONS_ENV`] adds to program `name`'s build.
+fn extra_options(name: &str) -> Option<String> {
+    let value = std::env::var(OPTIONS_ENV).ok()?;
+    let value = value.trim();
+    match value.split_once(':') {
+        Some((program, rest)) if !program.starts_with('-') && !program.contains(' ') => {
+            (program == name).then(|| rest.trim().to_owned())
+        }
+        _ => (!value.is_empty()).then(|| value.to_owned()),
+    }
+}
+
 /// Writes `<dir>/<name>-<hash>.{cl,options,bin}`; the hash tells apart the variants one name
 /// is built in.
 fn dump_binaries(program: &cl::Program, dir: &std::path::Path, name: &str, options: &str, source: &str) -> Result<()> {
@@ -250,6 +267,10 @@ impl Program {
         {
             options.push(' ');
             options.push_str(ROUNDED);
+        }
+        if let Some(extra) = extra_options(name) {
+            options.push(' ');
+            options.push_str(&extra);
         }
         let nul = |what: &str| Error::InvalidConfig(format!("{what} of program `{name}` contains a NUL byte"));
         let src = CString::new(source).map_err(|_| nul("source"))?;

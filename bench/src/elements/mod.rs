@@ -466,7 +466,9 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
             timed_row(head, (bytes, how), time, (wall_ms, batch), copy)
         };
 
-        for alg in 1..=4u8 {
+        // `--kernels`: only the schedules (and `seed` rows) whose names start with one given.
+        let wanted = |name: &str| opts.kernels.is_empty() || opts.kernels.iter().any(|k| name.starts_with(k.as_str()));
+        for alg in (1..=4u8).filter(|_| wanted("seed")) {
             progress.step(&format!("{label} elements: seed 000 algorithm {alg}"));
             if !Seed000::fits(alg, elements) {
                 report.skipped.push(format!(
@@ -502,7 +504,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
         }
 
         let mut unstructured = None;
-        for s in schedules() {
+        for s in schedules().into_iter().filter(|&s| wanted(&schedule_name(s))) {
             progress.step(&format!("{label} elements: {}", schedule_name(s)));
             let m = if s == Schedule::Unstructured {
                 unstructured.get_or_insert(model(elements, true)?)
