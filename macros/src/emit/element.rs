@@ -542,6 +542,19 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                 if dz != 0 {
                     node = bin(if dz > 0 { Op::Add } else { Op::Sub }, node, var("nxyn"));
                 }
+                if d == 2 {
+                    // Both DOFs of the node as one 8-byte load.
+                    let pair = call(
+                        "vload2",
+                        vec![int(0), bin(Op::Add, var("u_in"), bin(Op::Mul, node, var("DOFS")))],
+                    );
+                    let mut block = vec![decl("real2", "w2", pair)];
+                    block.extend(
+                        dofs.iter()
+                            .map(|&(dx, dz, k)| assign(var(reg(dy, dx, dz, k)), "", var(format!("w2.s{k}")))),
+                    );
+                    return S::Block(block);
+                }
                 S::Line(
                     dofs.iter()
                         .map(|&(dx, dz, k)| assign(var(reg(dy, dx, dz, k)), "", at("u_in", node.clone(), "DOFS", k)))
@@ -676,30 +689,11 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                 }
             }
         }
-        let load: Vec<S> = (-1..=1)
-            .flat_map(|dy| {
-                row_regs
-                    .chunks(3 * d)
-                    .map(|group| S::Decl {
-                        konst: true,
-                        ty: "real".into(),
-                        vars: group
-                            .iter()
-                            .map(|&(dx, dz, k)| {
-                                let step = |node: E, by: i64, unit: E| match by {
-                                    0 => node,
-                                    b if b > 0 => bin(Op::Add, node, unit),
-                                    _ => bin(Op::Sub, node, unit),
-                                };
-                                let node = step(step(step(var("c"), dx, int(1)), dy, var("nxn")), dz, var("nxyn"));
-                                (reg(dy, dx, dz, k), at("u_in", node, "DOFS", k))
-                            })
-                            .collect(),
-                        comment: Some(format!("y {:+}, z {:+}", dy, group[0].1)),
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        // The general path's node: the window's registers declared and loaded around `c`.
+        let mut load = patch_decl.clone();
+        load.extend(load_row(-1, bin(Op::Sub, var("c"), var("nxn"))));
+        load.extend(load_row(0, var("c")));
+        load.extend(load_row(1, bin(Op::Add, var("c"), var("nxn"))));
         Some(Assembled {
             head,
             cond,
