@@ -113,6 +113,7 @@ enum Kind {
 #[derive(Clone, Copy)]
 struct Variant {
     derived: bool,
+    /// Nodes per work-item along y (0: the stepper's default).
     rows: usize,
     group: Option<[usize; 2]>,
     /// `Stepper::tune_gather` picks rows and group (the others are then ignored).
@@ -123,7 +124,7 @@ struct Variant {
 }
 
 /// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
-const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 2], [32, 8], [32, 16], [16, 8], [16, 16]];
+const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 4], [32, 8], [32, 16], [16, 8], [16, 16]];
 
 /// Each schedule's timed variants: the structured gather by node class at its default, at 2,
 /// 4 and 8 rows per work-item (`Stepper::set_gather_rows`) and at [`GATHER_GROUPS`]
@@ -137,19 +138,20 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
         roles: false,
     };
     if s != Schedule::Gather {
-        return vec![v(true, 1, None)];
+        return vec![v(true, 0, None)];
     }
+    // Rows 0: the stepper's defaults (`class_gather_defaults`).
     let mut all = vec![
-        v(true, 1, None),
+        v(true, 0, None),
         Variant {
             roles: true,
-            ..v(true, 1, None)
+            ..v(true, 0, None)
         },
     ];
     let (rows, groups): (&[usize], &[[usize; 2]]) = if quick {
-        (&[2], &GATHER_GROUPS[..1])
+        (&[1], &GATHER_GROUPS[..1])
     } else {
-        (&[2, 4, 8], &GATHER_GROUPS)
+        (&[1, 2, 4, 8], &GATHER_GROUPS)
     };
     all.extend(rows.iter().map(|&r| v(true, r, None)));
     for r in [1, 2] {
@@ -158,10 +160,10 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
     if !quick {
         all.push(Variant {
             tuned: true,
-            ..v(true, 1, None)
+            ..v(true, 0, None)
         });
     }
-    all.push(v(false, 1, None));
+    all.push(v(false, 0, None));
     all
 }
 
@@ -174,7 +176,7 @@ fn variant_config(v: Variant) -> String {
     if v.roles {
         s += ", element rows (set_assembled(false))";
     }
-    if v.rows > 1 {
+    if v.rows > 0 {
         s += &format!(", {} rows per work-item", v.rows);
     }
     if let Some([x, y]) = v.group {
@@ -192,7 +194,7 @@ fn variant_name(v: Variant) -> String {
     if v.roles {
         s += "-roles";
     }
-    if v.rows > 1 {
+    if v.rows > 0 {
         s += &format!("-r{}", v.rows);
     }
     if let Some([x, y]) = v.group {
@@ -203,7 +205,7 @@ fn variant_name(v: Variant) -> String {
 
 /// A stepper set to variant `v` (`None`: the variant does not apply, e.g. no class table).
 fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
-    let custom = v.rows > 1 || v.group.is_some() || v.tuned || v.roles;
+    let custom = v.rows > 0 || v.group.is_some() || v.tuned || v.roles;
     if (!v.derived || custom) && !st.derived_mass() {
         return Ok(None);
     }
@@ -214,7 +216,7 @@ fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
     if v.roles {
         st.set_assembled(false)?;
     }
-    if v.rows > 1 {
+    if v.rows > 0 {
         st.set_gather_rows(v.rows)?;
     }
     if v.tuned {
@@ -523,7 +525,7 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 let launches = launches_of(s, m);
                 let (kind, name) = if s == Schedule::Gather && !st.derived_mass() {
                     (Kind::GatherArrays, "gather-arrays".to_owned())
-                } else if s == Schedule::Gather && (var.rows > 1 || var.group.is_some() || var.tuned || var.roles) {
+                } else if s == Schedule::Gather && (var.rows > 0 || var.group.is_some() || var.tuned || var.roles) {
                     (Kind::Schedule(s), variant_name(var))
                 } else {
                     (Kind::Schedule(s), schedule_name(s))

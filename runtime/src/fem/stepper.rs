@@ -366,7 +366,13 @@ impl<R: Real> Stepper<R> {
         }
         check_launches(device.info(), &spec, schedule, &passes, size_of::<R>())?;
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
-        let program = device.program(spec.name, spec.source, &options)?;
+        // The class-table gather's defaults (rows per work-item, work-group) for this grid.
+        let (class_rows, class_group) = class_gather_defaults(spec.dim);
+        let program = device.program(
+            spec.name,
+            spec.source,
+            &format!("{options} -D GATHER_ROWS={class_rows}"),
+        )?;
         // Work-groups for the element-force passes the driver would otherwise size: for a global
         // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
         // nodes) its choice can be a work-group of a few work-items. The kernels skip the
@@ -384,7 +390,7 @@ impl<R: Real> Stepper<R> {
                 }
             }
         }
-        let groups = Groups::new(&program, spec.name, model.per_element, Some(GATHER_GROUP));
+        let groups = Groups::new(&program, spec.name, model.per_element, Some(class_group));
         // The built kernel's own work-group limit can be below the device's (GPU registers).
         if let Some(local) = passes.iter().find_map(|p| p.local.as_ref()) {
             let pe = if model.per_element { "_pe" } else { "" };
@@ -527,7 +533,7 @@ impl<R: Real> Stepper<R> {
             damp_host: damp,
             derived: mass_table.is_some(),
             assembled: mass_table.is_some() && assembles(&spec),
-            gather_rows: 1,
+            gather_rows: class_rows,
             groups,
             options,
             mass_table,
@@ -582,7 +588,7 @@ impl<R: Real> Stepper<R> {
     }
 
     /// Nodes along y that one work-item of the class-table gather ([`Stepper::derived_mass`])
-    /// updates (1 unless set).
+    /// updates ([`class_gather_defaults`] unless set).
     pub fn gather_rows(&self) -> usize {
         self.gather_rows
     }
@@ -749,12 +755,15 @@ impl<R: Real> Stepper<R> {
         timings.sort_by_key(|t| t.median_ns);
         let (rows, group) = match (&outcome, timings.first()) {
             (Ok(()), Some(t)) => (t.rows, Some(t.group)),
-            _ => (1, None),
+            _ => {
+                let (rows, group) = class_gather_defaults(self.spec.dim);
+                (rows, Some(group).filter(|&g| self.set_gather_group(g).is_ok()))
+            }
         };
         self.set_gather_rows(rows)?;
         match group {
             Some(g) => self.set_gather_group(g)?,
-            None => self.groups = Groups::new(&self.program, self.spec.name, self.per_element, Some(GATHER_GROUP)),
+            None => self.groups = Groups::new(&self.program, self.spec.name, self.per_element, None),
         }
         self.set_state(&u0, &v0)?;
         self.steps = steps0;
@@ -1237,6 +1246,19 @@ pub struct GatherTiming {
     pub group: [usize; 2],
     /// Median profiled device time of one step, in nanoseconds.
     pub median_ns: u64,
+}
+
+/// The class-table gather's default nodes per work-item along y and work-group on a grid of
+/// `dim` dimensions: 2 rows in 32 × 2 work-groups in 2-D, the fastest on an H100 at 2M and 8M
+/// quads (38.3 and 126.9 µs per step against 41.9 and 137.6 for 1 row in 32 × 4, 2026-11-27,
+/// docs/PERFORMANCE.md); 1 row in [`GATHER_GROUP`] in 1-D and 3-D (not measured otherwise).
+/// [`Stepper::tune_gather`] searches on the user's device.
+pub fn class_gather_defaults(dim: usize) -> (usize, [usize; 2]) {
+    if dim == 2 {
+        (2, [32, 2])
+    } else {
+        (1, GATHER_GROUP)
+    }
 }
 
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
