@@ -27,6 +27,7 @@ pub enum Op {
     Rem,
     Add,
     Sub,
+    Shr,
     Ge,
     Lt,
     Eq,
@@ -41,6 +42,7 @@ impl Op {
             Op::Rem => "%",
             Op::Add => "+",
             Op::Sub => "-",
+            Op::Shr => ">>",
             Op::Ge => ">=",
             Op::Lt => "<",
             Op::Eq => "==",
@@ -50,8 +52,9 @@ impl Op {
 
     fn prec(self) -> u8 {
         match self {
-            Op::Mul | Op::Div | Op::Rem => 5,
-            Op::Add | Op::Sub => 4,
+            Op::Mul | Op::Div | Op::Rem => 6,
+            Op::Add | Op::Sub => 5,
+            Op::Shr => 4,
             Op::Ge | Op::Lt => 3,
             Op::Eq => 2,
             Op::And => 1,
@@ -116,14 +119,14 @@ pub fn expr(e: &E) -> String {
     print(e).0
 }
 
-/// Text and precedence (6 for primaries).
+/// Text and precedence (7 for primaries).
 fn print(e: &E) -> (String, u8) {
     match e {
-        E::Var(n) => (n.clone(), 6),
-        E::Int(v) => (v.to_string(), 6),
-        E::Index(a, i) => (format!("{}[{}]", wrap(a, 6), expr(i)), 6),
-        E::Call(f, args) => (format!("{f}({})", list(args)), 6),
-        E::Vector(ty, args) => (format!("({ty})({})", list(args)), 6),
+        E::Var(n) => (n.clone(), 7),
+        E::Int(v) => (v.to_string(), 7),
+        E::Index(a, i) => (format!("{}[{}]", wrap(a, 7), expr(i)), 7),
+        E::Call(f, args) => (format!("{f}({})", list(args)), 7),
+        E::Vector(ty, args) => (format!("({ty})({})", list(args)), 7),
         E::Bin(op, a, b) => {
             let p = op.prec();
             // Left associative: the right operand needs parentheses at equal precedence.

@@ -414,32 +414,61 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             .collect()
     };
     let c_dof = |array: &str, k: usize| at(array, var("c"), "DOFS", k);
-    let gather_init: Vec<S> = (0..d)
-        .map(|k| S::Decl {
-            konst: false,
-            ty: "real".into(),
-            vars: vec![(format!("g_{k}"), bin(Op::Mul, c_dof("damp", k), c_dof("v", k)))],
-            comment: None,
-        })
-        .collect();
+    // Two DOFs per node: the node's `v` read once as a `real2` (`v2`, which the tail reuses).
+    let v_pair = decl(
+        "real2",
+        "v2",
+        call(
+            "vload2",
+            vec![int(0), bin(Op::Add, var("v"), bin(Op::Mul, var("c"), var("DOFS")))],
+        ),
+    );
+    let v_of = |k: usize| if d == 2 { var(format!("v2.s{k}")) } else { c_dof("v", k) };
+    let mut gather_init: Vec<S> = if d == 2 { vec![v_pair.clone()] } else { vec![] };
+    gather_init.extend((0..d).map(|k| S::Decl {
+        konst: false,
+        ty: "real".into(),
+        vars: vec![(format!("g_{k}"), bin(Op::Mul, c_dof("damp", k), v_of(k)))],
+        comment: None,
+    }));
     // The derived-mass gather: row `tb` of the class table holds M⁻¹ of the class's DOFs, then
     // their damping −α·m; a fixed DOF takes 0 for both, as `minv`, `damp` hold it.
+    // Two DOFs per node: both fixed bits from one word `fw` (`c * DOFS` is even, so the pair
+    // never straddles two words).
     let mut gather_init_derived: Vec<S> = vec![decl(
         "int",
         "tb",
         bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
     )];
+    if d == 2 {
+        gather_init_derived.push(v_pair);
+        gather_init_derived.push(S::Decl {
+            konst: true,
+            ty: "uint".into(),
+            vars: vec![(
+                "fw".into(),
+                index("fixed", bin(Op::Shr, bin(Op::Mul, var("c"), var("DOFS")), int(5))),
+            )],
+            comment: Some("the node's fixed bits".into()),
+        });
+    }
     for k in 0..d {
         let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
         let row = |o: E| bin(Op::Add, var("tb"), o);
-        let tab = |row: E| call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()]);
+        let tab = |row: E| {
+            if d == 2 {
+                call("derived_mass_w", vec![var("mass_tab"), var("fw"), row, dof.clone()])
+            } else {
+                call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()])
+            }
+        };
         gather_init_derived.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
         gather_init_derived.push(S::Decl {
             konst: false,
             ty: "real".into(),
             vars: vec![(
                 format!("g_{k}"),
-                bin(Op::Mul, tab(row(bin(Op::Add, var("DOFS"), int(k)))), c_dof("v", k)),
+                bin(Op::Mul, tab(row(bin(Op::Add, var("DOFS"), int(k)))), v_of(k)),
             )],
             comment: None,
         });
@@ -459,17 +488,10 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             };
             let at = |a: &str| bin(Op::Add, var(a), var("i"));
             let store = |value: E, to: &str| call("vstore2", vec![value, int(0), at(to)]);
+            // `v2`: the node's `v`, loaded by the init.
             return vec![S::Block(vec![
                 decl("int", "i", bin(Op::Mul, var("c"), var("DOFS"))),
-                S::Decl {
-                    konst: true,
-                    ty: "real2".into(),
-                    vars: vec![
-                        ("v2".into(), call("vload2", vec![int(0), at("v")])),
-                        ("u2".into(), call("vload2", vec![int(0), at("u_in")])),
-                    ],
-                    comment: None,
-                },
+                decl("real2", "u2", call("vload2", vec![int(0), at("u_in")])),
                 S::Decl {
                     konst: true,
                     ty: "real".into(),
