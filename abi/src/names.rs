@@ -75,7 +75,7 @@ const GENERATED: &[&str] = &[
     "WG_Y", "TD", "STEPS", "MARCH_Z", "MARCH_PLANES", "MARCH_SLOT", "MARCH_PER", "IN_REDUCED", "IN_REDUCED_YZ", "RED_ITEMS", "RED_P2", "FOLD_ITEMS", "LANES", "EXTENSION", "OFF", "ON", "RESET", "OPENCL", "FP_CONTRACT",
     // element programs: macros and file-scope names
     "real", "DIM", "DOFS", "NODES", "ND", "NV", "ORDER", "STRAINS", "GRID_DIMS", "NODE0", "L_X", "L_Y", "WI_SIZE",
-    "MASK_WORDS", "CRACK_BIT", "DEAD_MATERIAL", "sum_v8", "GATHER_ROWS", "GATHER_ASSEMBLED", "PAIR", "PAIR_IN",
+    "MASK_WORDS", "CRACK_BIT", "DEAD_MATERIAL", "sum_v8", "GATHER_ROWS", "GATHER_ASSEMBLED",
 ];
 
 /// The stencil kernels' local variables (not macros: a struct member may have these names).

@@ -78,6 +78,8 @@ pub enum S {
     Line(Vec<S>),
     /// `{ a; b; }` on one line: a scope for temporaries.
     Block(Vec<S>),
+    /// `e;`: an expression for its effect (a `vstore2` call).
+    Expr(E),
 }
 
 // Constructors that keep the building code short.
@@ -166,6 +168,7 @@ pub fn stmt(s: &S) -> String {
         S::Assign { lhs, op, rhs } => format!("{} {op}= {};", expr(lhs), expr(rhs)),
         S::Line(v) => v.iter().map(stmt).collect::<Vec<_>>().join(" "),
         S::Block(v) => format!("{{ {} }}", v.iter().map(stmt).collect::<Vec<_>>().join(" ")),
+        S::Expr(e) => format!("{};", expr(e)),
     }
 }
 

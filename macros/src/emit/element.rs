@@ -415,7 +415,14 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     };
     let c_dof = |array: &str, k: usize| at(array, var("c"), "DOFS", k);
     // Two DOFs per node: the node's `v` read once as a `real2` (`v2`, which the tail reuses).
-    let v_pair = decl("real2", "v2", call("PAIR", vec![var("v"), var("c")]));
+    let v_pair = decl(
+        "real2",
+        "v2",
+        call(
+            "vload2",
+            vec![int(0), bin(Op::Add, var("v"), bin(Op::Mul, var("c"), var("DOFS")))],
+        ),
+    );
     let v_of = |k: usize| if d == 2 { var(format!("v2.s{k}")) } else { c_dof("v", k) };
     let mut gather_init: Vec<S> = if d == 2 { vec![v_pair.clone()] } else { vec![] };
     gather_init.extend((0..d).map(|k| S::Decl {
@@ -479,17 +486,19 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                     bin(Op::Mul, bin(Op::Mul, var(format!("g_{k}")), minv(k)), var("dt")),
                 )
             };
-            let store = |value: E, to: &str| assign(call("PAIR", vec![var(to), var("c")]), "", value);
+            let at = |a: &str| bin(Op::Add, var(a), var("i"));
+            let store = |value: E, to: &str| call("vstore2", vec![value, int(0), at(to)]);
             // `v2`: the node's `v`, loaded by the init.
             return vec![S::Block(vec![
-                decl("real2", "u2", call("PAIR_IN", vec![var("u_in"), var("c")])),
+                decl("int", "i", bin(Op::Mul, var("c"), var("DOFS"))),
+                decl("real2", "u2", call("vload2", vec![int(0), at("u_in")])),
                 S::Decl {
                     konst: true,
                     ty: "real".into(),
                     vars: vec![("vv_0".into(), vv(0)), ("vv_1".into(), vv(1))],
                     comment: None,
                 },
-                store(
+                S::Expr(store(
                     E::Vector(
                         "real2".into(),
                         (0..2)
@@ -497,8 +506,8 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                             .collect(),
                     ),
                     "u_out",
-                ),
-                store(E::Vector("real2".into(), vec![var("vv_0"), var("vv_1")]), "v"),
+                )),
+                S::Expr(store(E::Vector("real2".into(), vec![var("vv_0"), var("vv_1")]), "v")),
             ])];
         }
         (0..d)
@@ -557,7 +566,10 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                 }
                 if d == 2 {
                     // Both DOFs of the node as one 8-byte load.
-                    let pair = call("PAIR_IN", vec![var("u_in"), node]);
+                    let pair = call(
+                        "vload2",
+                        vec![int(0), bin(Op::Add, var("u_in"), bin(Op::Mul, node, var("DOFS")))],
+                    );
                     let mut block = vec![decl("real2", "w2", pair)];
                     block.extend(
                         dofs.iter()
