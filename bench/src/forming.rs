@@ -112,6 +112,20 @@ pub struct OrderRow {
     /// The best kernel against whichever roofline bounds it: its own FLOP rate over the f64
     /// FMA rate, or its write rate over the copy rate, the larger.
     pub best_of_bounding_roofline: Option<f64>,
+    /// `Forming::tune`'s choice (with `--tune`).
+    pub tuned: Option<TunedRow>,
+}
+
+/// What `Forming::tune` chose over `Forming::candidates` on the device.
+#[derive(Debug, Serialize)]
+pub struct TunedRow {
+    pub best: String,
+    /// Its median time in the tuner's own runs (s).
+    pub best_s: f64,
+    /// Every candidate's label and median time (s), `None` where the device refused it.
+    pub times: Vec<(String, Option<f64>)>,
+    /// The tuner's wall time (s).
+    pub wall_s: f64,
 }
 
 /// A CPU + device run (`fem::hybrid`): rates measured, split by the makespan program, formed.
@@ -309,6 +323,8 @@ pub struct Selection {
     pub kernels: Vec<String>,
     /// Skip the host columns, the CPU + device splits and the mixed mesh.
     pub device_only: bool,
+    /// Run `Forming::tune` over `Forming::candidates` per order.
+    pub tune: bool,
 }
 
 impl Selection {
@@ -442,6 +458,43 @@ fn order<E: Element<Material = Iso>>(
         });
         eprintln!("  p = {p}: {} {:.4} s", a.label(), s);
     }
+    let tuned = if sel.tune {
+        let t = Instant::now();
+        let tuned = forming.tune(&elements, &forming.candidates(), reps.timed.min(10))?;
+        let wall_s = t.elapsed().as_secs_f64();
+        // The choice forms the host's matrices too.
+        let got = forming.form(&small, tuned.best)?.0.to_host()?;
+        for e in 0..check_m {
+            let block = &reference[e * np..(e + 1) * np];
+            let scale = block.iter().fold(0.0f64, |x, v| x.max(v.abs()));
+            for (i, (g, h)) in got[e * np..(e + 1) * np].iter().zip(block).enumerate() {
+                if !probing && (g - h).abs() > 1e-12 * scale {
+                    bail!(
+                        "p = {p}, tuned {}: element {e} entry {i}: device {g} vs host {h}",
+                        tuned.best.label()
+                    );
+                }
+            }
+        }
+        let best_s = tuned
+            .times
+            .iter()
+            .find(|(a, _)| *a == tuned.best)
+            .and_then(|(_, t)| *t)
+            .unwrap_or(f64::NAN);
+        eprintln!(
+            "  p = {p}: Forming::tune chose {} ({best_s:.4} s) in {wall_s:.1} s",
+            tuned.best.label()
+        );
+        Some(TunedRow {
+            best: tuned.best.label(),
+            best_s,
+            times: tuned.times.iter().map(|(a, t)| (a.label(), *t)).collect(),
+            wall_s,
+        })
+    } else {
+        None
+    };
     let best = kernels
         .iter()
         .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us))
@@ -483,6 +536,7 @@ fn order<E: Element<Material = Iso>>(
         hybrid,
         best_of_fma_roofline: None,
         best_of_bounding_roofline: None,
+        tuned,
     })
 }
 
@@ -603,6 +657,16 @@ impl Report {
                     _ => String::new(),
                 }
             );
+            if let Some(t) = &o.tuned {
+                let refused = t.times.iter().filter(|(_, x)| x.is_none()).count();
+                s += &format!(
+                    "  Forming::tune: {} {:.5} s (of {} candidates, {refused} refused; {:.1} s)\n",
+                    t.best,
+                    t.best_s,
+                    t.times.len(),
+                    t.wall_s
+                );
+            }
             if let Some(h) = &o.hybrid {
                 s += &hybrid_line(h);
             }

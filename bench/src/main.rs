@@ -141,6 +141,10 @@ struct Cli {
     /// element-matrices: the device kernels alone (no host columns, splits or mixed mesh).
     #[arg(long)]
     device_only: bool,
+    /// element-matrices: also run `Forming::tune` over `Forming::candidates` per order and
+    /// report its choice (checked against the host like the others).
+    #[arg(long)]
+    tune: bool,
     /// scaling: halo depths (planes) to measure, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "8")]
     depths: Vec<usize>,
@@ -217,6 +221,7 @@ fn main() -> Result<()> {
             min_order: cli.min_order,
             kernels: cli.kernels.clone(),
             device_only: cli.device_only,
+            tune: cli.tune,
         };
         let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
         return publish(&report.table(), &report, cli.json.as_deref());
