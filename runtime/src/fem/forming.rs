@@ -498,6 +498,7 @@ impl<E: Element> Forming<E> {
                 &[false][..]
             };
             for (spw, warps, qc) in [
+                (2, 8, 8),
                 (2, 8, 12),
                 (2, 8, 16),
                 (3, 8, 8),
