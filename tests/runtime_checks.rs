@@ -81,10 +81,13 @@ fn work_groups_beyond_the_device_are_refused_before_launch() {
 #[test]
 fn local_memory_is_what_the_kernels_declare() {
     // Tiled: one (x + 2) × (y + 2) array of each staged grid (the spec sums their element
-    // sizes); steps: two (x + 2 steps) × (y + 2 steps) arrays of the iterated psi (f32). The
-    // driver's own account of the built kernel must agree.
+    // sizes); steps: (x + 2 steps) × (y + 2 steps) arrays, two of the iterated psi (f32) and one
+    // of each other grid the body reads (w: f32, cell: u8). The driver's own account of the
+    // built kernel must agree.
     let per_point = Jacobi::spec().variant(Variant::Tiled).local_bytes_per_point;
     assert!(per_point >= 4, "jacobi stages at least psi");
+    let steps_per_point = Jacobi::spec().variant(Variant::Steps).local_bytes_per_point;
+    assert_eq!(steps_per_point, 2 * 4 + 4 + 1, "psi twice, w, cell");
     let shape = Shape::d2(100, 70);
     for (x, y, rows) in [(32, 8, 4), (16, 16, 2), (8, 4, 4)] {
         let t = Tile { x, y, rows };
@@ -100,7 +103,10 @@ fn local_memory_is_what_the_kernels_declare() {
         );
         for steps in [1, 3] {
             let p = plan(LaunchConfig::steps(steps, t), shape).unwrap();
-            assert_eq!(p.local_bytes(), ((x + 2 * steps) * (y + 2 * steps) * 8) as u64);
+            assert_eq!(
+                p.local_bytes(),
+                ((x + 2 * steps) * (y + 2 * steps) * steps_per_point) as u64
+            );
             let reported = p.kernel_local_bytes().unwrap();
             assert!(
                 slack(p.local_bytes(), reported),
@@ -119,11 +125,16 @@ fn huge_tiles_and_steps_are_errors_not_aborts() {
     let have = device().info().local_mem_bytes;
     let shape = Shape::d2(64, 64);
     let t = Tile { x: 32, y: 32, rows: 4 };
-    // The steps kernel keeps two copies of its region: find the step count at which one copy
-    // still fits but two do not, so that a check counting one buffer would let it through.
-    let region = |s: usize| ((32 + 2 * s) * (32 + 2 * s) * 4) as u64;
-    let s = (1..).find(|&s| 2 * region(s) > have).unwrap();
-    assert!(region(s) <= have, "no step count separates one buffer from two");
+    // The steps kernel keeps two copies of psi and one of w and cell over its region: find the
+    // step count at which they no longer fit but the two copies of psi alone would, so that a
+    // check counting only the iterated grid would let it through.
+    let per_point = Jacobi::spec().variant(Variant::Steps).local_bytes_per_point as u64;
+    let points = |s: usize| ((32 + 2 * s) * (32 + 2 * s)) as u64;
+    let s = (1..).find(|&s| points(s) * per_point > have).unwrap();
+    assert!(
+        points(s) * 8 <= have,
+        "no step count separates psi's buffers from all of them"
+    );
     assert_eq!(
         limit_name(plan(LaunchConfig::steps(s, t), shape)),
         "CL_DEVICE_LOCAL_MEM_SIZE"
