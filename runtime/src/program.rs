@@ -268,6 +268,10 @@ impl Program {
             options.push(' ');
             options.push_str(ROUNDED);
         }
+        // GPU builds unroll what only pays on a GPU (the steps variant's slot loops).
+        if dev.info().kind == crate::DeviceKind::Gpu && !options.contains("-D CLFORGE_GPU") {
+            options.push_str(" -D CLFORGE_GPU");
+        }
         if let Some(extra) = extra_options(name) {
             options.push(' ');
             options.push_str(&extra);
