@@ -207,13 +207,37 @@ pub const OPTIONS_ENV: &str = "CLFORGE_BUILD_OPTIONS";
 
 /// The options [`OPTIONS_ENV`] adds to program `name`'s build.
 fn extra_options(name: &str) -> Option<String> {
-    let value = std::env::var(OPTIONS_ENV).ok()?;
+    options_for(&std::env::var(OPTIONS_ENV).ok()?, name)
+}
+
+/// The options a [`OPTIONS_ENV`] value adds to program `name`: all of it, or with a `name:`
+/// prefix (a word before the first `:` that is not an option) the rest for that program only.
+fn options_for(value: &str, name: &str) -> Option<String> {
     let value = value.trim();
     match value.split_once(':') {
-        Some((program, rest)) if !program.starts_with('-') && !program.contains(' ') => {
-            (program == name).then(|| rest.trim().to_owned())
+        Some((program, rest)) if !program.is_empty() && !program.starts_with('-') && !program.contains(' ') => {
+            (program == name && !rest.trim().is_empty()).then(|| rest.trim().to_owned())
         }
         _ => (!value.is_empty()).then(|| value.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod options_tests {
+    use super::options_for;
+
+    #[test]
+    fn build_options_from_the_environment_go_to_every_program_or_the_named_one() {
+        assert_eq!(options_for(" -D A=1 ", "quad4").as_deref(), Some("-D A=1"));
+        assert_eq!(options_for("", "quad4"), None);
+        assert_eq!(
+            options_for("quad4:-cl-nv-maxrregcount=48", "quad4").as_deref(),
+            Some("-cl-nv-maxrregcount=48")
+        );
+        assert_eq!(options_for("quad4:-cl-nv-maxrregcount=48", "hex8"), None);
+        assert_eq!(options_for("quad4:", "quad4"), None);
+        // A colon inside an option is not a program name.
+        assert_eq!(options_for("-D X=a:b", "quad4").as_deref(), Some("-D X=a:b"));
     }
 }
 
