@@ -53,7 +53,7 @@ examples-smoke: built
 # variant on the device; any difference fails. The short run is part of `make test`; the long
 # run (10^4 stencils in batches of 200) is on demand. DIFFTEST_SEED picks other stencils.
 DIFFTEST_SEED ?= 1
-DIFFTEST_COUNT ?= 50
+DIFFTEST_COUNT ?= 30
 difftest: built
 	$(BIN)/clforge-difftest --seed $(DIFFTEST_SEED) --count $(DIFFTEST_COUNT) --shrink 3
 
