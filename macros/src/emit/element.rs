@@ -107,11 +107,6 @@ pub struct Assembled {
     load: Vec<String>,
 }
 
-/// The window's registers of row `dy` at z offset `dz`: `(dx, dy, dz, k)`, x then DOF.
-fn row_regs_of(dz: i64, dy: i64, d: usize) -> impl Iterator<Item = (i64, i64, i64, usize)> {
-    (-1..=1i64).flat_map(move |dx| (0..d).map(move |k| (dx, dy, dz, k)))
-}
-
 /// `base + ox + oy * nxn + oz * nxyn`, zero terms dropped.
 fn offset(base: E, o: [usize; 3]) -> E {
     let mut terms = vec![base];
@@ -473,9 +468,10 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             comment: None,
         });
     }
-    // Two DOFs per node: the node's pair of `v`, `u_in` loaded and of `u_out`, `v` stored as one
-    // `real2` each (one 8-byte access per work-item instead of two 4-byte ones two words apart),
-    // the arithmetic per DOF as below.
+    // Two DOFs per node: the node's pair of `u_in` loaded and of `u_out`, `v` stored with
+    // `vload2`/`vstore2` (`v` comes from the init), the arithmetic per DOF as below. NVIDIA
+    // compiles these to scalar accesses (it cannot prove 8-byte alignment); what they save is
+    // the reloads of the per-DOF form (docs/PERFORMANCE.md, stop 34).
     let tail = |minv: &dyn Fn(usize) -> E| -> Vec<S> {
         if d == 2 {
             let dof = |name: &str, k: usize| var(format!("{name}.s{k}"));
@@ -662,9 +658,11 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             (z * 3 + (dy + 1) as usize) * 3 + (dx + 1) as usize
         };
         let limit = (if v.dim == 3 { 27 } else { 9 }) * d * d;
-        let window: Vec<(i64, i64, i64, usize)> = zs
-            .iter()
-            .flat_map(|&dz| (-1..=1i64).flat_map(move |dy| row_regs_of(dz, dy, d)))
+        // The window's registers `(dx, dy, dz, k)`: z slowest, then y, x, DOF (a row's registers
+        // come z by z, `3 · d` at a time).
+        let window: Vec<(i64, i64, i64, usize)> = row_regs
+            .chunks(3 * d)
+            .flat_map(|plane| (-1..=1i64).flat_map(move |dy| plane.iter().map(move |&(dx, dz, k)| (dx, dy, dz, k))))
             .collect();
         // Σ|u| as a pairwise tree (short dependency chains).
         let mut level: Vec<E> = window

@@ -53,29 +53,25 @@ pub fn march_unavailable(b: &StencilBody) -> Option<String> {
 /// `__local` bytes per tile point of the tiled variant: every staged grid is held once (the
 /// march variant's ring too, per plane).
 pub fn tiled_local_bytes(b: &StencilBody) -> usize {
-    b.args
-        .iter()
-        .zip(&b.access.staged)
-        .filter_map(|(a, &s)| match a {
-            Arg::Field(f) if s => Some(f.elem.bytes()),
-            _ => None,
-        })
-        .sum()
+    grid_bytes(b, |i| b.access.staged[i])
 }
 
 /// `__local` bytes per tile point of the steps variant: two buffers of the iterated grid, and
 /// one of every other grid the body reads ([`steps_staged`]).
 pub fn steps_local_bytes(b: &StencilBody) -> usize {
-    2 * b.out.bytes()
-        + b.args
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| steps_staged(b, i))
-            .filter_map(|(_, a)| match a {
-                Arg::Field(f) => Some(f.elem.bytes()),
-                _ => None,
-            })
-            .sum::<usize>()
+    2 * b.out.bytes() + grid_bytes(b, |i| steps_staged(b, i))
+}
+
+/// The element bytes of the grid arguments `pick` selects (by argument index), summed.
+fn grid_bytes(b: &StencilBody, pick: impl Fn(usize) -> bool) -> usize {
+    b.args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            Arg::Field(f) if pick(i) => Some(f.elem.bytes()),
+            _ => None,
+        })
+        .sum()
 }
 
 /// Whether the steps variant stages grid argument `arg` in local memory beside the iterated

@@ -368,11 +368,7 @@ impl<R: Real> Stepper<R> {
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         // The class-table gather's defaults (rows per work-item, work-group) for this grid.
         let (class_rows, class_group) = class_gather_defaults(spec.dim);
-        let program = device.program(
-            spec.name,
-            spec.source,
-            &format!("{options} -D GATHER_ROWS={class_rows}"),
-        )?;
+        let program = device.program(spec.name, spec.source, &gather_options(&options, class_rows, true))?;
         // Work-groups for the element-force passes the driver would otherwise size: for a global
         // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
         // nodes) its choice can be a work-group of a few work-items. The kernels skip the
@@ -622,11 +618,7 @@ impl<R: Real> Stepper<R> {
     /// Builds `program` again with `rows` nodes per work-item and the assembled stencil on or
     /// off (the class-table gather's build-time tunables), and keeps them.
     fn rebuild(&mut self, rows: usize, assembled: bool) -> Result<()> {
-        let options = format!(
-            "{} -D GATHER_ROWS={rows} -D GATHER_ASSEMBLED={}",
-            self.options,
-            u8::from(assembled)
-        );
+        let options = gather_options(&self.options, rows, assembled);
         self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
         self.groups = Groups::new(&self.program, self.spec.name, self.per_element, self.groups.gather);
         self.gather_rows = rows;
@@ -753,17 +745,16 @@ impl<R: Real> Stepper<R> {
         }
         // The best candidate (or, after an error, the defaults), and the state as it was.
         timings.sort_by_key(|t| t.median_ns);
+        let (default_rows, default_group) = class_gather_defaults(self.spec.dim);
         let (rows, group) = match (&outcome, timings.first()) {
             (Ok(()), Some(t)) => (t.rows, Some(t.group)),
-            _ => {
-                let (rows, group) = class_gather_defaults(self.spec.dim);
-                (rows, Some(group).filter(|&g| self.set_gather_group(g).is_ok()))
-            }
+            _ => (default_rows, None),
         };
         self.set_gather_rows(rows)?;
         match group {
             Some(g) => self.set_gather_group(g)?,
-            None => self.groups = Groups::new(&self.program, self.spec.name, self.per_element, None),
+            // The default work-group where the kernel takes it (`Groups::new` checks).
+            None => self.groups = Groups::new(&self.program, self.spec.name, self.per_element, Some(default_group)),
         }
         self.set_state(&u0, &v0)?;
         self.steps = steps0;
@@ -1259,6 +1250,15 @@ pub fn class_gather_defaults(dim: usize) -> (usize, [usize; 2]) {
     } else {
         (1, GATHER_GROUP)
     }
+}
+
+/// The build options of a stepper's program: `base` and the class-table gather's build-time
+/// tunables (one spelling, so equal settings hit the same cached build).
+fn gather_options(base: &str, rows: usize, assembled: bool) -> String {
+    format!(
+        "{base} -D GATHER_ROWS={rows} -D GATHER_ASSEMBLED={}",
+        u8::from(assembled)
+    )
 }
 
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
