@@ -8,7 +8,9 @@ mod elements;
 use clforge::runtime::fem::element::{Element, ElementSpec};
 use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
-use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::fem::stepper::{
+    HostStepper, Load, Model, Stepper, StepperConfig, StepsBox, TimeFunction, MAX_GATHER_STEPS,
+};
 use clforge::runtime::fem::Real;
 use common::{device, rng, slice_rel_error};
 use rand::seq::SliceRandom;
@@ -728,4 +730,156 @@ fn tuning_the_gather_keeps_the_state_and_the_bits() {
     let e = coloured.tune_gather(2).unwrap_err().to_string();
     assert!(e.contains("class-table gather"), "{e}");
     assert!(tuned.tune_gather(0).is_err());
+}
+
+/// Several class-table gather steps per launch (temporal blocking in local memory) give the
+/// bits of as many single steps, in 2-D and 3-D, both precisions, with fixed DOFs, NaN, ±inf and
+/// the largest finite value in the state, boxes that cut the grid anywhere and a step count
+/// that leaves single steps over; with a load every step is a launch again.
+#[test]
+fn several_gather_steps_per_launch_give_the_bits_of_single_steps() {
+    fn check<R: Real>(model: &Model, seed: u64, cases: &[(usize, StepsBox)]) {
+        let name = format!("{} {}", model.spec.name, R::NAME);
+        let n = model.dof_count();
+        let mut r = rng(seed);
+        let u: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+        let v: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
+        let big = if size_of::<R>() == 4 {
+            f64::from(f32::MAX)
+        } else {
+            f64::MAX
+        };
+        let mut special = u.clone();
+        for (i, x) in [(n / 3, f64::NAN), (n / 2, f64::INFINITY), (2 * n / 3, -big)] {
+            special[i] = R::of(x);
+        }
+        let bits = |x: &[R]| {
+            x.iter()
+                .map(|x| {
+                    if x.widen().is_nan() {
+                        u64::MAX
+                    } else {
+                        x.widen().to_bits()
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
+        let run = |st: &mut Stepper<R>, u: &[R], steps: usize, loaded: bool| {
+            st.set_state(u, &v).unwrap();
+            if loaded {
+                st.add_load(&load).unwrap();
+            }
+            st.step(steps).unwrap();
+            (
+                bits(&st.displacement().unwrap()),
+                bits(&st.velocity().unwrap()),
+                st.last_launches(),
+            )
+        };
+        let fresh = || Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
+        for (state, steps) in [(&u, 7), (&special, 3)] {
+            let single = run(&mut fresh(), state, steps, false);
+            assert_eq!(single.2, steps, "{name}: a launch per step");
+            let finite = single
+                .0
+                .iter()
+                .filter(|&&b| b != u64::MAX && f64::from_bits(b).is_finite())
+                .count();
+            assert!(finite > n / 8, "{name}: only {finite} of {n} finite values to compare");
+            for &(several, bx) in cases {
+                let mut st = fresh();
+                st.set_steps_box(bx).unwrap();
+                st.set_gather_steps(several).unwrap();
+                assert_eq!((st.gather_steps(), st.steps_box()), (several, bx));
+                let (du, dv, launches) = run(&mut st, state, steps, false);
+                let what = format!("{name}: {several} steps per launch in {bx:?}, {steps} steps");
+                assert_eq!(launches, steps / several + steps % several, "{what}: launches");
+                assert_eq!(st.steps(), steps as u64, "{what}: step count");
+                for (k, (a, b)) in du.iter().zip(&single.0).enumerate() {
+                    assert_eq!(a, b, "{what}: u[{k}] differs from single steps");
+                }
+                for (k, (a, b)) in dv.iter().zip(&single.1).enumerate() {
+                    assert_eq!(a, b, "{what}: v[{k}] differs from single steps");
+                }
+            }
+        }
+        // A load kicks the state after every step: one gather and one kick per step, the bits of
+        // a stepper that never ran several.
+        let (several, bx) = cases[0];
+        let single = run(&mut fresh(), &u, 4, true);
+        let mut st = fresh();
+        st.set_steps_box(bx).unwrap();
+        st.set_gather_steps(several).unwrap();
+        let loaded = run(&mut st, &u, 4, true);
+        assert_eq!(loaded, single, "{name}: with a load");
+        assert_eq!(loaded.2, 8, "{name}: a gather and a kick per step");
+    }
+    let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
+    let mut quad = Model::new(quad4(), structured(quad4(), [23, 15, 1]), k, 2.0).unwrap();
+    let mut hex = Model::new(hex8(), structured(hex8(), [6, 5, 7]), random_matrix(24, 5), 1.5).unwrap();
+    for model in [&mut quad, &mut hex] {
+        // The DOFs of the nodes at x = 0 fixed, and one more inside.
+        let d = model.spec.dofs;
+        let Mesh::Structured(m) = &model.mesh else {
+            unreachable!()
+        };
+        let nx = m.nodes()[0];
+        for c in (0..model.mesh.node_count()).filter(|c| c % nx == 0) {
+            for k in 0..d {
+                model.fixed[c * d + k] = true;
+            }
+        }
+        model.fixed[(nx + 2) * d] = true;
+    }
+    let b = |nodes: [usize; 3], items: usize| StepsBox { nodes, items };
+    // Boxes smaller than the grid and not dividing it; the default box (one for the whole grid).
+    check::<f32>(&quad, 71, &[(2, b([5, 3, 1], 32)), (3, StepsBox::default_for(2))]);
+    check::<f64>(&quad, 72, &[(2, b([4, 4, 1], 16))]);
+    check::<f32>(&hex, 73, &[(2, b([3, 2, 2], 16)), (3, b([2, 3, 4], 64))]);
+    check::<f64>(&hex, 74, &[(2, StepsBox::default_for(3))]);
+}
+
+/// Several steps per launch are refused with a reason where they cannot run: out of range, off
+/// the class-table gather, on elements without the register window, in boxes of no nodes, deeper
+/// than a 2-D grid, larger than local memory or of more work-items than the kernel takes; a
+/// refused setting leaves the stepper as it was.
+#[test]
+fn several_gather_steps_are_refused_where_they_cannot_run() {
+    let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
+    let model = Model::new(quad4(), structured(quad4(), [9, 6, 1]), k, 2.0).unwrap();
+    let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    for steps in [0, MAX_GATHER_STEPS + 1] {
+        let e = st.set_gather_steps(steps).unwrap_err().to_string();
+        assert!(e.contains("gather steps") && e.contains(&steps.to_string()), "{e}");
+    }
+    let b = |nodes: [usize; 3], items: usize| StepsBox { nodes, items };
+    for bx in [b([0, 8, 1], 64), b([8, 8, 1], 0), b([8, 8, 2], 64)] {
+        let e = st.set_steps_box(bx).unwrap_err().to_string();
+        assert!(e.contains("box") && e.contains("1 node deep"), "{e}");
+    }
+    let e = st.set_steps_box(b([1 << 14, 1 << 12, 1], 256)).unwrap_err().to_string();
+    assert!(
+        e.contains("local memory") && e.contains("CL_DEVICE_LOCAL_MEM_SIZE"),
+        "{e}"
+    );
+    st.set_gather_steps(2).unwrap();
+    let e = st.set_steps_box(b([8, 8, 1], 1 << 16)).unwrap_err().to_string();
+    assert!(e.contains("work-items") && e.contains("WORK_GROUP_SIZE"), "{e}");
+    assert_eq!(
+        (st.gather_steps(), st.steps_box()),
+        (2, StepsBox::default_for(2)),
+        "refused, unchanged"
+    );
+    st.set_derived_mass(false).unwrap();
+    st.set_gather_steps(1).unwrap();
+    let e = st.set_gather_steps(2).unwrap_err().to_string();
+    assert!(e.contains("switched off"), "{e}");
+    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    let e = coloured.set_gather_steps(2).unwrap_err().to_string();
+    assert!(e.contains("class-table gather"), "{e}");
+    let quad9_model = Model::new(quad9(), structured(quad9(), [4, 3, 1]), random_matrix(18, 8), 1.0).unwrap();
+    let mut q9 = Stepper::new(&device(), &quad9_model, &config(Schedule::Gather)).unwrap();
+    let e = q9.set_gather_steps(2).unwrap_err().to_string();
+    assert!(e.contains("order 1"), "{e}");
 }

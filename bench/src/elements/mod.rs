@@ -37,7 +37,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clforge::runtime::fem::mesh::Mesh;
 use clforge::runtime::fem::schedule::{Blocking, Schedule};
-use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper};
+use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper, StepsBox};
 use clforge::runtime::fem::Real;
 use clforge::runtime::{Device, DeviceKind, Shape};
 
@@ -121,7 +121,22 @@ struct Variant {
     /// The class-table gather sums the elements' rows (`Stepper::set_assembled(false)`)
     /// rather than the assembled node stencil.
     roles: bool,
+    /// Steps per launch (`Stepper::set_gather_steps`; 0: the stepper's default) and the box of
+    /// nodes of a work-group (`None`: the default box).
+    steps: usize,
+    bx: Option<StepsBox>,
 }
+
+/// The several-steps gather's boxes the bench tries at 2 steps per launch besides the default:
+/// nodes along x and y, work-items.
+const STEPS_BOXES: [([usize; 2], usize); 6] = [
+    ([64, 16], 256),
+    ([60, 24], 256),
+    ([60, 24], 512),
+    ([124, 10], 256),
+    ([60, 16], 128),
+    ([28, 24], 256),
+];
 
 /// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
 const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 4], [32, 8], [32, 16], [16, 8], [16, 16]];
@@ -136,6 +151,13 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
         group,
         tuned: false,
         roles: false,
+        steps: 0,
+        bx: None,
+    };
+    let several = |steps, bx| Variant {
+        steps,
+        bx,
+        ..v(true, 0, None)
     };
     if s != Schedule::Gather {
         return vec![v(true, 0, None)];
@@ -157,6 +179,20 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
     for r in [1, 2] {
         all.extend(groups.iter().map(|&g| v(true, r, Some(g))));
     }
+    // Several steps per launch (temporal blocking): 2, 3 and 4 in the default box, 2 in others.
+    all.push(several(2, None));
+    if !quick {
+        all.extend([3, 4].map(|k| several(k, None)));
+        all.extend(STEPS_BOXES.iter().map(|&([x, y], items)| {
+            several(
+                2,
+                Some(StepsBox {
+                    nodes: [x, y, 1],
+                    items,
+                }),
+            )
+        }));
+    }
     if !quick {
         all.push(Variant {
             tuned: true,
@@ -176,6 +212,12 @@ fn variant_config(v: Variant) -> String {
     if v.roles {
         s += ", element rows (set_assembled(false))";
     }
+    if v.steps > 1 {
+        s += &format!(", {} steps per launch", v.steps);
+    }
+    if let Some(b) = v.bx {
+        s += &format!(", boxes of {}x{} nodes, {} work-items", b.nodes[0], b.nodes[1], b.items);
+    }
     if v.rows > 0 {
         s += &format!(", {} rows per work-item", v.rows);
     }
@@ -194,6 +236,12 @@ fn variant_name(v: Variant) -> String {
     if v.roles {
         s += "-roles";
     }
+    if v.steps > 1 {
+        s += &format!("-s{}", v.steps);
+    }
+    if let Some(b) = v.bx {
+        s += &format!("-b{}x{}i{}", b.nodes[0], b.nodes[1], b.items);
+    }
     if v.rows > 0 {
         s += &format!("-r{}", v.rows);
     }
@@ -205,7 +253,7 @@ fn variant_name(v: Variant) -> String {
 
 /// A stepper set to variant `v` (`None`: the variant does not apply, e.g. no class table).
 fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
-    let custom = v.rows > 0 || v.group.is_some() || v.tuned || v.roles;
+    let custom = v.rows > 0 || v.group.is_some() || v.tuned || v.roles || v.steps > 0;
     if (!v.derived || custom) && !st.derived_mass() {
         return Ok(None);
     }
@@ -218,6 +266,16 @@ fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
     }
     if v.rows > 0 {
         st.set_gather_rows(v.rows)?;
+    }
+    if let Some(b) = v.bx {
+        st.set_steps_box(b)?;
+    }
+    if v.steps > 0 {
+        // A box or step count the device cannot take is reported and skipped.
+        if let Err(e) = st.set_gather_steps(v.steps) {
+            eprintln!("skipping {}: {e}", variant_name(v));
+            return Ok(None);
+        }
     }
     if v.tuned {
         let timings = st.tune_gather(5)?;
@@ -525,7 +583,9 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                 let launches = launches_of(s, m);
                 let (kind, name) = if s == Schedule::Gather && !st.derived_mass() {
                     (Kind::GatherArrays, "gather-arrays".to_owned())
-                } else if s == Schedule::Gather && (var.rows > 0 || var.group.is_some() || var.tuned || var.roles) {
+                } else if s == Schedule::Gather
+                    && (var.rows > 0 || var.group.is_some() || var.tuned || var.roles || var.steps > 0)
+                {
                     (Kind::Schedule(s), variant_name(var))
                 } else {
                     (Kind::Schedule(s), schedule_name(s))
@@ -722,14 +782,21 @@ fn time_tets<R: Real>(
 /// `reps.warmup` steps, then the device time of `reps.timed` single steps (profiling events),
 /// then the wall time per 1000 steps of `batch` steps enqueued back to back.
 fn time_stepper<R: Real>(st: &mut Stepper<R>, reps: Reps, batch: usize) -> Result<(Stats, f64)> {
+    // Several steps per launch: each timed call runs one launch's steps, its time divided.
+    let per_call = st.gather_steps();
     for _ in 0..reps.warmup {
+        st.step(per_call)?;
+        st.finish()?;
+    }
+    if per_call > 1 {
+        // The batch below may end in single steps: their kernel's first launch too.
         st.step(1)?;
         st.finish()?;
     }
     let mut ns = Vec::with_capacity(reps.timed);
     for _ in 0..reps.timed {
-        st.step(1)?;
-        ns.push(st.last_step_ns()?);
+        st.step(per_call)?;
+        ns.push(st.last_step_ns()? / per_call as u64);
     }
     let t0 = Instant::now();
     st.step(batch)?;

@@ -17,6 +17,8 @@ pub enum E {
     Call(String, Vec<E>),
     /// `(real8)(a, b, ...)`: a vector literal of type `ty`.
     Vector(String, Vec<E>),
+    /// `-a`.
+    Neg(Box<E>),
 }
 
 /// Binary operators, by C precedence.
@@ -98,6 +100,9 @@ pub fn bin(op: Op, a: E, b: E) -> E {
 pub fn call(f: impl Into<String>, args: Vec<E>) -> E {
     E::Call(f.into(), args)
 }
+pub fn neg(a: E) -> E {
+    E::Neg(Box::new(a))
+}
 /// `a0 op a1 op a2 ...` (left associative); `None` for no terms.
 pub fn chain(op: Op, terms: impl IntoIterator<Item = E>) -> Option<E> {
     terms.into_iter().reduce(|a, b| bin(op, a, b))
@@ -127,6 +132,8 @@ fn print(e: &E) -> (String, u8) {
         E::Index(a, i) => (format!("{}[{}]", wrap(a, 7), expr(i)), 7),
         E::Call(f, args) => (format!("{f}({})", list(args)), 7),
         E::Vector(ty, args) => (format!("({ty})({})", list(args)), 7),
+        // Unary minus binds tighter than any binary operator.
+        E::Neg(a) => (format!("-{}", wrap(a, 7)), 7),
         E::Bin(op, a, b) => {
             let p = op.prec();
             // Left associative: the right operand needs parentheses at equal precedence.
@@ -195,6 +202,17 @@ mod tests {
         );
         let i = index("u", bin(Op::Add, bin(Op::Mul, var("n0"), var("DOFS")), int(1)));
         assert_eq!(stmt(&assign(i, "-", var("ku_1"))), "u[n0 * DOFS + 1] -= ku_1;");
+        assert_eq!(
+            expr(&call(
+                "fma",
+                vec![
+                    neg(index("ka", int(0))),
+                    var("x"),
+                    neg(bin(Op::Add, var("a"), var("b")))
+                ]
+            )),
+            "fma(-ka[0], x, -(a + b))"
+        );
         let cond = chain(Op::And, [bin(Op::Ge, var("ix"), int(1)), bin(Op::Eq, a, int(0))]).unwrap();
         assert_eq!(expr(&cond), "ix >= 1 && ix - 1 == 0");
     }

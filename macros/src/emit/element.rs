@@ -2,7 +2,7 @@
 //! seed's pairwise `sum_v8`, scatters, register shifts and the gather's roles, from the IR's
 //! element structure. Templates in `templates/element/` lay them out.
 
-use super::c::{self, assign, bin, call, chain, decl, index, int, var, Op, E, S};
+use super::c::{self, assign, bin, call, chain, decl, index, int, neg, var, Op, E, S};
 use crate::ir::element::ElementBody;
 use serde::Serialize;
 
@@ -91,6 +91,44 @@ pub struct ElementLines {
     /// The derived-mass gather of a node playing every role from the assembled node stencil;
     /// `None` where the window is not laid out.
     gather_assembled: Option<Assembled>,
+    /// The class-table gather over several steps per launch (`_gather_steps`); `None` where
+    /// the window is not laid out.
+    gather_steps: Option<StepsLines>,
+}
+
+/// The statements of `_gather_steps`, which advances a box of nodes several steps in local
+/// memory: DOF `k` of local node `lc` at `lc + k * GS_N` of the local arrays, rows `GS_W` and
+/// planes `GS_WH` apart. Each node's arithmetic is the class-table gather's, in the same order.
+#[derive(Serialize)]
+pub struct StepsLines {
+    /// Declares the window's registers.
+    decl: Vec<String>,
+    /// Loads rows y − 1 and y of the window from the local array `src` around local node `lc`.
+    load_first: Vec<String>,
+    /// Loads row y + 1 of the window around `lc`.
+    load_next: Vec<String>,
+    /// Slides the window one row along y (as `gather_patch_shift`).
+    shift: Vec<String>,
+    /// Reads `cls`, `lv`, `lc`, `mass_tab`, `fixed`, `c`; defines `tb`, `v_<k>` (the node's
+    /// velocity), `mi_<k>` and `g_<k>` (as `gather_init_derived`).
+    init: Vec<String>,
+    /// The roles from the window's registers, each taken where its bit is set in `cls`.
+    roles: Vec<StepsRole>,
+    /// Defines `vv_<k>` and `un_<k>`: the node's new velocity and displacement (as
+    /// `gather_tail_derived` computes them).
+    update: Vec<String>,
+    /// Stores `un_<k>` to `dst` and `vv_<k>` to `lv` at `lc`.
+    store_local: Vec<String>,
+    /// Stores `un_<k>` to `u_out` and `vv_<k>` to `v_out` at node `c`.
+    store_global: Vec<String>,
+}
+
+/// One role of `_gather_steps`: its bit in the node's class and its lines.
+#[derive(Serialize)]
+pub struct StepsRole {
+    comment: String,
+    bit: u32,
+    lines: Vec<String>,
 }
 
 /// The class-table gather's assembled node stencil `ka` (the sum of `K_e` over a node's
@@ -692,20 +730,28 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             .chain((0..d).map(|k| format!("fabs(g_{k}) <= ka[{}]", limit + 1)))
             .collect::<Vec<_>>()
             .join(" && ");
+        // Each product fused into the running force, `g = fma(-ka[i], u, g)` term by term (one
+        // rounding per term instead of two: the stencil's form agrees with the host to rounding
+        // in any case, and half the instructions of separate products and sums).
         let mut stmts: Vec<S> = Vec::new();
         for &dz in &zs {
             for dy in -1..=1i64 {
                 for k in 0..d {
+                    let g = || var(format!("g_{k}"));
                     let terms = (-1..=1i64).flat_map(|dx| (0..d).map(move |j| (dx, j)));
-                    let sum = chain(
-                        Op::Add,
-                        terms.map(|(dx, j)| {
-                            let n = neighbour(dx, dy, dz);
-                            bin(Op::Mul, index("ka", int((n * d + k) * d + j)), var(reg(dy, dx, dz, j)))
-                        }),
-                    )
-                    .unwrap_or(E::Int(0));
-                    stmts.push(assign(var(format!("g_{k}")), "-", sum));
+                    stmts.push(S::Line(
+                        terms
+                            .map(|(dx, j)| {
+                                let n = neighbour(dx, dy, dz);
+                                let coefficient = index("ka", int((n * d + k) * d + j));
+                                assign(
+                                    g(),
+                                    "",
+                                    call("fma", vec![neg(coefficient), var(reg(dy, dx, dz, j)), g()]),
+                                )
+                            })
+                            .collect(),
+                    ));
                 }
             }
         }
@@ -719,6 +765,180 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
             cond,
             sum: c::lines(&stmts),
             load: c::lines(&load),
+        })
+    } else {
+        None
+    };
+    // The steps kernel (`_gather_steps`): the window from local memory, each role behind its
+    // class bit, the node's velocity from `lv`; the arithmetic of the lines above.
+    let steps = if patch {
+        let local_at = |array: &str, dx: i64, dy: i64, dz: i64, k: usize| -> E {
+            let mut e = var("lc");
+            for (o, unit) in [(dx, None), (dy, Some("GS_W")), (dz, Some("GS_WH"))] {
+                if o == 0 {
+                    continue;
+                }
+                let op = if o > 0 { Op::Add } else { Op::Sub };
+                let term = match unit {
+                    None => int(o.unsigned_abs() as usize),
+                    Some(u) => var(u),
+                };
+                e = bin(op, e, term);
+            }
+            if k > 0 {
+                let plane = if k == 1 {
+                    var("GS_N")
+                } else {
+                    bin(Op::Mul, int(k), var("GS_N"))
+                };
+                e = bin(Op::Add, e, plane);
+            }
+            index(array, e)
+        };
+        let load_rows = |rows: &[i64]| -> Vec<S> {
+            rows.iter()
+                .flat_map(|&dy| {
+                    row_regs.chunks(d).map(move |dofs| {
+                        S::Line(
+                            dofs.iter()
+                                .map(|&(dx, dz, k)| assign(var(reg(dy, dx, dz, k)), "", local_at("src", dx, dy, dz, k)))
+                                .collect(),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let mut init: Vec<S> = vec![decl(
+            "int",
+            "tb",
+            bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
+        )];
+        init.push(S::Decl {
+            konst: true,
+            ty: "real".into(),
+            vars: (0..d).map(|k| (format!("v_{k}"), local_at("lv", 0, 0, 0, k))).collect(),
+            comment: Some("the node's velocity".into()),
+        });
+        if d == 2 {
+            init.push(S::Decl {
+                konst: true,
+                ty: "uint".into(),
+                vars: vec![(
+                    "fw".into(),
+                    index("fixed", bin(Op::Shr, bin(Op::Mul, var("c"), var("DOFS")), int(5))),
+                )],
+                comment: Some("the node's fixed bits".into()),
+            });
+        }
+        for k in 0..d {
+            let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
+            let row = |o: E| bin(Op::Add, var("tb"), o);
+            let tab = |row: E| {
+                if d == 2 {
+                    call("derived_mass_w", vec![var("mass_tab"), var("fw"), row, dof.clone()])
+                } else {
+                    call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()])
+                }
+            };
+            init.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
+            init.push(S::Decl {
+                konst: false,
+                ty: "real".into(),
+                vars: vec![(
+                    format!("g_{k}"),
+                    bin(
+                        Op::Mul,
+                        tab(row(bin(Op::Add, var("DOFS"), int(k)))),
+                        var(format!("v_{k}")),
+                    ),
+                )],
+                comment: None,
+            });
+        }
+        let roles = patch_roles
+            .iter()
+            .enumerate()
+            .map(|(a, role)| StepsRole {
+                comment: format!("as local node {a} (offset {:?}) of its element", offs[a]),
+                bit: 1u32.checked_shl(a as u32).unwrap_or(0),
+                lines: c::lines(role),
+            })
+            .collect();
+        // `v + g·M⁻¹·dt`, then `u + v·dt` with `u` the window's centre: the tails' expressions.
+        let update = vec![
+            S::Decl {
+                konst: true,
+                ty: "real".into(),
+                vars: (0..d)
+                    .map(|k| {
+                        (
+                            format!("vv_{k}"),
+                            bin(
+                                Op::Add,
+                                var(format!("v_{k}")),
+                                bin(
+                                    Op::Mul,
+                                    bin(Op::Mul, var(format!("g_{k}")), var(format!("mi_{k}"))),
+                                    var("dt"),
+                                ),
+                            ),
+                        )
+                    })
+                    .collect(),
+                comment: None,
+            },
+            S::Decl {
+                konst: true,
+                ty: "real".into(),
+                vars: (0..d)
+                    .map(|k| {
+                        (
+                            format!("un_{k}"),
+                            bin(
+                                Op::Add,
+                                var(reg(0, 0, 0, k)),
+                                bin(Op::Mul, var(format!("vv_{k}")), var("dt")),
+                            ),
+                        )
+                    })
+                    .collect(),
+                comment: None,
+            },
+        ];
+        let store_local = vec![
+            S::Line(
+                (0..d)
+                    .map(|k| assign(local_at("dst", 0, 0, 0, k), "", var(format!("un_{k}"))))
+                    .collect(),
+            ),
+            S::Line(
+                (0..d)
+                    .map(|k| assign(local_at("lv", 0, 0, 0, k), "", var(format!("vv_{k}"))))
+                    .collect(),
+            ),
+        ];
+        let store_global = vec![
+            S::Line(
+                (0..d)
+                    .map(|k| assign(c_dof("u_out", k), "", var(format!("un_{k}"))))
+                    .collect(),
+            ),
+            S::Line(
+                (0..d)
+                    .map(|k| assign(c_dof("v_out", k), "", var(format!("vv_{k}"))))
+                    .collect(),
+            ),
+        ];
+        Some(StepsLines {
+            decl: c::lines(&patch_decl),
+            load_first: c::lines(&load_rows(&[-1, 0])),
+            load_next: c::lines(&load_rows(&[1])),
+            shift: c::lines(&patch_shift),
+            init: c::lines(&init),
+            roles,
+            update: c::lines(&update),
+            store_local: c::lines(&store_local),
+            store_global: c::lines(&store_global),
         })
     } else {
         None
@@ -777,5 +997,6 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         gather_patch_next: c::lines(&patch_next),
         gather_patch_shift: c::lines(&patch_shift),
         gather_assembled: assembled,
+        gather_steps: steps,
     })
 }

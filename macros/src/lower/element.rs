@@ -281,6 +281,33 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             b.node_offsets.len()
         ));
     }
+    // Several class-table gather steps per launch in local memory: the window of registers
+    // (elements of order 1 in 2-D and 3-D) and the class table's roles.
+    let mut gather_steps = k(
+        "gather_steps",
+        cat(&[
+            &[
+                rows("K"),
+                real("mass_tab", Access::Read),
+                global("fixed", Scalar::U32),
+                real("u_in", Access::Read),
+                real("u_out", Access::Write),
+                real("v_in", Access::Read),
+                real("v_out", Access::Write),
+                value("dt"),
+            ],
+            &grid(),
+        ]),
+    );
+    gather_steps.unavailable = gather_derived.unavailable.clone().or_else(|| {
+        (b.order != 1 || b.dim < 2).then(|| {
+            format!(
+                "several gather steps per launch keep a window of nodes in registers: elements of order 1 in \
+                 2-D or 3-D (order {}, {}-D)",
+                b.order, b.dim
+            )
+        })
+    });
     let mut all = vec![
         k(
             "coloured",
@@ -316,6 +343,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             ]),
         ),
         gather_derived,
+        gather_steps,
         k(
             "stress",
             cat(&[

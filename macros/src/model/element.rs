@@ -235,7 +235,7 @@ pub fn integrated_legendre(order: usize) -> Vec<Poly> {
 }
 
 /// The element family's kernels (`templates/element/`): a user family may not reuse a name.
-pub const KERNELS: [&str; 12] = [
+pub const KERNELS: [&str; 13] = [
     "coloured",
     "unstructured",
     "computed",
@@ -243,6 +243,7 @@ pub const KERNELS: [&str; 12] = [
     "blocked_mat",
     "gather",
     "gather_derived",
+    "gather_steps",
     "stress",
     "stress_unstructured",
     "integrate",

@@ -129,6 +129,23 @@ pub trait ElementKernels<R: Real>: Sync + std::fmt::Debug {
         ny: i32,
         nz: i32,
     ) -> Result<Event>;
+    /// `GATHER_STEPS` steps of `gather_derived` in one launch (built with `-D GATHER_STEPS=n`):
+    /// from `u_in`, `v_in` to `u_out`, `v_out`.
+    fn gather_steps(
+        &self,
+        at: At<'_>,
+        k: &Buffer<R>,
+        mass_tab: &Buffer<R>,
+        fixed: &Buffer<u32>,
+        u_in: &Buffer<R>,
+        u_out: &mut Buffer<R>,
+        v_in: &Buffer<R>,
+        v_out: &mut Buffer<R>,
+        dt: R,
+        nx: i32,
+        ny: i32,
+        nz: i32,
+    ) -> Result<Event>;
     /// As `gather` with `ke` holding one `K_e` per element, in element order.
     fn gather_pe(
         &self,

@@ -224,9 +224,17 @@ pub struct Stepper<R: Real = f32> {
     assembled: bool,
     /// Nodes along y per work-item of `_gather_derived` (`GATHER_ROWS`, built into `program`).
     gather_rows: usize,
+    /// Class-table gather steps per launch (`_gather_steps`, `GATHER_STEPS` built into
+    /// `program`; 1: `_gather_derived`, a step per launch).
+    gather_steps: usize,
+    /// The box of nodes one work-group of `_gather_steps` advances.
+    steps_box: StepsBox,
+    /// The velocities `_gather_steps` writes, swapped with `v` after each launch (allocated by
+    /// [`Stepper::set_gather_steps`]).
+    v_alt: Option<Buffer<R>>,
     /// The work-groups of the launches that do not come from `passes`.
     groups: Groups,
-    /// The build options of `program` without `GATHER_ROWS` and `GATHER_ASSEMBLED`.
+    /// The build options of `program` without the class-table gather's (`gather_options`).
     options: String,
     u: Buffer<R>,
     u_alt: Buffer<R>,
@@ -368,7 +376,11 @@ impl<R: Real> Stepper<R> {
         let options = format!("{} {}", schedule.options(), R::BUILD_OPTION);
         // The class-table gather's defaults (rows per work-item, work-group) for this grid.
         let (class_rows, class_group) = class_gather_defaults(spec.dim);
-        let program = device.program(spec.name, spec.source, &gather_options(&options, class_rows, true))?;
+        let program = device.program(
+            spec.name,
+            spec.source,
+            &gather_options(&options, class_rows, true, None),
+        )?;
         // Work-groups for the element-force passes the driver would otherwise size: for a global
         // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
         // nodes) its choice can be a work-group of a few work-items. The kernels skip the
@@ -530,6 +542,9 @@ impl<R: Real> Stepper<R> {
             derived: mass_table.is_some(),
             assembled: mass_table.is_some() && assembles(&spec),
             gather_rows: class_rows,
+            gather_steps: 1,
+            steps_box: StepsBox::default_for(spec.dim),
+            v_alt: None,
             groups,
             options,
             mass_table,
@@ -610,19 +625,141 @@ impl<R: Real> Stepper<R> {
             )));
         }
         if rows != self.gather_rows {
-            self.rebuild(rows, self.assembled)?;
+            self.rebuild(rows, self.assembled, self.gather_steps, self.steps_box)?;
         }
         Ok(())
     }
 
-    /// Builds `program` again with `rows` nodes per work-item and the assembled stencil on or
-    /// off (the class-table gather's build-time tunables), and keeps them.
-    fn rebuild(&mut self, rows: usize, assembled: bool) -> Result<()> {
-        let options = gather_options(&self.options, rows, assembled);
-        self.program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
+    /// Builds `program` again with `rows` nodes per work-item, the assembled stencil on or off
+    /// and `steps` steps per launch in boxes `bx` (the class-table gather's build-time
+    /// tunables), and keeps them; on an error the program and tunables stay as they were.
+    fn rebuild(&mut self, rows: usize, assembled: bool, steps: usize, bx: StepsBox) -> Result<()> {
+        let options = gather_options(&self.options, rows, assembled, (steps > 1).then_some((steps, bx)));
+        let program = self.u.device().program(self.spec.name, self.spec.source, &options)?;
+        if steps > 1 {
+            let kernel = format!("{}_gather_steps", self.spec.name);
+            let limit = program.kernel_limits(&kernel).map(|l| l.work_group_size).unwrap_or(0);
+            if limit < bx.items {
+                return Err(Error::InvalidConfig(format!(
+                    "gather steps box {bx:?}: {} work-items exceed what the `{kernel}` kernel takes on this device \
+                     ({limit}, CL_KERNEL_WORK_GROUP_SIZE); choose fewer `items`",
+                    bx.items
+                )));
+            }
+        }
+        self.program = program;
         self.groups = Groups::new(&self.program, self.spec.name, self.per_element, self.groups.gather);
         self.gather_rows = rows;
         self.assembled = assembled;
+        self.gather_steps = steps;
+        self.steps_box = bx;
+        Ok(())
+    }
+
+    /// Class-table gather steps per launch (1 unless [`Stepper::set_gather_steps`] set more).
+    pub fn gather_steps(&self) -> usize {
+        self.gather_steps
+    }
+
+    /// Lets one launch of the class-table gather ([`Stepper::derived_mass`]) advance `steps`
+    /// steps (1 to [`MAX_GATHER_STEPS`]; temporal blocking): each work-group stages the `u` and
+    /// `v` of a box of nodes ([`Stepper::steps_box`]) and a margin of `steps` nodes in local
+    /// memory, advances them `steps` steps there (each step on a margin one node thinner) and
+    /// writes the box once, so that a step reads and writes global memory `steps` times less
+    /// often. Every node's arithmetic is the one-step kernel's in the same order: the bits are
+    /// those of `steps` single steps. [`Stepper::step`] uses it for every whole group of `steps`
+    /// steps while no load is applied (a load kicks the state between steps; with loads every
+    /// step is a launch). For elements of order 1 in 2-D and 3-D; rebuilds the program. An
+    /// [`Error::InvalidConfig`] where the stepper does not run the class-table gather, its
+    /// elements are of another kind, `steps` is out of range or the box with its margin does not
+    /// fit the device's local memory.
+    pub fn set_gather_steps(&mut self, steps: usize) -> Result<()> {
+        if !(1..=MAX_GATHER_STEPS).contains(&steps) {
+            return Err(Error::InvalidConfig(format!(
+                "gather steps {steps}: a launch advances 1 to {MAX_GATHER_STEPS} steps"
+            )));
+        }
+        self.class_gather("steps per launch `set_gather_steps` sets")?;
+        if steps == self.gather_steps {
+            return Ok(());
+        }
+        if steps > 1 {
+            self.check_steps(steps, self.steps_box)?;
+        }
+        self.rebuild(self.gather_rows, self.assembled, steps, self.steps_box)?;
+        if steps > 1 && self.v_alt.is_none() {
+            self.v_alt = Some(Buffer::from_slice(self.u.device(), &vec![R::default(); self.n_dofs])?);
+        }
+        Ok(())
+    }
+
+    /// The box of nodes one work-group of the several-steps gather advances
+    /// ([`Stepper::set_gather_steps`]) and its work-items.
+    pub fn steps_box(&self) -> StepsBox {
+        self.steps_box
+    }
+
+    /// Sets the several-steps gather's box ([`StepsBox`]); rebuilds the program where it runs
+    /// several steps per launch. An [`Error::InvalidConfig`] where a side or `items` is 0, a
+    /// 2-D box is deeper than 1 node, the box does not fit local memory at the current steps
+    /// per launch, or the kernel takes fewer work-items.
+    pub fn set_steps_box(&mut self, bx: StepsBox) -> Result<()> {
+        self.class_gather("boxes `set_steps_box` sizes")?;
+        self.check_steps(self.gather_steps.max(2), bx)?;
+        if self.gather_steps > 1 {
+            self.rebuild(self.gather_rows, self.assembled, self.gather_steps, bx)?;
+        }
+        self.steps_box = bx;
+        Ok(())
+    }
+
+    /// `Ok` where `steps` steps per launch in boxes `bx` can run: elements with the register
+    /// window, the class table switched on, a box of whole sides that fits local memory.
+    fn check_steps(&self, steps: usize, bx: StepsBox) -> Result<()> {
+        if !assembles(&self.spec) {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` element cannot advance several steps per launch: that needs elements of order 1 in \
+                 2-D or 3-D (order {}, {}-D)",
+                self.spec.name, self.spec.order, self.spec.dim
+            )));
+        }
+        if !self.derived {
+            return Err(Error::InvalidConfig(format!(
+                "the `{}` stepper's class-table gather is switched off (`set_derived_mass(false)`): several \
+                 steps per launch run only on it",
+                self.spec.name
+            )));
+        }
+        if bx.nodes.contains(&0) || bx.items == 0 || (self.spec.dim < 3 && bx.nodes[2] != 1) {
+            return Err(Error::InvalidConfig(format!(
+                "gather steps box {bx:?}: every side and `items` at least 1, and 1 node deep on a {}-D grid",
+                self.spec.dim
+            )));
+        }
+        let info = self.u.device().info();
+        if bx.items > info.max_work_group_size {
+            return Err(Error::DeviceLimit {
+                what: format!("work-items of the gather steps box {bx:?}"),
+                needed: bx.items as u64,
+                limit: info.max_work_group_size as u64,
+                limit_name: "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+                hint: "choose fewer `items` (`set_steps_box`)".into(),
+            });
+        }
+        let need = bx.local_bytes(steps, self.spec.dim, self.spec.dofs, size_of::<R>());
+        let have = info.local_mem_bytes;
+        if need > have {
+            return Err(Error::DeviceLimit {
+                what: format!(
+                    "local memory of {steps} gather steps per launch in boxes of {:?} nodes",
+                    bx.nodes
+                ),
+                needed: need,
+                limit: have,
+                limit_name: "CL_DEVICE_LOCAL_MEM_SIZE",
+                hint: "choose a smaller box (`set_steps_box`) or fewer steps per launch".into(),
+            });
+        }
         Ok(())
     }
 
@@ -651,7 +788,7 @@ impl<R: Real> Stepper<R> {
             )));
         }
         if on != self.assembled {
-            self.rebuild(self.gather_rows, on)?;
+            self.rebuild(self.gather_rows, on, self.gather_steps, self.steps_box)?;
         }
         Ok(())
     }
@@ -928,10 +1065,38 @@ impl<R: Real> Stepper<R> {
         fn at<'a>(program: &'a Program, global: &'a [usize], local: Option<&'a [usize]>) -> At<'a> {
             At { program, global, local }
         }
-        for _ in 0..n {
+        let mut left = n;
+        while left > 0 {
+            left -= 1;
             let t = self.steps as f64 * dt.widen();
             if self.schedule == Schedule::Gather {
                 let pass = &self.passes[0];
+                // Several steps per launch while no load kicks the state between them.
+                let several = self.gather_steps;
+                if several > 1 && left + 1 >= several && self.derived && self.loads.is_empty() {
+                    if let (Some(tab), Some(v_alt)) = (self.mass_table.as_ref(), self.v_alt.as_mut()) {
+                        let (global, local) = steps_launch(&pass.global, self.steps_box);
+                        events.push(kernels.gather_steps(
+                            at(&self.program, &global, Some(&local)),
+                            &self.k,
+                            &tab.tab,
+                            &tab.fixed,
+                            &self.u,
+                            &mut self.u_alt,
+                            &self.v,
+                            v_alt,
+                            dt,
+                            nx,
+                            ny,
+                            nz,
+                        )?);
+                        std::mem::swap(&mut self.u, &mut self.u_alt);
+                        std::mem::swap(&mut self.v, v_alt);
+                        self.steps += several as u64;
+                        left -= several - 1;
+                        continue;
+                    }
+                }
                 if self.gather_unstructured {
                     let all = 0..self.n_dofs;
                     events.extend(self.launch_gather_unstructured(kernels, all)?);
@@ -1141,6 +1306,12 @@ impl<R: Real> Stepper<R> {
         self.last_events.iter().map(Event::duration_ns).sum()
     }
 
+    /// Kernels the last [`Stepper::step`] call queued: a step per launch of the gathers and
+    /// their loads' kicks, or one launch per [`Stepper::gather_steps`] steps.
+    pub fn last_launches(&self) -> usize {
+        self.last_events.len()
+    }
+
     /// Waits until every queued step has run.
     pub fn finish(&self) -> Result<()> {
         self.u.device().finish()
@@ -1254,11 +1425,48 @@ pub fn class_gather_defaults(dim: usize) -> (usize, [usize; 2]) {
 
 /// The build options of a stepper's program: `base` and the class-table gather's build-time
 /// tunables (one spelling, so equal settings hit the same cached build).
-fn gather_options(base: &str, rows: usize, assembled: bool) -> String {
-    format!(
+fn gather_options(base: &str, rows: usize, assembled: bool, steps: Option<(usize, StepsBox)>) -> String {
+    let mut o = format!(
         "{base} -D GATHER_ROWS={rows} -D GATHER_ASSEMBLED={}",
         u8::from(assembled)
-    )
+    );
+    if let Some((steps, b)) = steps {
+        let [x, y, z] = b.nodes;
+        o += &format!(
+            " -D GATHER_STEPS={steps} -D GS_TX={x} -D GS_TY={y} -D GS_TZ={z} -D GS_ITEMS={}",
+            b.items
+        );
+    }
+    o
+}
+
+/// The box of nodes one work-group of the several-steps gather advances
+/// ([`Stepper::set_gather_steps`]), and its work-items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepsBox {
+    /// Nodes along x, y and z (1 on a 2-D grid).
+    pub nodes: [usize; 3],
+    /// Work-items per work-group.
+    pub items: usize,
+}
+
+impl StepsBox {
+    /// 60 × 16 nodes in 2-D, 8 × 8 × 4 in 3-D, 256 work-items.
+    pub fn default_for(dim: usize) -> StepsBox {
+        StepsBox {
+            nodes: if dim >= 3 { [8, 8, 4] } else { [60, 16, 1] },
+            items: 256,
+        }
+    }
+
+    /// Bytes of local memory for `steps` steps per launch: the box with its margin of `steps`
+    /// nodes (along z in 3-D only), three arrays (`u` twice, `v`) of `dofs` reals.
+    pub fn local_bytes(&self, steps: usize, dim: usize, dofs: usize, real: usize) -> u64 {
+        let [x, y, z] = self.nodes;
+        let hz = if dim >= 3 { steps } else { 0 };
+        let n = (x + 2 * steps) * (y + 2 * steps) * (z + 2 * hz);
+        (3 * n * dofs * real) as u64
+    }
 }
 
 /// The class-table gather's work-group: 32 nodes along x (a warp's coalesced row) by 4 along y.
@@ -1324,6 +1532,13 @@ fn gather_launch(nodes: &[usize], rows: usize, group: Option<[usize; 2]>) -> (Ve
     (global, Some(local))
 }
 
+/// The several-steps gather's global and local sizes: one work-group of `bx.items` work-items
+/// per box of `bx.nodes` nodes (the last boxes cut short by the grid's end).
+fn steps_launch(nodes: &[usize], bx: StepsBox) -> ([usize; 3], [usize; 3]) {
+    let side = |d: usize| nodes.get(d).copied().unwrap_or(1).div_ceil(bx.nodes[d]);
+    ([side(0) * bx.items, side(1), side(2)], [bx.items, 1, 1])
+}
+
 /// Whether the class-table gather of `spec`'s elements has the assembled node stencil (the
 /// kernel's register window: order 1 in 2-D and 3-D).
 fn assembles(spec: &ElementSpec) -> bool {
@@ -1375,6 +1590,9 @@ fn assembled_stencil(spec: &ElementSpec, k: &[f64], max: f64) -> Vec<f64> {
 /// Most nodes along y one work-item of the class-table gather updates
 /// ([`Stepper::set_gather_rows`]).
 pub const MAX_GATHER_ROWS: usize = 16;
+
+/// Most class-table gather steps one launch advances ([`Stepper::set_gather_steps`]).
+pub const MAX_GATHER_STEPS: usize = 8;
 
 /// Classes are `2^NODES` table rows (the kernel's limit, `MAX_DERIVED_ROLES` in the macros).
 const MAX_CLASS_ROLES: usize = 9;
