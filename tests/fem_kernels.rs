@@ -725,6 +725,31 @@ fn tuning_the_gather_keeps_the_state_and_the_bits() {
         bits(&plain.displacement().unwrap())
     );
     assert_eq!(bits(&tuned.velocity().unwrap()), bits(&plain.velocity().unwrap()));
+    // With a load the state is kicked between steps: no candidate runs several per launch.
+    assert!(timings.iter().all(|t| t.steps == 1), "{timings:?}");
+    // Without one, 2, 3 and 4 steps per launch are timed too, and the choice changes no bits.
+    let start_free = || {
+        let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+        st.set_state(&u, &v).unwrap();
+        st
+    };
+    let (mut plain, mut tuned) = (start_free(), start_free());
+    let timings = tuned.tune_gather(1).unwrap();
+    for k in [2, 3, 4] {
+        assert!(
+            timings.iter().any(|t| t.steps == k),
+            "{k} steps per launch not timed: {timings:?}"
+        );
+    }
+    assert_eq!(tuned.gather_steps(), timings[0].steps, "{timings:?}");
+    plain.step(7).unwrap();
+    tuned.step(7).unwrap();
+    assert_eq!(tuned.steps(), 7);
+    assert_eq!(
+        bits(&tuned.displacement().unwrap()),
+        bits(&plain.displacement().unwrap())
+    );
+    assert_eq!(bits(&tuned.velocity().unwrap()), bits(&plain.velocity().unwrap()));
     // Nothing to tune on another schedule; no steps to time is an error too.
     let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
     let e = coloured.tune_gather(2).unwrap_err().to_string();

@@ -127,15 +127,16 @@ struct Variant {
     bx: Option<StepsBox>,
 }
 
-/// The several-steps gather's boxes the bench tries at 2 steps per launch besides the default:
-/// nodes along x and y, work-items.
-const STEPS_BOXES: [([usize; 2], usize); 6] = [
-    ([64, 16], 256),
-    ([60, 24], 256),
-    ([60, 24], 512),
-    ([124, 10], 256),
-    ([60, 16], 128),
-    ([28, 24], 256),
+/// The several-steps gather's boxes the bench tries besides the default: steps per launch,
+/// nodes along x and y, work-items (rows of 64 or 128 local nodes with the margin).
+const STEPS_BOXES: [(usize, [usize; 2], usize); 7] = [
+    (2, [60, 24], 256),
+    (3, [58, 16], 256),
+    (3, [58, 24], 256),
+    (3, [122, 10], 256),
+    (3, [58, 16], 128),
+    (4, [56, 16], 256),
+    (4, [56, 24], 256),
 ];
 
 /// The class-table gather's work-groups the bench tries besides the default, at 1 and 2 rows.
@@ -145,13 +146,14 @@ const GATHER_GROUPS: [[usize; 2]; 7] = [[64, 2], [128, 1], [32, 4], [32, 8], [32
 /// 4 and 8 rows per work-item (`Stepper::set_gather_rows`) and at [`GATHER_GROUPS`]
 /// (`quick`: 2 rows and one other group), then per DOF; the others once.
 fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
+    // Variants of rows, groups and the element rows time one step per launch.
     let v = |derived, rows, group| Variant {
         derived,
         rows,
         group,
         tuned: false,
         roles: false,
-        steps: 0,
+        steps: if rows > 0 || group.is_some() { 1 } else { 0 },
         bx: None,
     };
     let several = |steps, bx| Variant {
@@ -167,6 +169,7 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
         v(true, 0, None),
         Variant {
             roles: true,
+            steps: 1,
             ..v(true, 0, None)
         },
     ];
@@ -179,13 +182,15 @@ fn variants(s: Schedule, quick: bool) -> Vec<Variant> {
     for r in [1, 2] {
         all.extend(groups.iter().map(|&g| v(true, r, Some(g))));
     }
-    // Several steps per launch (temporal blocking): 2, 3 and 4 in the default box, 2 in others.
+    // One step per launch, and several (temporal blocking): 2, 3 and 4 in the default box, then
+    // others.
+    all.push(several(1, None));
     all.push(several(2, None));
     if !quick {
         all.extend([3, 4].map(|k| several(k, None)));
-        all.extend(STEPS_BOXES.iter().map(|&([x, y], items)| {
+        all.extend(STEPS_BOXES.iter().map(|&(steps, [x, y], items)| {
             several(
-                2,
+                steps,
                 Some(StepsBox {
                     nodes: [x, y, 1],
                     items,
@@ -212,7 +217,7 @@ fn variant_config(v: Variant) -> String {
     if v.roles {
         s += ", element rows (set_assembled(false))";
     }
-    if v.steps > 1 {
+    if v.steps > 0 {
         s += &format!(", {} steps per launch", v.steps);
     }
     if let Some(b) = v.bx {
@@ -227,6 +232,22 @@ fn variant_config(v: Variant) -> String {
     s
 }
 
+/// `", 3 steps per launch (default)"` where the stepper's default runs several steps per launch
+/// and the variant did not choose its own.
+fn defaults_note<R: Real>(st: &Stepper<R>, v: Variant) -> String {
+    if v.steps == 0 && st.derived_mass() && st.gather_steps() > 1 {
+        let b = st.steps_box();
+        format!(
+            ", {} steps per launch in boxes of {}x{} nodes (default)",
+            st.gather_steps(),
+            b.nodes[0],
+            b.nodes[1]
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// `gather-r2-64x2` for a gather variant off the defaults.
 fn variant_name(v: Variant) -> String {
     let mut s = "gather".to_owned();
@@ -236,7 +257,7 @@ fn variant_name(v: Variant) -> String {
     if v.roles {
         s += "-roles";
     }
-    if v.steps > 1 {
+    if v.steps > 0 && v.rows == 0 && v.group.is_none() && !v.roles {
         s += &format!("-s{}", v.steps);
     }
     if let Some(b) = v.bx {
@@ -281,7 +302,8 @@ fn apply(mut st: Stepper, v: Variant) -> Result<Option<Stepper>> {
         let timings = st.tune_gather(5)?;
         if let Some(best) = timings.first() {
             eprintln!(
-                "tune_gather: {} rows per work-item, work-groups {:?}, {:.1} us per step (of {} candidates)",
+                "tune_gather: {} steps per launch, {} rows per work-item, work-groups {:?}, {:.1} us per step (of {} candidates)",
+                best.steps,
                 best.rows,
                 best.group,
                 best.median_ns as f64 / 1e3,
@@ -599,7 +621,12 @@ pub fn run(dev: &Device, opts: &Options, sizes: &[Shape]) -> Result<Report> {
                     kind,
                     name,
                     format!("{}{integrate}", kernel_name(s, st.derived_mass())),
-                    format!("{}{}", schedule_config(s, elements), variant_config(var)),
+                    format!(
+                        "{}{}{}",
+                        schedule_config(s, elements),
+                        variant_config(var),
+                        defaults_note(&st, var)
+                    ),
                     launches,
                     time,
                     wall_ms,

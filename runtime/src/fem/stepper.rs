@@ -510,7 +510,7 @@ impl<R: Real> Stepper<R> {
             }
             _ => None,
         };
-        Ok(Stepper {
+        let mut stepper = Stepper {
             spec,
             schedule,
             program,
@@ -556,7 +556,14 @@ impl<R: Real> Stepper<R> {
             steps: 0,
             last_events: Vec::new(),
             range_events: Vec::new(),
-        })
+        };
+        // Several steps per launch where they are the measured default and fit the device.
+        let (steps, bx) = gather_steps_default(&spec, device.info(), size_of::<R>());
+        if steps > 1 && stepper.derived && stepper.check_steps(steps, bx).is_ok() {
+            stepper.steps_box = bx;
+            stepper.set_gather_steps(steps)?;
+        }
+        Ok(stepper)
     }
 
     /// Whether the structured gather looks M⁻¹ and the damping up by node class
@@ -824,7 +831,10 @@ impl<R: Real> Stepper<R> {
     /// Times the class-table gather's tunables on this device and keeps the fastest: 1, 2 and
     /// 4 nodes per work-item along y ([`Stepper::set_gather_rows`]; 1 only on a 1-D grid) in
     /// each of [`GATHER_TUNE_GROUPS`] the kernel takes ([`Stepper::set_gather_group`]), each
-    /// over `steps` steps after one to warm up (the median of the steps' profiled device times).
+    /// over `steps` steps after one to warm up (the median of the steps' profiled device times);
+    /// then, where no load is applied and the elements have the register window, 2, 3 and 4
+    /// steps per launch ([`Stepper::set_gather_steps`]) in the current box where it fits, each
+    /// over `steps` launches (time per step: the launch's over its steps).
     /// Then it puts the state back as it was (displacements, velocities, the step count), so
     /// tuning changes no result: every candidate gives the same bits. Returns each candidate's
     /// time, fastest first. An [`Error::InvalidConfig`] where the stepper does not run that
@@ -844,6 +854,7 @@ impl<R: Real> Stepper<R> {
             ));
         }
         let (u0, v0, steps0) = (self.u.to_vec()?, self.v.to_vec()?, self.steps);
+        let (several0, bx) = (self.gather_steps, self.steps_box);
         let rows: &[usize] = if self.spec.dim >= 2 { &[1, 2, 4] } else { &[1] };
         let mut timings = Vec::new();
         let mut outcome = Ok(());
@@ -876,17 +887,60 @@ impl<R: Real> Stepper<R> {
                 timings.push(GatherTiming {
                     rows: r,
                     group: g,
+                    steps: 1,
                     median_ns: ns[ns.len() / 2],
                 });
             }
         }
+        // Several steps per launch (the rows and group above serve the single steps left over).
+        let several: Vec<usize> = if self.loads.is_empty() && outcome.is_ok() {
+            [2, 3, 4]
+                .into_iter()
+                .filter(|&k| self.check_steps(k, bx).is_ok())
+                .collect()
+        } else {
+            vec![]
+        };
+        for k in several {
+            if let Err(e) = self.set_gather_steps(k) {
+                outcome = Err(e);
+                break;
+            }
+            let mut ns = Vec::with_capacity(steps);
+            for i in 0..=steps {
+                match self.step(k).and_then(|()| self.last_step_ns()) {
+                    Ok(t) if i > 0 => ns.push(t / k as u64),
+                    Ok(_) => {}
+                    Err(e) => outcome = Err(e),
+                }
+                if outcome.is_err() {
+                    break;
+                }
+            }
+            if outcome.is_err() {
+                break;
+            }
+            ns.sort_unstable();
+            timings.push(GatherTiming {
+                rows: self.gather_rows,
+                group: self.groups.gather.unwrap_or(GATHER_GROUP),
+                steps: k,
+                median_ns: ns[ns.len() / 2],
+            });
+        }
         // The best candidate (or, after an error, the defaults), and the state as it was.
         timings.sort_by_key(|t| t.median_ns);
         let (default_rows, default_group) = class_gather_defaults(self.spec.dim);
-        let (rows, group) = match (&outcome, timings.first()) {
-            (Ok(()), Some(t)) => (t.rows, Some(t.group)),
-            _ => (default_rows, None),
+        let (rows, group, several) = match (&outcome, timings.first()) {
+            // Several steps per launch: the fastest single step's rows and group for the rest.
+            (Ok(()), Some(t)) if t.steps > 1 => {
+                let single = timings.iter().find(|t| t.steps == 1).unwrap_or(t);
+                (single.rows, Some(single.group), t.steps)
+            }
+            (Ok(()), Some(t)) => (t.rows, Some(t.group), 1),
+            _ => (default_rows, None, several0),
         };
+        self.set_gather_steps(several)?;
         self.set_gather_rows(rows)?;
         match group {
             Some(g) => self.set_gather_group(g)?,
@@ -1406,6 +1460,9 @@ pub struct GatherTiming {
     pub rows: usize,
     /// Work-group: nodes along x, work-items along y.
     pub group: [usize; 2],
+    /// Steps per launch ([`Stepper::set_gather_steps`]; `rows` and `group` then serve the
+    /// single steps left over).
+    pub steps: usize,
     /// Median profiled device time of one step, in nanoseconds.
     pub median_ns: u64,
 }
@@ -1438,6 +1495,26 @@ fn gather_options(base: &str, rows: usize, assembled: bool, steps: Option<(usize
         );
     }
     o
+}
+
+/// The several-steps gather's default ([`Stepper::set_gather_steps`]) on `info`'s device for
+/// `spec`'s elements in reals of `real` bytes: 3 steps per launch in boxes of 58 × 24 nodes (rows
+/// of 64 local nodes with the margin) of 256 work-items for 2-D elements in `f32` on a GPU, the
+/// fastest on an H100 at 2M and 8M quads (29.0 and 97.0 µs per step against 39.0 and 126.7 for a
+/// step per launch, 2026-11-27, docs/PERFORMANCE.md); a step per launch elsewhere: on a CPU local
+/// memory is ordinary memory (slower there), and `f64` and 3-D were not measured.
+pub fn gather_steps_default(spec: &ElementSpec, info: &DeviceInfo, real: usize) -> (usize, StepsBox) {
+    if info.kind == crate::DeviceKind::Gpu && spec.dim == 2 && real == 4 && assembles(spec) {
+        (
+            3,
+            StepsBox {
+                nodes: [58, 24, 1],
+                items: 256,
+            },
+        )
+    } else {
+        (1, StepsBox::default_for(spec.dim))
+    }
 }
 
 /// The box of nodes one work-group of the several-steps gather advances
@@ -1649,6 +1726,69 @@ fn mass_table<R: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Several steps per launch by default for 2-D order-1 elements in `f32` on a GPU only, in a
+    /// box whose rows with the margin are 64 local nodes and that fits 48 KiB of local memory.
+    #[test]
+    fn several_steps_are_the_default_where_they_were_measured() {
+        let spec = |dim: usize, order: usize| ElementSpec {
+            name: "e",
+            dim,
+            cell: crate::fem::element::Cell::Cube,
+            nodes: 1 << dim,
+            dofs: dim,
+            order,
+            node_offsets: &[],
+            strains: 3,
+            source: "",
+            kernels: None,
+        };
+        let gpu = crate::cl::test_info(crate::DeviceKind::Gpu, "NVIDIA CUDA", 1024, 48 << 10);
+        let cpu = crate::cl::test_info(crate::DeviceKind::Cpu, "Portable Computing Language", 4096, 4 << 20);
+        let (steps, bx) = gather_steps_default(&spec(2, 1), &gpu, 4);
+        assert_eq!(steps, 3);
+        assert_eq!((bx.nodes[0] + 2 * steps) % 64, 0, "{bx:?}");
+        assert!(bx.local_bytes(steps, 2, 2, 4) <= gpu.local_mem_bytes, "{bx:?}");
+        for (s, info, real) in [
+            (spec(2, 1), &cpu, 4),
+            (spec(2, 1), &gpu, 8),
+            (spec(3, 1), &gpu, 4),
+            (spec(2, 2), &gpu, 4),
+        ] {
+            assert_eq!(
+                gather_steps_default(&s, info, real).0,
+                1,
+                "{}-D order {} {real} B",
+                s.dim,
+                s.order
+            );
+        }
+    }
+
+    /// The local memory of a box: `u` twice and `v`, the margin along z in 3-D only.
+    #[test]
+    fn steps_boxes_count_their_margin() {
+        let b = StepsBox {
+            nodes: [58, 24, 1],
+            items: 256,
+        };
+        assert_eq!(b.local_bytes(3, 2, 2, 4), 3 * 64 * 30 * 2 * 4);
+        let b = StepsBox {
+            nodes: [8, 8, 4],
+            items: 256,
+        };
+        assert_eq!(b.local_bytes(2, 3, 3, 8), 3 * 12 * 12 * 8 * 3 * 8);
+        assert_eq!(
+            steps_launch(
+                &[2049, 1025, 1],
+                StepsBox {
+                    nodes: [58, 24, 1],
+                    items: 256
+                }
+            ),
+            ([36 * 256, 43, 1], [256, 1, 1])
+        );
+    }
 
     /// The assembled stencil of a node of a 2-D order-1 element: each (a, b) pair of local nodes
     /// lands at neighbour `offs[b] - offs[a]`; the centre collects the diagonal blocks of all
