@@ -354,8 +354,8 @@ fn steps_variant_equals_host_steps_in_3d() {
     }
 }
 
-/// Points per work-item are the plain variant's, at least 1, and 1 in 1-D: anything else is a
-/// typed error before a build.
+/// Points per work-item are the plain and vector variants', at least 1, and 1 in 1-D: anything
+/// else is a typed error before a build.
 #[test]
 fn bad_points_per_work_item_are_refused() {
     let points = |variant, n| LaunchConfig {
@@ -364,12 +364,15 @@ fn bad_points_per_work_item_are_refused() {
     };
     for (config, want) in [
         (points(Variant::Plain, 0), "give 1 or more"),
-        (points(Variant::Vector, 2), "plain variant only"),
-        (points(Variant::Tiled, 2), "plain variant only"),
+        (points(Variant::Vector, 0), "give 1 or more"),
+        (points(Variant::Tiled, 2), "plain and vector variants only"),
+        (points(Variant::March, 2), "plain and vector variants only"),
     ] {
         let err = heat3d::Heat3d::plan(&device(), &config, Shape::d3(8, 8, 8)).unwrap_err();
         assert!(err.to_string().contains(want), "{config:?}: {err}");
     }
-    let err = limiter_clamp::LimiterClamp::plan(&device(), &points(Variant::Plain, 2), Shape::d1(40)).unwrap_err();
-    assert!(err.to_string().contains("1 for a 1-D stencil"), "{err}");
+    for variant in [Variant::Plain, Variant::Vector] {
+        let err = limiter_clamp::LimiterClamp::plan(&device(), &points(variant, 2), Shape::d1(40)).unwrap_err();
+        assert!(err.to_string().contains("1 for a 1-D stencil"), "{variant:?}: {err}");
+    }
 }

@@ -76,7 +76,7 @@ const GENERATED: &[&str] = &[
     // element programs: macros and file-scope names
     "real", "DIM", "DOFS", "NODES", "ND", "NV", "ORDER", "STRAINS", "GRID_DIMS", "NODE0", "L_X", "L_Y", "WI_SIZE",
     "MASK_WORDS", "CRACK_BIT", "DEAD_MATERIAL", "sum_v8", "GATHER_ROWS", "GATHER_ASSEMBLED",
-    "GATHER_STEPS", "GS_TX", "GS_TY", "GS_TZ", "GS_ITEMS", "GS_HZ", "GS_W", "GS_H", "GS_D", "GS_WH", "GS_N",
+    "VEC_ALIGNED", "GATHER_STEPS", "GS_TX", "GS_TY", "GS_TZ", "GS_ITEMS", "GS_HZ", "GS_W", "GS_H", "GS_D", "GS_WH", "GS_N",
 ];
 
 /// The stencil kernels' local variables (not macros: a struct member may have these names).

@@ -7,7 +7,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 /// The launch configurations every stencil is checked in: each variant, the default tile
-/// and a small tile that leaves partial tiles on most shapes (in 3-D the march variant too).
+/// and a small tile that leaves partial tiles on most shapes, several points per work-item of
+/// the plain and vector variants (in 3-D the march variant too).
 pub fn configs(rank: usize) -> Vec<LaunchConfig> {
     let small = if rank == 1 {
         Tile { x: 16, y: 1, rows: 1 }
@@ -25,6 +26,12 @@ pub fn configs(rank: usize) -> Vec<LaunchConfig> {
         configs.push(LaunchConfig {
             points: Some(3),
             ..LaunchConfig::variant(Variant::Plain)
+        });
+        // and three vectors (on the shapes whose rows are multiples of 8 points, whole aligned
+        // vectors: VEC_ALIGNED)
+        configs.push(LaunchConfig {
+            points: Some(3),
+            ..LaunchConfig::variant(Variant::Vector)
         });
     }
     if rank == 3 {
@@ -113,7 +120,9 @@ pub fn shapes(rank: usize) -> Vec<Shape> {
         ]
         .map(|(x, y)| Shape::d2(x, y))
         .to_vec(),
-        _ => [(1, 1, 1), (3, 3, 3), (9, 4, 3), (33, 9, 5), (16, 16, 16), (8, 40, 7)]
+        // (40, 6, 5): rows of whole aligned vectors with interior ones (the vector variant's
+        // VEC_ALIGNED path needs a vector with one on either side)
+        _ => [(1, 1, 1), (3, 3, 3), (9, 4, 3), (33, 9, 5), (16, 16, 16), (8, 40, 7), (40, 6, 5)]
             .map(|(x, y, z)| Shape::d3(x, y, z))
             .to_vec(),
     }

@@ -36,7 +36,22 @@ pub(super) fn heat_configs() -> Vec<LaunchConfig> {
             points: Some(8),
             ..LaunchConfig::variant(Variant::Plain)
         },
+        // 8 points along x per work-item as aligned vectors, 2 to 8 of them along z
+        vector([32, 4, 1], 4),
+        vector([64, 2, 1], 4),
+        vector([32, 8, 1], 4),
+        vector([64, 4, 1], 8),
+        vector([32, 4, 1], 2),
     ]
+}
+
+/// The vector kernel in `work_group`, `points` vectors per work-item along z.
+fn vector(work_group: [usize; 3], points: usize) -> LaunchConfig {
+    LaunchConfig {
+        work_group: Some(work_group),
+        points: Some(points),
+        ..LaunchConfig::variant(Variant::Vector)
+    }
 }
 
 pub(super) fn run_heat(ctx: &mut Ctx, shape: Shape) -> Result<()> {

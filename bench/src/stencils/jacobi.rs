@@ -36,6 +36,14 @@ pub(super) fn jacobi_configs(quick: bool) -> Vec<LaunchConfig> {
         });
     }
     if !quick {
+        // Whole aligned vectors of 8 points, 2 or 4 rows of them per work-item.
+        for (wg, points) in [([32, 4, 1], 2), ([32, 4, 1], 4), ([64, 2, 1], 4)] {
+            configs.push(LaunchConfig {
+                work_group: Some(wg),
+                points: Some(points),
+                ..LaunchConfig::variant(Variant::Vector)
+            });
+        }
         // Wider tiles than the seed's: longer contiguous rows per work-group.
         configs.extend([Tile { x: 64, y: 16, rows: 4 }, Tile { x: 128, y: 8, rows: 2 }].map(LaunchConfig::tiled));
     }

@@ -19,6 +19,12 @@ pub enum Access {
     Interior,
     /// Like `Vector` at interior rows.
     VectorInterior,
+    /// Like `VectorInterior` where rows start at multiples of `LANES` points (`VEC_ALIGNED`):
+    /// a grid that is not packed is read as the aligned vector of its row,
+    /// `CLFORGE_AV(float8, psi, c + nx)`, and at an x offset from the lanes of that vector and
+    /// the one beside it, `CLFORGE_AX_M1(float8, psi, c)` ([`aligned_macros`]), so that a GPU
+    /// loads whole vectors where `vload8` of a `float*` is eight scalar loads.
+    VectorAligned,
     /// Staged fields from the local tile `t_psi[t + 1]`; the others from global memory.
     Tiled,
     /// Staged fields from the march variant's ring of planes in local memory: the plane
@@ -137,6 +143,42 @@ fn ty_vec(t: Scalar) -> String {
     format!("{}{LANES}", t.cl())
 }
 
+/// The macro that reads the `LANES` points at x offset `dx` from an aligned row position:
+/// `CLFORGE_AV` (the vector itself), `CLFORGE_AX_M1`, `CLFORGE_AX_P2`, ...
+pub fn aligned_macro(dx: i64) -> String {
+    match dx {
+        0 => "CLFORGE_AV".into(),
+        d if d > 0 => format!("CLFORGE_AX_P{d}"),
+        d => format!("CLFORGE_AX_M{}", d.unsigned_abs()),
+    }
+}
+
+/// The definitions of the aligned reads of x offsets `-halo ..= halo` (`halo` at most
+/// `LANES`): `CLFORGE_AV(T, p, i)` the vector of type `T` at `p + i` (`i` a multiple of its
+/// lanes), and per offset the `LANES` points from there, lane by lane from the vector and the
+/// one before or after it (the compiler loads each vector once for all the reads that share it).
+pub fn aligned_macros(halo: usize) -> Vec<String> {
+    let l = LANES as i64;
+    let mut out = vec!["#define CLFORGE_AV(T, p, i) (*(__global const T*)((p) + (i)))".to_string()];
+    for dx in (-(halo as i64)..=halo as i64).filter(|&d| d != 0) {
+        let lanes: Vec<String> = (0..l)
+            .map(|i| {
+                let s = i + dx;
+                let (vector, lane) = if s < 0 {
+                    (format!("(i) - {l}"), s + l)
+                } else if s >= l {
+                    (format!("(i) + {l}"), s - l)
+                } else {
+                    ("i".to_string(), s)
+                };
+                format!("CLFORGE_AV(T, p, {vector}).s{lane:x}")
+            })
+            .collect();
+        out.push(format!("#define {}(T, p, i) ((T)({}))", aligned_macro(dx), lanes.join(", ")));
+    }
+    out
+}
+
 /// Name of a wrapped/clamped coordinate: `x_p1`, `y_m2`.
 pub fn coord_name(axis: usize, d: i64) -> String {
     let a = ["x", "y", "z"][axis];
@@ -248,7 +290,7 @@ impl Emitter<'_> {
     }
 
     fn vector(&self) -> bool {
-        matches!(self.access, Access::Vector | Access::VectorInterior)
+        matches!(self.access, Access::Vector | Access::VectorInterior | Access::VectorAligned)
     }
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
@@ -440,8 +482,8 @@ impl Emitter<'_> {
 
     fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
         let name = &self.k.arg_names[arg];
-        let wrapped =
-            self.k.boundary != Boundary::Fixed && !matches!(self.access, Access::Interior | Access::VectorInterior);
+        let wrapped = self.k.boundary != Boundary::Fixed
+            && !matches!(self.access, Access::Interior | Access::VectorInterior | Access::VectorAligned);
         let coords = |vector: bool| {
             let axes: Vec<String> = (0..3)
                 .map(|a| {
@@ -480,7 +522,15 @@ impl Emitter<'_> {
                 };
                 format!("SW_STATE({}, {}, {at})", offset[0], offset[1])
             }
-            Access::Vector | Access::VectorInterior => {
+            Access::VectorAligned if self.packed(arg).is_none() => {
+                let row = linear("c", [0, offset[1], offset[2]], "nx", "nxy");
+                let ty = match &self.k.args[arg] {
+                    crate::model::Arg::Field(f) => ty_vec(f.elem),
+                    _ => ty_vec(self.k.out),
+                };
+                format!("{}({ty}, {name}, {row})", aligned_macro(offset[0]))
+            }
+            Access::Vector | Access::VectorInterior | Access::VectorAligned => {
                 // The vector path never wraps along x, so x-only offsets stay linear.
                 let x_only = offset[1] == 0 && offset[2] == 0;
                 let at = if wrapped && !x_only {

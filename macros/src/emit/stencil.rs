@@ -39,7 +39,7 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
             format!("const {ty} {} = {value}; /* {} */", l.name, super::comment(&l.text)),
         );
     }
-    let vector = matches!(access, Access::Vector | Access::VectorInterior);
+    let vector = matches!(access, Access::Vector | Access::VectorInterior | Access::VectorAligned);
     let outputs = std::iter::once(("out", k.out, &k.result, &k.out_reduce))
         .chain(k.more.iter().map(|o| (o.name.as_str(), o.ty, &o.result, &o.reduce)));
     for (name, ty, result, reduce) in outputs {

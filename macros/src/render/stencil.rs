@@ -104,6 +104,12 @@ pub struct StencilView {
     pub march_planes: Vec<String>,
     pub march_body: Vec<String>,
     pub vec_body: Vec<String>,
+    /// The vector variant's rows where they start at multiples of the lanes (`VEC_ALIGNED`):
+    /// whole aligned vectors loaded and stored (`Access::VectorAligned`), and the macros they
+    /// read through. Empty where an x offset reaches past the vector beside (halo above the
+    /// lanes).
+    pub vec_aligned_body: Vec<String>,
+    pub vec_aligned_macros: Vec<String>,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
     /// The rounding helpers among them.
@@ -344,6 +350,10 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
     let file = &p.origin.file;
     let scalar_store = |o: &str, v: &str| format!("{o}[c] = {v};");
     let vector_store = |o: &str, v: &str| format!("vstore{}({v}, 0, {o} + c);", k.lanes);
+    // The output's element type by name (`out` and the system's other outputs).
+    let out_ty = |o: &str| k.more.iter().find(|m| m.name == o).map_or(k.out, |m| m.ty);
+    let aligned_store = |o: &str, v: &str| format!("*(__global {}{}*)({o} + c) = {v};", out_ty(o).cl(), k.lanes);
+    let aligned = k.access.halo[0] <= k.lanes;
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
     let march = p.kernels.iter().find(|k| k.variant == "march");
@@ -388,6 +398,16 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
             Vec::new()
         },
         vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
+        vec_aligned_body: if aligned {
+            emit_outputs(k, file, Access::VectorAligned, &aligned_store)
+        } else {
+            Vec::new()
+        },
+        vec_aligned_macros: if aligned {
+            crate::emit::expr::aligned_macros(k.access.halo[0])
+        } else {
+            Vec::new()
+        },
         helpers: Vec::new(),
         rounding: Vec::new(),
         packed_helpers: Vec::new(),
@@ -405,6 +425,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
             &v.steps_body,
             &v.march_body,
             &v.vec_body,
+            &v.vec_aligned_body,
         ]
         .into_iter()
         .flatten(),

@@ -375,7 +375,8 @@ pub struct LaunchConfig {
     pub steps: Option<usize>,
     /// Points per work-item of the [`Variant::Plain`] kernel along the slowest axis (y in
     /// 2-D, z in 3-D; default 1), so that a neighbour one point further along it is read once
-    /// for two points. 2-D and 3-D stencils.
+    /// for two points; for the [`Variant::Vector`] kernel, vectors of points. 2-D and 3-D
+    /// stencils.
     pub points: Option<usize>,
     /// Planes along z per work-group of the [`Variant::March`] kernel (`MARCH_Z`, default
     /// [`DEFAULT_MARCH_Z`]; the last work-group of a column stops at the grid's end).
@@ -441,8 +442,8 @@ impl LaunchConfig {
             v => LaunchConfig {
                 variant: v,
                 work_group: Some(self.work_group.unwrap_or(default_work_group(spec.rank))),
-                // one point per work-item is the default; the vector variant has no points
-                points: self.points.filter(|&p| v == Variant::Plain && p != 1),
+                // one point (or vector) per work-item is the default
+                points: self.points.filter(|&p| matches!(v, Variant::Plain | Variant::Vector) && p != 1),
                 ..LaunchConfig::default()
             },
         }
@@ -792,7 +793,7 @@ impl StencilPlan {
         }
         match self.variant {
             Variant::Plain => Some(self.points.max(1)),
-            Variant::Vector => Some(1),
+            Variant::Vector => Some(self.points.max(1)),
             Variant::Tiled if rank == 3 => Some(1),
             Variant::March => Some(self.points.max(1)),
             Variant::Tiled | Variant::Steps => None,
@@ -1011,9 +1012,9 @@ pub(crate) fn size_launch(
     }
     let dims = shape.dims();
     let what = |detail: String| format!("{detail} of the {} variant of stencil `{}`", variant.name(), spec.name);
-    if config.points.is_some() && variant != Variant::Plain {
+    if config.points.is_some() && !matches!(variant, Variant::Plain | Variant::Vector) {
         return Err(Error::InvalidConfig(format!(
-            "{}: points per work-item are a tunable of the plain variant only",
+            "{}: points per work-item are a tunable of the plain and vector variants only",
             what("launch".into())
         )));
     }
@@ -1050,10 +1051,12 @@ pub(crate) fn size_launch(
             items[slow] = items[slow].div_ceil(points);
             let global =
                 round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
-            let options = if variant == Variant::Plain {
-                format!("-D PTS={points}")
+            // The vector variant loads whole aligned vectors where every row starts at a
+            // multiple of its lanes (OpenCL buffers start aligned to the largest type).
+            let options = if variant == Variant::Vector && dims[0] % spec.lanes == 0 {
+                format!("-D PTS={points} -D VEC_ALIGNED=1")
             } else {
-                String::new()
+                format!("-D PTS={points}")
             };
             (global, wg, options, 0)
         }

@@ -504,6 +504,34 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
             }
         }
     }
+    // On a GPU the vector kernel walking 2 to 8 vectors along the slowest axis: where rows are
+    // multiples of its lanes it loads whole aligned vectors (VEC_ALIGNED; the H100's 3-D heat
+    // step at 512³ ran at 97-99 % of copy so, docs/PERFORMANCE.md).
+    if spec.rank > 1 && info.kind == crate::DeviceKind::Gpu {
+        let slow = spec.rank - 1;
+        let vector: &[([usize; 3], usize)] = &[
+            ([32, 4, 1], 2),
+            ([32, 4, 1], 4),
+            ([64, 2, 1], 4),
+            ([32, 8, 1], 4),
+            ([128, 2, 1], 4),
+            ([64, 4, 1], 8),
+            ([32, 4, 1], 8),
+        ];
+        for &(wg, points) in vector {
+            let c = LaunchConfig {
+                variant: Variant::Vector,
+                work_group: Some(wg),
+                points: Some(points),
+                ..LaunchConfig::default()
+            };
+            let mut items = vec_items;
+            items[slow] = items[slow].div_ceil(points);
+            if dims[slow] >= 2 * points && fits_grid(wg, items) && fits_device(&c) {
+                push(c);
+            }
+        }
+    }
     for t in tiles.iter().chain([&spec.default_tile]) {
         let c = LaunchConfig::tiled(*t);
         if t.rows <= t.y && fits_grid([t.x, t.y, 1], dims) && fits_device(&c) {
