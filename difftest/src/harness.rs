@@ -283,10 +283,12 @@ pub struct Harness {
 pub fn shapes(rank: usize) -> Vec<Shape> {
     match rank {
         1 => [1, 5, 37, 70].map(Shape::d1).to_vec(),
-        2 => [(1, 1), (3, 2), (13, 6), (35, 19)]
+        // (40, 7) and (24, 4, 3): rows of whole vectors of 8 with interior ones (the vector
+        // variant's aligned reads, VEC_ALIGNED); the others' rows are not
+        2 => [(1, 1), (3, 2), (13, 6), (35, 19), (40, 7)]
             .map(|(x, y)| Shape::d2(x, y))
             .to_vec(),
-        _ => [(1, 1, 1), (3, 2, 2), (11, 6, 5)]
+        _ => [(1, 1, 1), (3, 2, 2), (11, 6, 5), (24, 4, 3)]
             .map(|(x, y, z)| Shape::d3(x, y, z))
             .to_vec(),
     }
@@ -316,6 +318,13 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
             LaunchConfig {
                 points: Some(3),
                 ..LaunchConfig::variant(Variant::Plain)
+            },
+        ));
+        out.push((
+            "vector-2pts".to_string(),
+            LaunchConfig {
+                points: Some(2),
+                ..LaunchConfig::variant(Variant::Vector)
             },
         ));
     }

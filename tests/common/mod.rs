@@ -122,9 +122,17 @@ pub fn shapes(rank: usize) -> Vec<Shape> {
         .to_vec(),
         // (40, 6, 5): rows of whole aligned vectors with interior ones (the vector variant's
         // VEC_ALIGNED path needs a vector with one on either side)
-        _ => [(1, 1, 1), (3, 3, 3), (9, 4, 3), (33, 9, 5), (16, 16, 16), (8, 40, 7), (40, 6, 5)]
-            .map(|(x, y, z)| Shape::d3(x, y, z))
-            .to_vec(),
+        _ => [
+            (1, 1, 1),
+            (3, 3, 3),
+            (9, 4, 3),
+            (33, 9, 5),
+            (16, 16, 16),
+            (8, 40, 7),
+            (40, 6, 5),
+        ]
+        .map(|(x, y, z)| Shape::d3(x, y, z))
+        .to_vec(),
     }
 }
 

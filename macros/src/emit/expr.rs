@@ -174,7 +174,11 @@ pub fn aligned_macros(halo: usize) -> Vec<String> {
                 format!("CLFORGE_AV(T, p, {vector}).s{lane:x}")
             })
             .collect();
-        out.push(format!("#define {}(T, p, i) ((T)({}))", aligned_macro(dx), lanes.join(", ")));
+        out.push(format!(
+            "#define {}(T, p, i) ((T)({}))",
+            aligned_macro(dx),
+            lanes.join(", ")
+        ));
     }
     out
 }
@@ -290,7 +294,10 @@ impl Emitter<'_> {
     }
 
     fn vector(&self) -> bool {
-        matches!(self.access, Access::Vector | Access::VectorInterior | Access::VectorAligned)
+        matches!(
+            self.access,
+            Access::Vector | Access::VectorInterior | Access::VectorAligned
+        )
     }
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
@@ -483,7 +490,10 @@ impl Emitter<'_> {
     fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
         let name = &self.k.arg_names[arg];
         let wrapped = self.k.boundary != Boundary::Fixed
-            && !matches!(self.access, Access::Interior | Access::VectorInterior | Access::VectorAligned);
+            && !matches!(
+                self.access,
+                Access::Interior | Access::VectorInterior | Access::VectorAligned
+            );
         let coords = |vector: bool| {
             let axes: Vec<String> = (0..3)
                 .map(|a| {

@@ -443,7 +443,9 @@ impl LaunchConfig {
                 variant: v,
                 work_group: Some(self.work_group.unwrap_or(default_work_group(spec.rank))),
                 // one point (or vector) per work-item is the default
-                points: self.points.filter(|&p| matches!(v, Variant::Plain | Variant::Vector) && p != 1),
+                points: self
+                    .points
+                    .filter(|&p| matches!(v, Variant::Plain | Variant::Vector) && p != 1),
                 ..LaunchConfig::default()
             },
         }
@@ -1053,7 +1055,7 @@ pub(crate) fn size_launch(
                 round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
             // The vector variant loads whole aligned vectors where every row starts at a
             // multiple of its lanes (OpenCL buffers start aligned to the largest type).
-            let options = if variant == Variant::Vector && dims[0] % spec.lanes == 0 {
+            let options = if variant == Variant::Vector && dims[0].is_multiple_of(spec.lanes) {
                 format!("-D PTS={points} -D VEC_ALIGNED=1")
             } else {
                 format!("-D PTS={points}")
