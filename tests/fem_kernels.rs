@@ -142,6 +142,21 @@ fn parity_in<R: Real>(model: &Model, schedules: &[Schedule], steps: usize, seed:
     out
 }
 
+/// Fixes the DOFs of the nodes at x = 0 of a structured model, and one more DOF inside.
+fn fix_left_edge(model: &mut Model) {
+    let d = model.spec.dofs;
+    let Mesh::Structured(m) = &model.mesh else {
+        unreachable!("a structured model")
+    };
+    let nx = m.nodes()[0];
+    for c in (0..model.mesh.node_count()).filter(|c| c % nx == 0) {
+        for k in 0..d {
+            model.fixed[c * d + k] = true;
+        }
+    }
+    model.fixed[(nx + 2) * d] = true;
+}
+
 fn structured(spec: ElementSpec, elements: [usize; 3]) -> Mesh {
     Mesh::Structured(StructuredMesh::for_element(&spec, elements, [1.0; 3]).unwrap())
 }
@@ -623,18 +638,7 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
         Model::new(quad9(), structured(quad9(), [8, 6, 1]), random_matrix(18, 8), 1.0).unwrap(),
     ];
     for (s, mut model) in models.into_iter().enumerate() {
-        // Fix the DOFs of the nodes at x = 0 (and one more DOF inside).
-        let d = model.spec.dofs;
-        let Mesh::Structured(m) = &model.mesh else {
-            unreachable!()
-        };
-        let nx = m.nodes()[0];
-        for c in (0..model.mesh.node_count()).filter(|c| c % nx == 0) {
-            for k in 0..d {
-                model.fixed[c * d + k] = true;
-            }
-        }
-        model.fixed[(nx + 2) * d] = true;
+        fix_left_edge(&mut model);
         for specials in [false, true] {
             check::<f32>(&model, 40 + s as u64, specials);
             check::<f64>(&model, 50 + s as u64, specials);
@@ -844,18 +848,7 @@ fn several_gather_steps_per_launch_give_the_bits_of_single_steps() {
     let mut quad = Model::new(quad4(), structured(quad4(), [23, 15, 1]), k, 2.0).unwrap();
     let mut hex = Model::new(hex8(), structured(hex8(), [6, 5, 7]), random_matrix(24, 5), 1.5).unwrap();
     for model in [&mut quad, &mut hex] {
-        // The DOFs of the nodes at x = 0 fixed, and one more inside.
-        let d = model.spec.dofs;
-        let Mesh::Structured(m) = &model.mesh else {
-            unreachable!()
-        };
-        let nx = m.nodes()[0];
-        for c in (0..model.mesh.node_count()).filter(|c| c % nx == 0) {
-            for k in 0..d {
-                model.fixed[c * d + k] = true;
-            }
-        }
-        model.fixed[(nx + 2) * d] = true;
+        fix_left_edge(model);
     }
     let b = |nodes: [usize; 3], items: usize| StepsBox { nodes, items };
     // Boxes smaller than the grid and not dividing it; the default box (one for the whole grid).

@@ -468,44 +468,49 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
     // their damping −α·m; a fixed DOF takes 0 for both, as `minv`, `damp` hold it.
     // Two DOFs per node: both fixed bits from one word `fw` (`c * DOFS` is even, so the pair
     // never straddles two words).
-    let mut gather_init_derived: Vec<S> = vec![decl(
-        "int",
-        "tb",
-        bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
-    )];
-    if d == 2 {
-        gather_init_derived.push(v_pair);
-        gather_init_derived.push(S::Decl {
-            konst: true,
-            ty: "uint".into(),
-            vars: vec![(
-                "fw".into(),
-                index("fixed", bin(Op::Shr, bin(Op::Mul, var("c"), var("DOFS")), int(5))),
-            )],
-            comment: Some("the node's fixed bits".into()),
-        });
-    }
-    for k in 0..d {
-        let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
-        let row = |o: E| bin(Op::Add, var("tb"), o);
-        let tab = |row: E| {
-            if d == 2 {
-                call("derived_mass_w", vec![var("mass_tab"), var("fw"), row, dof.clone()])
-            } else {
-                call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()])
-            }
-        };
-        gather_init_derived.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
-        gather_init_derived.push(S::Decl {
-            konst: false,
-            ty: "real".into(),
-            vars: vec![(
-                format!("g_{k}"),
-                bin(Op::Mul, tab(row(bin(Op::Add, var("DOFS"), int(k)))), v_of(k)),
-            )],
-            comment: None,
-        });
-    }
+    // `v` declared by `v_decl` (where given) and read as `v_of(k)`.
+    let derived_init = |v_decl: Option<S>, v_of: &dyn Fn(usize) -> E| -> Vec<S> {
+        let mut init: Vec<S> = vec![decl(
+            "int",
+            "tb",
+            bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
+        )];
+        init.extend(v_decl);
+        if d == 2 {
+            init.push(S::Decl {
+                konst: true,
+                ty: "uint".into(),
+                vars: vec![(
+                    "fw".into(),
+                    index("fixed", bin(Op::Shr, bin(Op::Mul, var("c"), var("DOFS")), int(5))),
+                )],
+                comment: Some("the node's fixed bits".into()),
+            });
+        }
+        for k in 0..d {
+            let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
+            let row = |o: E| bin(Op::Add, var("tb"), o);
+            let tab = |row: E| {
+                if d == 2 {
+                    call("derived_mass_w", vec![var("mass_tab"), var("fw"), row, dof.clone()])
+                } else {
+                    call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()])
+                }
+            };
+            init.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
+            init.push(S::Decl {
+                konst: false,
+                ty: "real".into(),
+                vars: vec![(
+                    format!("g_{k}"),
+                    bin(Op::Mul, tab(row(bin(Op::Add, var("DOFS"), int(k)))), v_of(k)),
+                )],
+                comment: None,
+            });
+        }
+        init
+    };
+    let gather_init_derived = derived_init((d == 2).then_some(v_pair), &v_of);
     // Two DOFs per node: the node's pair of `u_in` loaded and of `u_out`, `v` stored with
     // `vload2`/`vstore2` (`v` comes from the init), the arithmetic per DOF as below. NVIDIA
     // compiles these to scalar accesses (it cannot prove 8-byte alignment); what they save is
@@ -808,53 +813,13 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
                 })
                 .collect()
         };
-        let mut init: Vec<S> = vec![decl(
-            "int",
-            "tb",
-            bin(Op::Mul, var("cls"), bin(Op::Mul, int(2), var("DOFS"))),
-        )];
-        init.push(S::Decl {
+        let velocity = S::Decl {
             konst: true,
             ty: "real".into(),
             vars: (0..d).map(|k| (format!("v_{k}"), local_at("lv", 0, 0, 0, k))).collect(),
             comment: Some("the node's velocity".into()),
-        });
-        if d == 2 {
-            init.push(S::Decl {
-                konst: true,
-                ty: "uint".into(),
-                vars: vec![(
-                    "fw".into(),
-                    index("fixed", bin(Op::Shr, bin(Op::Mul, var("c"), var("DOFS")), int(5))),
-                )],
-                comment: Some("the node's fixed bits".into()),
-            });
-        }
-        for k in 0..d {
-            let dof = bin(Op::Add, bin(Op::Mul, var("c"), var("DOFS")), int(k));
-            let row = |o: E| bin(Op::Add, var("tb"), o);
-            let tab = |row: E| {
-                if d == 2 {
-                    call("derived_mass_w", vec![var("mass_tab"), var("fw"), row, dof.clone()])
-                } else {
-                    call("derived_mass", vec![var("mass_tab"), var("fixed"), row, dof.clone()])
-                }
-            };
-            init.push(decl("real", format!("mi_{k}"), tab(row(int(k)))));
-            init.push(S::Decl {
-                konst: false,
-                ty: "real".into(),
-                vars: vec![(
-                    format!("g_{k}"),
-                    bin(
-                        Op::Mul,
-                        tab(row(bin(Op::Add, var("DOFS"), int(k)))),
-                        var(format!("v_{k}")),
-                    ),
-                )],
-                comment: None,
-            });
-        }
+        };
+        let init = derived_init(Some(velocity), &|k| var(format!("v_{k}")));
         let roles = patch_roles
             .iter()
             .enumerate()
