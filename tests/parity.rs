@@ -375,4 +375,26 @@ fn bad_points_per_work_item_are_refused() {
         let err = limiter_clamp::LimiterClamp::plan(&device(), &points(variant, 2), Shape::d1(40)).unwrap_err();
         assert!(err.to_string().contains("1 for a 1-D stencil"), "{variant:?}: {err}");
     }
+    // Lanes: the vector kernels' 8 or 4, and only for the vector variant.
+    let lanes = |variant, n| LaunchConfig {
+        lanes: Some(n),
+        ..LaunchConfig::variant(variant)
+    };
+    for (config, want) in [
+        (
+            lanes(Variant::Vector, 5),
+            "5 lanes; the vector kernels of stencil `heat3d` have 8 or 4",
+        ),
+        (
+            lanes(Variant::Plain, 4),
+            "lanes are a tunable of the vector variant only",
+        ),
+    ] {
+        let err = heat3d::Heat3d::plan(&device(), &config, Shape::d3(8, 8, 8)).unwrap_err();
+        assert!(err.to_string().contains(want), "{config:?}: {err}");
+    }
+    for n in [8, 4] {
+        let plan = heat3d::Heat3d::plan(&device(), &lanes(Variant::Vector, n), Shape::d3(16, 8, 8)).unwrap();
+        assert_eq!(plan.kernel(), format!("heat3d_vec{n}"), "{n} lanes");
+    }
 }

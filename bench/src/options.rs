@@ -82,7 +82,13 @@ pub fn describe(config: &LaunchConfig, spec: &StencilSpec) -> String {
             Some(p) => format!("plain {wg} x{p} points"),
             None => format!("plain {wg}"),
         },
-        Variant::Vector => format!("vector {wg}"),
+        Variant::Vector => {
+            let lanes = config.lanes.map_or(String::new(), |l| format!(" {l} lanes"));
+            match config.points {
+                Some(p) => format!("vector {wg}{lanes} x{p} vectors"),
+                None => format!("vector {wg}{lanes}"),
+            }
+        }
         Variant::Tiled => match config.tile {
             Some(t) => format!("tiled {}x{}/{}x{}", t.x, t.y, t.x, t.rows),
             None => "tiled default".to_owned(),

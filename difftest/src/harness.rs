@@ -328,6 +328,14 @@ pub fn configs(spec: &StencilSpec, case: &Case) -> Vec<(String, LaunchConfig)> {
             },
         ));
     }
+    // The narrow vector kernel (4 lanes), the GPU's default.
+    out.push((
+        "vector4".to_string(),
+        LaunchConfig {
+            lanes: Some(4),
+            ..LaunchConfig::variant(Variant::Vector)
+        },
+    ));
     // 3-D: 2.5-D blocking over 2 planes per work-group, so the shapes' depths (1, 2, 5) take
     // one, one and three (the last clipped) work-groups along z
     if spec.variant(Variant::March).unavailable.is_none() {

@@ -56,7 +56,36 @@ __global__ void vec4(float* __restrict__ out, const float* __restrict__ u, float
   }
 }
 
-// As vec4 with two float4 (8 points) per thread.
+// 8 consecutive points per thread as two float4 (the DSL's vector variant's layout).
+template <int PTS>
+__global__ void vec8(float* __restrict__ out, const float* __restrict__ u, float r) {
+  const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8, y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int z0 = blockIdx.z * PTS;
+  const float4* u4 = reinterpret_cast<const float4*>(u);
+  float4* o4 = reinterpret_cast<float4*>(out);
+  if (x0 >= N || y < 1 || y >= N - 1) return;
+#pragma unroll
+  for (int z = z0; z < z0 + PTS; ++z) {
+    if (z < 1 || z >= N - 1) continue;
+    const int c = (x0 + N * y + NXY * z) / 4;
+    const float4 m0 = u4[c], m1 = u4[c + 1], w = x0 > 0 ? u4[c - 1] : m0, e = x0 + 8 < N ? u4[c + 2] : m1;
+    const float4 ym0 = u4[c - N / 4], yp0 = u4[c + N / 4], zm0 = u4[c - NXY / 4], zp0 = u4[c + NXY / 4];
+    const float4 ym1 = u4[c + 1 - N / 4], yp1 = u4[c + 1 + N / 4], zm1 = u4[c + 1 - NXY / 4], zp1 = u4[c + 1 + NXY / 4];
+    float4 o0 = m0, o1 = m1;
+    if (x0 >= 1) o0.x = upd(m0.x, w.w, m0.y, ym0.x, yp0.x, zm0.x, zp0.x, r);
+    o0.y = upd(m0.y, m0.x, m0.z, ym0.y, yp0.y, zm0.y, zp0.y, r);
+    o0.z = upd(m0.z, m0.y, m0.w, ym0.z, yp0.z, zm0.z, zp0.z, r);
+    o0.w = upd(m0.w, m0.z, m1.x, ym0.w, yp0.w, zm0.w, zp0.w, r);
+    o1.x = upd(m1.x, m0.w, m1.y, ym1.x, yp1.x, zm1.x, zp1.x, r);
+    o1.y = upd(m1.y, m1.x, m1.z, ym1.y, yp1.y, zm1.y, zp1.y, r);
+    o1.z = upd(m1.z, m1.y, m1.w, ym1.z, yp1.z, zm1.z, zp1.z, r);
+    if (x0 + 7 < N - 1) o1.w = upd(m1.w, m1.z, e.x, ym1.w, yp1.w, zm1.w, zp1.w, r);
+    o4[c] = o0;
+    o4[c + 1] = o1;
+  }
+}
+
+// Two points per thread as one float2.
 template <int PTS>
 __global__ void vec2(float* __restrict__ out, const float* __restrict__ u, float r) {
   const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * 2, y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -142,6 +171,10 @@ int main() {
   VEC(vec4, 4, 4, 128, 2);
   VEC(vec4, 4, 4, 32, 8);
   VEC(vec4, 4, 16, 32, 4);
+  VEC(vec8, 8, 1, 32, 4);
+  VEC(vec8, 8, 2, 32, 4);
+  VEC(vec8, 8, 4, 32, 4);
+  VEC(vec8, 8, 2, 64, 2);
   VEC(vec2, 2, 4, 64, 2);
   VEC(vec2, 2, 4, 128, 2);
   VEC(vec2, 2, 8, 64, 4);

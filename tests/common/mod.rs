@@ -34,6 +34,18 @@ pub fn configs(rank: usize) -> Vec<LaunchConfig> {
             ..LaunchConfig::variant(Variant::Vector)
         });
     }
+    // The narrow vector kernel (4 lanes, the GPU's default), one and two vectors per work-item.
+    configs.push(LaunchConfig {
+        lanes: Some(4),
+        ..LaunchConfig::variant(Variant::Vector)
+    });
+    if rank > 1 {
+        configs.push(LaunchConfig {
+            lanes: Some(4),
+            points: Some(2),
+            ..LaunchConfig::variant(Variant::Vector)
+        });
+    }
     if rank == 3 {
         // 2.5-D blocking: columns of a small tile walked over 3 planes, so most depths end in
         // a clipped work-group

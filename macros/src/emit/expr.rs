@@ -4,7 +4,7 @@
 
 use crate::ir::stencil::StencilBody;
 use crate::ir::{Expr, Op as Kind};
-use crate::lower::variants::LANES;
+
 use crate::model::{BinOp, Boundary, MathFn, Scalar, UnOp};
 
 /// How grid reads are addressed.
@@ -140,6 +140,8 @@ fn paren(text: String, p: u8, min: u8) -> String {
 
 /// `float8`: the vector type of a scalar.
 fn ty_vec(t: Scalar) -> String {
+    #[allow(non_snake_case)]
+    let LANES = crate::lower::variants::lanes();
     format!("{}{LANES}", t.cl())
 }
 
@@ -158,6 +160,8 @@ pub fn aligned_macro(dx: i64) -> String {
 /// lanes), and per offset the `LANES` points from there, lane by lane from the vector and the
 /// one before or after it (the compiler loads each vector once for all the reads that share it).
 pub fn aligned_macros(halo: usize) -> Vec<String> {
+    #[allow(non_snake_case)]
+    let LANES = crate::lower::variants::lanes();
     let l = LANES as i64;
     let mut out = vec!["#define CLFORGE_AV(T, p, i) (*(__global const T*)((p) + (i)))".to_string()];
     for dx in (-(halo as i64)..=halo as i64).filter(|&d| d != 0) {
@@ -220,11 +224,15 @@ pub fn packed_read(name: &str, at: &str, bits: u32, elem: Scalar) -> String {
 /// The vector variant's helper that reads `LANES` consecutive points of a grid packed `bits`
 /// bits per point (`uint8`), defined by [`unpack_lanes_helper`].
 pub fn unpack_lanes_fn(bits: u32) -> String {
+    #[allow(non_snake_case)]
+    let LANES = crate::lower::variants::lanes();
     format!("clforge_unpack{LANES}_b{bits}")
 }
 
 /// The definition of [`unpack_lanes_fn`]`(bits)`: lane `k` is [`packed_read`] at `i + k`.
 pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
+    #[allow(non_snake_case)]
+    let LANES = crate::lower::variants::lanes();
     let per = 32 / bits;
     let mut out = vec![
         format!(
@@ -302,6 +310,8 @@ impl Emitter<'_> {
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
     pub fn ty(&self, ty: Scalar, varying: bool) -> String {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         if self.vector() && varying {
             match ty {
                 Scalar::Bool => format!("int{LANES}"),
@@ -399,6 +409,8 @@ impl Emitter<'_> {
 
     /// [`Self::mask_as`] with the precedence of the text, for an operand of an operator.
     fn mask_as_p(&self, e: &Expr, bits: u32) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         let (text, p) = self.print(e);
         if !e.varying {
             let t = Self::mask_type(bits);
@@ -413,6 +425,8 @@ impl Emitter<'_> {
 
     /// A uniform operand used in a vector expression: broadcast where OpenCL would not.
     fn widen(&self, e: &Expr, ty: Scalar, force: bool) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         let (text, p) = self.print(e);
         if !self.vector() || e.varying {
             return (text, p);
@@ -440,6 +454,8 @@ impl Emitter<'_> {
     /// the slab's origin, wrapped where periodic (a split slab's halo planes past the grid's
     /// end); in vector code the lanes' `x` are consecutive.
     fn point(&self, axis: usize) -> String {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         let (v, o, n) = (
             ["x", "y", "z"][axis],
             ["ox", "oy", "oz"][axis],
@@ -488,6 +504,8 @@ impl Emitter<'_> {
     }
 
     fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         let name = &self.k.arg_names[arg];
         let wrapped = self.k.boundary != Boundary::Fixed
             && !matches!(
@@ -777,6 +795,8 @@ impl Emitter<'_> {
     }
 
     fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         use BinOp::*;
         let vec_expr = self.vector() && e.varying;
         if op == Rem && l.ty.is_float() {
@@ -881,6 +901,8 @@ impl Emitter<'_> {
 
     /// `as_uint(x)` (or `as_uint8`) around an `int` operand printed as `text`.
     fn as_uint(&self, text: &str, vector: bool) -> String {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         if vector {
             format!("as_uint{LANES}({text})")
         } else {
@@ -890,6 +912,8 @@ impl Emitter<'_> {
 
     /// `as_int(<unsigned arithmetic>)`: Rust's wrapping `i32` arithmetic.
     fn wrapping_i32(&self, unsigned: &str, vector: bool) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         if vector {
             (format!("as_int{LANES}({unsigned})"), P_ATOM)
         } else {
@@ -900,6 +924,8 @@ impl Emitter<'_> {
     /// Rust's `as`: float to integer saturates (NaN gives 0), `u32` to `i32` reinterprets
     /// the bits, other integer casts keep the low bits, bools are 0 or 1.
     fn cast(&self, x: &Expr, ty: Scalar, vec_expr: bool) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         let from = x.ty;
         if vec_expr {
             let t = format!("{}{LANES}", ty.cl());
@@ -936,6 +962,8 @@ impl Emitter<'_> {
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
+        #[allow(non_snake_case)]
+        let LANES = crate::lower::variants::lanes();
         use MathFn::*;
         let float = e.ty.is_float();
         let name = match f {
@@ -1028,9 +1056,9 @@ impl Emitter<'_> {
         // INT_MIN PoCL treats as poison.
         if f == Abs && !float {
             let helper = if vec_expr {
-                "clforge_abs_i32x8"
+                format!("clforge_abs_i32x{LANES}")
             } else {
-                "clforge_abs_i32"
+                "clforge_abs_i32".to_string()
             };
             return (format!("{helper}({})", texts.join(", ")), P_ATOM);
         }

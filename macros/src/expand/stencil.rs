@@ -27,6 +27,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
     let (tx, ty, wy) = k.tile;
     let lanes = k.lanes;
+    let narrow_lanes = crate::lower::variants::NARROW_LANES;
+    let narrow_kernel = format!("{}_vec{narrow_lanes}", p.origin.name);
     let uses_point = k.uses_point;
     // The runtime's `Variant` order: plain, tiled, vector, steps, march.
     let variants: Vec<TokenStream> = p
@@ -351,6 +353,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     lanes: #lanes,
+                    narrow: ::core::option::Option::Some((#narrow_kernel, #narrow_lanes)),
                     point: #uses_point,
                     folds: &[#(#folds),*],
                     variants: [#(#variants),*],

@@ -4,8 +4,30 @@
 use crate::ir::stencil::StencilBody;
 use crate::model::Arg;
 
-/// Points per work-item of the vector variant (`float8`).
+/// Points per work-item of the vector variant (`float8`), and of its narrow form for GPUs
+/// (`float4`, `<name>_vec4`): on the H100 a 3-D stencil with eight consecutive points per
+/// work-item ran at 75-82 % of copy, with four at 88-102 %; on a CPU (PoCL, 2 cores) the 2-D
+/// Jacobi sweep took 258 µs with eight and 580 µs with four (docs/PERFORMANCE.md). The source
+/// holds both kernels, each compiled only where the runtime asks for it (`CLFORGE_VEC4`).
 pub const LANES: usize = clforge_abi::LANES;
+pub const NARROW_LANES: usize = 4;
+
+thread_local! {
+    static VECTOR_LANES: std::cell::Cell<usize> = const { std::cell::Cell::new(LANES) };
+}
+
+/// The lanes the vector code being printed has ([`LANES`] unless inside [`with_lanes`]).
+pub fn lanes() -> usize {
+    VECTOR_LANES.with(|l| l.get())
+}
+
+/// Runs `f` printing vector code of `n` lanes.
+pub fn with_lanes<T>(n: usize, f: impl FnOnce() -> T) -> T {
+    let old = VECTOR_LANES.with(|l| l.replace(n));
+    let out = f();
+    VECTOR_LANES.with(|l| l.set(old));
+    out
+}
 
 /// Why temporal blocking is not generated, if it is not: it keeps the iterated grid in local
 /// memory for several steps, so it needs that grid (any rank, any boundary).

@@ -156,7 +156,7 @@ pub fn helpers_used<'a>(lines: impl IntoIterator<Item = &'a String>) -> Vec<Stri
     used
 }
 
-/// A rounding helper that passes NaN through (`clforge_floor_f32x8`, ...).
+/// A rounding helper that passes NaN through (`clforge_floor_f32`, `clforge_floor_f32x8`, ...).
 #[derive(serde::Serialize)]
 pub struct RoundingView {
     pub name: String,
@@ -165,6 +165,8 @@ pub struct RoundingView {
     /// The scalar OpenCL type.
     pub cl: &'static str,
     pub vector: bool,
+    /// Lanes of a vector helper (0 for a scalar one).
+    pub width: usize,
 }
 
 /// The NaN-passing helpers among `used` (`MathFn::nan_passing`, by their OpenCL names).
@@ -174,10 +176,21 @@ pub fn rounding_helpers(used: &[String]) -> Vec<RoundingView> {
         "floor", "ceil", "round", "sqrt", "cbrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "tanh", "atan",
     ] {
         for (ty, cl) in [("f32", "float"), ("f64", "double")] {
-            for vector in [false, true] {
-                let name = format!("clforge_{func}_{ty}{}", if vector { "x8" } else { "" });
+            // Scalar, then the vector variant's widths.
+            let widths = [0, crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES];
+            for width in widths {
+                let name = format!(
+                    "clforge_{func}_{ty}{}",
+                    if width > 0 { format!("x{width}") } else { String::new() }
+                );
                 if used.contains(&name) {
-                    out.push(RoundingView { name, func, cl, vector });
+                    out.push(RoundingView {
+                        name,
+                        func,
+                        cl,
+                        vector: width > 0,
+                        width,
+                    });
                 }
             }
         }

@@ -7,7 +7,7 @@ use crate::emit::signature;
 use crate::emit::stencil::{emit_body, emit_coords, emit_march_planes, emit_outputs, reduce_fn};
 use crate::ir::stencil::{Reduction, StencilBody};
 use crate::ir::{Body, Define, Program, Tunable};
-use crate::lower::variants::LANES;
+
 use crate::model::{Arg, Boundary};
 use crate::model::{ReduceOp, Scalar};
 use serde::Serialize;
@@ -92,7 +92,9 @@ pub struct StencilView {
     /// Wrapped/clamped boundaries: bodies for points whose neighbours are all inside (linear offsets).
     pub wrapped: bool,
     pub interior_body: Vec<String>,
-    pub vec_interior_body: Vec<String>,
+    /// The vector kernels: `float8` (`<name>_vec8`, CPUs) and `float4` (`<name>_vec4`, GPUs),
+    /// each compiled only where asked for (`CLFORGE_VEC4`).
+    pub vectors: Vec<VectorView>,
     /// Several steps per launch in local memory.
     pub has_steps: bool,
     pub state_name: String,
@@ -103,18 +105,11 @@ pub struct StencilView {
     pub has_march: bool,
     pub march_planes: Vec<String>,
     pub march_body: Vec<String>,
-    pub vec_body: Vec<String>,
-    /// The vector variant's rows where they start at multiples of the lanes (`VEC_ALIGNED`):
-    /// whole aligned vectors loaded and stored (`Access::VectorAligned`), and the macros they
-    /// read through. Empty where an x offset reaches past the vector beside (halo above the
-    /// lanes).
-    pub vec_aligned_body: Vec<String>,
-    pub vec_aligned_macros: Vec<String>,
     /// Rust-semantics helpers the bodies call (`clforge_powi_f32`, ...).
     pub helpers: Vec<String>,
     /// The rounding helpers among them.
     pub rounding: Vec<super::RoundingView>,
-    /// Packed grids read by the vector variant: the helpers that read eight points.
+    /// Packed grids read by the vector variant: the helpers that read a vector's points.
     pub packed_helpers: Vec<String>,
     /// Reduction outputs: the fold functions, each work-item's accumulators and work-group
     /// arrays, the work-group fold after the points, and one fold kernel per reduction.
@@ -219,18 +214,21 @@ fn reduction_helpers(reds: &[Red<'_>]) -> Vec<String> {
         out.push("{".into());
         out.push(format!("    {body}"));
         out.push("}".into());
-        let fold = reduce_fn(r.r.op, r.ty, true);
-        out.push(format!(
-            "{t} {fold}({t} acc, const {t}{LANES} v, const int x, const int lo, const int hi)"
-        ));
-        out.push("{".into());
-        for i in 0..LANES {
+        // The vector variants' folds, one per width (`clforge_fold8_*`, `clforge_fold4_*`).
+        for width in [crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES] {
+            let fold = crate::lower::variants::with_lanes(width, || reduce_fn(r.r.op, r.ty, true));
             out.push(format!(
-                "    if (x + {i} >= lo && x + {i} < hi) acc = {f}(acc, v.s{i:x});"
+                "{t} {fold}({t} acc, const {t}{width} v, const int x, const int lo, const int hi)"
             ));
+            out.push("{".into());
+            for i in 0..width {
+                out.push(format!(
+                    "    if (x + {i} >= lo && x + {i} < hi) acc = {f}(acc, v.s{i:x});"
+                ));
+            }
+            out.push("    return acc;".into());
+            out.push("}".into());
         }
-        out.push("    return acc;".into());
-        out.push("}".into());
     }
     out
 }
@@ -343,17 +341,61 @@ fn define_view(name: &str, value: String, doc: &str) -> DefineView {
     }
 }
 
+/// One vector kernel: its lanes and name, and its bodies.
+#[derive(Serialize)]
+pub struct VectorView {
+    pub lanes: usize,
+    pub name: String,
+    /// The kernel is compiled where this holds (`!CLFORGE_VEC4`, `CLFORGE_VEC4`).
+    pub guard: &'static str,
+    pub body: Vec<String>,
+    pub interior_body: Vec<String>,
+    /// The rows where they start at multiples of the lanes (`VEC_ALIGNED`): whole aligned
+    /// vectors loaded and stored (`Access::VectorAligned`), and the macros they read through.
+    /// Empty where an x offset reaches past the vector beside (halo above the lanes).
+    pub aligned_body: Vec<String>,
+    pub aligned_macros: Vec<String>,
+}
+
 pub fn view(p: &Program) -> Result<StencilView, String> {
     let Body::Stencil(k) = &p.body else {
         return Err(format!("`{}` is not a stencil program", p.origin.name));
     };
     let file = &p.origin.file;
     let scalar_store = |o: &str, v: &str| format!("{o}[c] = {v};");
-    let vector_store = |o: &str, v: &str| format!("vstore{}({v}, 0, {o} + c);", k.lanes);
     // The output's element type by name (`out` and the system's other outputs).
     let out_ty = |o: &str| k.more.iter().find(|m| m.name == o).map_or(k.out, |m| m.ty);
-    let aligned_store = |o: &str, v: &str| format!("*(__global {}{}*)({o} + c) = {v};", out_ty(o).cl(), k.lanes);
-    let aligned = k.access.halo[0] <= k.lanes;
+    let vector_kernel = |name: &str| p.kernels.iter().find(|k| k.variant == name).map(|k| k.name.clone());
+    let vectors = [
+        (crate::lower::variants::LANES, "!CLFORGE_VEC4"),
+        (crate::lower::variants::NARROW_LANES, "CLFORGE_VEC4"),
+    ]
+    .into_iter()
+    .map(|(lanes, guard)| {
+        crate::lower::variants::with_lanes(lanes, || {
+            let vector_store = |o: &str, v: &str| format!("vstore{lanes}({v}, 0, {o} + c);");
+            let aligned_store = |o: &str, v: &str| format!("*(__global {}{lanes}*)({o} + c) = {v};", out_ty(o).cl());
+            let aligned = k.access.halo[0] <= lanes;
+            VectorView {
+                lanes,
+                name: vector_kernel(&format!("vec{lanes}")).unwrap_or_else(|| format!("{}_vec{lanes}", p.origin.name)),
+                guard,
+                body: emit_outputs(k, file, Access::Vector, &vector_store),
+                interior_body: emit_outputs(k, file, Access::VectorInterior, &vector_store),
+                aligned_body: if aligned {
+                    emit_outputs(k, file, Access::VectorAligned, &aligned_store)
+                } else {
+                    Vec::new()
+                },
+                aligned_macros: if aligned {
+                    crate::emit::expr::aligned_macros(k.access.halo[0])
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+    })
+    .collect::<Vec<_>>();
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
     let march = p.kernels.iter().find(|k| k.variant == "march");
@@ -385,7 +427,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         tiled_body: emit_outputs(k, file, Access::Tiled, &scalar_store),
         wrapped: k.boundary != Boundary::Fixed,
         interior_body: emit_outputs(k, file, Access::Interior, &scalar_store),
-        vec_interior_body: emit_outputs(k, file, Access::VectorInterior, &vector_store),
+        vectors,
         has_steps: steps.is_some_and(|s| s.unavailable.is_none()),
         state_name: k.access.iterated.map(|i| k.arg_names[i].clone()).unwrap_or_default(),
         state_ty: k.out.cl(),
@@ -397,17 +439,6 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         } else {
             Vec::new()
         },
-        vec_body: emit_outputs(k, file, Access::Vector, &vector_store),
-        vec_aligned_body: if aligned {
-            emit_outputs(k, file, Access::VectorAligned, &aligned_store)
-        } else {
-            Vec::new()
-        },
-        vec_aligned_macros: if aligned {
-            crate::emit::expr::aligned_macros(k.access.halo[0])
-        } else {
-            Vec::new()
-        },
         helpers: Vec::new(),
         rounding: Vec::new(),
         packed_helpers: Vec::new(),
@@ -416,25 +447,31 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         reduction_epilogue: reduction_epilogue(&reductions(k)),
         fold_kernels: fold_kernel_sources(&p.origin.name, &reductions(k)),
     };
+    let vector_lines = v
+        .vectors
+        .iter()
+        .flat_map(|w| [&w.body, &w.interior_body, &w.aligned_body]);
     v.helpers = super::helpers_used(
         [
             &v.plain_body,
             &v.tiled_body,
             &v.interior_body,
-            &v.vec_interior_body,
             &v.steps_body,
             &v.march_body,
-            &v.vec_body,
-            &v.vec_aligned_body,
         ]
         .into_iter()
+        .chain(vector_lines)
         .flatten(),
     );
     v.rounding = super::rounding_helpers(&v.helpers);
-    for bits in clforge_abi::PACKED_BITS {
-        if v.helpers.contains(&crate::emit::expr::unpack_lanes_fn(bits)) {
-            v.packed_helpers.extend(crate::emit::expr::unpack_lanes_helper(bits));
-        }
+    for lanes in [crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES] {
+        crate::lower::variants::with_lanes(lanes, || {
+            for bits in clforge_abi::PACKED_BITS {
+                if v.helpers.contains(&crate::emit::expr::unpack_lanes_fn(bits)) {
+                    v.packed_helpers.extend(crate::emit::expr::unpack_lanes_helper(bits));
+                }
+            }
+        });
     }
     Ok(v)
 }

@@ -299,6 +299,11 @@ pub struct StencilSpec {
     pub boundary: Boundary,
     /// Points per work-item of the vector variant.
     pub lanes: usize,
+    /// The vector variant's narrow kernel and its lanes (`<name>_vec4`, 4), compiled where the
+    /// source is built with `-D CLFORGE_VEC4=1`: on GPUs by default (eight points per
+    /// work-item are too many there), or where a launch names its lanes
+    /// ([`LaunchConfig::lanes`]). `None`: the source has only the `lanes` kernel.
+    pub narrow: Option<(&'static str, usize)>,
     /// The body reads its point (`at: Point`): the kernels take the grid's origin in the whole
     /// grid and the whole grid's extents after `nx, ny, nz`.
     pub point: bool,
@@ -381,6 +386,9 @@ pub struct LaunchConfig {
     /// Planes along z per work-group of the [`Variant::March`] kernel (`MARCH_Z`, default
     /// [`DEFAULT_MARCH_Z`]; the last work-group of a column stops at the grid's end).
     pub march: Option<usize>,
+    /// Points per work-item of the [`Variant::Vector`] kernel: the spec's `lanes` (8) or its
+    /// `narrow` ones (4); default: the narrow ones on a GPU, else `lanes`.
+    pub lanes: Option<usize>,
 }
 
 impl LaunchConfig {
@@ -409,6 +417,7 @@ impl LaunchConfig {
             work_group: None,
             points: None,
             march: None,
+            lanes: None,
         }
     }
     /// The march variant (2.5-D blocking, 3-D stencils): `tile.x` by `tile.y` columns walked
@@ -446,6 +455,7 @@ impl LaunchConfig {
                 points: self
                     .points
                     .filter(|&p| matches!(v, Variant::Plain | Variant::Vector) && p != 1),
+                lanes: self.lanes.filter(|_| v == Variant::Vector),
                 ..LaunchConfig::default()
             },
         }
@@ -1020,25 +1030,50 @@ pub(crate) fn size_launch(
             what("launch".into())
         )));
     }
+    if config.lanes.is_some() && variant != Variant::Vector {
+        return Err(Error::InvalidConfig(format!(
+            "{}: lanes are a tunable of the vector variant only",
+            what("launch".into())
+        )));
+    }
     if config.march.is_some() && variant != Variant::March {
         return Err(Error::InvalidConfig(format!(
             "{}: planes per work-group (`march`) are a tunable of the march variant only",
             what("launch".into())
         )));
     }
+    let mut kernel = v.kernel;
     let (global, local, options, local_points) = match variant {
         Variant::Plain | Variant::Vector => {
             let wg = config.work_group.unwrap_or(default_work_group(rank));
             check_extents(&wg, rank, || what(format!("work-group {wg:?}")), "work_group")?;
+            // The vector kernel: the spec's lanes, or its narrow kernel (by default on a GPU).
+            let narrow = spec.narrow.filter(|&(_, n)| match config.lanes {
+                Some(l) => l == n,
+                None => info.kind == crate::DeviceKind::Gpu,
+            });
+            let lanes = narrow.map_or(spec.lanes, |(_, n)| n);
+            if let Some(l) = config.lanes.filter(|&l| l != lanes) {
+                return Err(Error::InvalidConfig(format!(
+                    "{}: {l} lanes; the vector kernels of stencil `{}` have {}",
+                    what("launch".into()),
+                    spec.name,
+                    std::iter::once(spec.lanes)
+                        .chain(spec.narrow.map(|(_, n)| n))
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )));
+            }
             let nx = if variant == Variant::Plain {
                 dims[0]
-            } else if spec.lanes == 0 {
+            } else if lanes == 0 {
                 return Err(Error::InvalidConfig(format!(
                     "stencil `{}` declares 0 lanes for its vector variant; its spec must name at least 1",
                     spec.name
                 )));
             } else {
-                dims[0].div_ceil(spec.lanes)
+                dims[0].div_ceil(lanes)
             };
             let points = config.points.unwrap_or(1);
             if points == 0 || (rank == 1 && points > 1) {
@@ -1055,11 +1090,16 @@ pub(crate) fn size_launch(
                 round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
             // The vector variant loads whole aligned vectors where every row starts at a
             // multiple of its lanes (OpenCL buffers start aligned to the largest type).
-            let options = if variant == Variant::Vector && dims[0].is_multiple_of(spec.lanes) {
-                format!("-D PTS={points} -D VEC_ALIGNED=1")
-            } else {
-                format!("-D PTS={points}")
-            };
+            let mut options = format!("-D PTS={points}");
+            if variant == Variant::Vector {
+                if let Some((name, _)) = narrow {
+                    kernel = name;
+                    options += " -D CLFORGE_VEC4=1";
+                }
+                if dims[0].is_multiple_of(lanes) {
+                    options += " -D VEC_ALIGNED=1";
+                }
+            }
             (global, wg, options, 0)
         }
         Variant::Tiled | Variant::Steps | Variant::March => {
@@ -1173,7 +1213,7 @@ pub(crate) fn size_launch(
         ));
     }
     Ok(SizedLaunch {
-        kernel: v.kernel,
+        kernel,
         global,
         local,
         options: options.trim_start().to_string(),
@@ -1414,6 +1454,7 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
             halo: [0; 3],
             boundary: Boundary::Clamp,
             lanes: 8,
+            narrow: None,
             point: false,
             folds: &[],
             packed: &[],

@@ -21,7 +21,8 @@
 //! }";
 //! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point };
 //! let spec = StencilSpec {
-//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, point: false, folds: &[], packed: &[],
+//!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, narrow: None, point: false,
+//!     folds: &[], packed: &[],
 //!     variants: [variant("twice_plain", 0), variant("twice_tiled", 4), variant("twice_vec8", 0), variant("twice_steps", 8),
 //!                variant("twice_march", 4)],
 //!     default_tile: Tile { x: 32, y: 32, rows: 4 }, origin: "doc.rs:1", source: SOURCE,
@@ -114,6 +115,8 @@ struct Entry {
     points: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     march: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lanes: Option<usize>,
     median_ns: u64,
 }
 
@@ -126,6 +129,7 @@ impl Entry {
             steps: config.steps,
             points: config.points,
             march: config.march,
+            lanes: config.lanes,
             median_ns,
         }
     }
@@ -139,6 +143,7 @@ impl Entry {
             steps: self.steps,
             points: self.points,
             march: self.march,
+            lanes: self.lanes,
         })
     }
 }
@@ -504,6 +509,17 @@ pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<La
             }
         }
     }
+    // On a GPU the vector kernel with its wide lanes too (the narrow ones are the default there).
+    if spec.narrow.is_some() && info.kind == crate::DeviceKind::Gpu {
+        let c = LaunchConfig {
+            variant: Variant::Vector,
+            lanes: Some(spec.lanes),
+            ..LaunchConfig::default()
+        };
+        if fits_device(&c) {
+            push(c);
+        }
+    }
     // On a GPU the vector kernel walking 2 to 8 vectors along the slowest axis: where rows are
     // multiples of its lanes it loads whole aligned vectors (VEC_ALIGNED; the H100's 3-D heat
     // step at 512³ ran at 97-99 % of copy so, docs/PERFORMANCE.md).
@@ -627,6 +643,7 @@ __kernel void pair_vec8(__global float* out, __global const float* u, int nx, in
             halo: [1, 0, 0],
             boundary: Boundary::Fixed,
             lanes: 8,
+            narrow: None,
             point: false,
             folds: &[],
             packed: &[],
