@@ -4,7 +4,6 @@
 
 use crate::ir::stencil::StencilBody;
 use crate::ir::{Expr, Op as Kind};
-
 use crate::model::{BinOp, Boundary, MathFn, Scalar, UnOp};
 
 /// How grid reads are addressed.
@@ -140,9 +139,8 @@ fn paren(text: String, p: u8, min: u8) -> String {
 
 /// `float8`: the vector type of a scalar.
 fn ty_vec(t: Scalar) -> String {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
-    format!("{}{LANES}", t.cl())
+    let vlanes = crate::lower::variants::lanes();
+    format!("{}{vlanes}", t.cl())
 }
 
 /// The macro that reads the `LANES` points at x offset `dx` from an aligned row position:
@@ -160,9 +158,8 @@ pub fn aligned_macro(dx: i64) -> String {
 /// lanes), and per offset the `LANES` points from there, lane by lane from the vector and the
 /// one before or after it (the compiler loads each vector once for all the reads that share it).
 pub fn aligned_macros(halo: usize) -> Vec<String> {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
-    let l = LANES as i64;
+    let vlanes = crate::lower::variants::lanes();
+    let l = vlanes as i64;
     let mut out = vec!["#define CLFORGE_AV(T, p, i) (*(__global const T*)((p) + (i)))".to_string()];
     for dx in (-(halo as i64)..=halo as i64).filter(|&d| d != 0) {
         let lanes: Vec<String> = (0..l)
@@ -224,30 +221,28 @@ pub fn packed_read(name: &str, at: &str, bits: u32, elem: Scalar) -> String {
 /// The vector variant's helper that reads `LANES` consecutive points of a grid packed `bits`
 /// bits per point (`uint8`), defined by [`unpack_lanes_helper`].
 pub fn unpack_lanes_fn(bits: u32) -> String {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
-    format!("clforge_unpack{LANES}_b{bits}")
+    let vlanes = crate::lower::variants::lanes();
+    format!("clforge_unpack{vlanes}_b{bits}")
 }
 
 /// The definition of [`unpack_lanes_fn`]`(bits)`: lane `k` is [`packed_read`] at `i + k`.
 pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
+    let vlanes = crate::lower::variants::lanes();
     let per = 32 / bits;
     let mut out = vec![
         format!(
-            "/* {LANES} consecutive points of a grid packed {bits} bit{} per point ({per} a word),",
+            "/* {vlanes} consecutive points of a grid packed {bits} bit{} per point ({per} a word),",
             if bits == 1 { "" } else { "s" }
         ),
         "   read lane by lane: they may straddle two words */".into(),
         format!(
-            "uint{LANES} {}(__global const uint* clforge_w, const int clforge_i)",
+            "uint{vlanes} {}(__global const uint* clforge_w, const int clforge_i)",
             unpack_lanes_fn(bits)
         ),
         "{".into(),
-        format!("    uint{LANES} clforge_v;"),
+        format!("    uint{vlanes} clforge_v;"),
     ];
-    for k in 0..LANES {
+    for k in 0..vlanes {
         let at = if k == 0 {
             "clforge_i".to_string()
         } else {
@@ -310,12 +305,11 @@ impl Emitter<'_> {
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
     pub fn ty(&self, ty: Scalar, varying: bool) -> String {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         if self.vector() && varying {
             match ty {
-                Scalar::Bool => format!("int{LANES}"),
-                t => format!("{}{LANES}", t.cl()),
+                Scalar::Bool => format!("int{vlanes}"),
+                t => format!("{}{vlanes}", t.cl()),
             }
         } else {
             ty.cl().to_string()
@@ -409,30 +403,28 @@ impl Emitter<'_> {
 
     /// [`Self::mask_as`] with the precedence of the text, for an operand of an operator.
     fn mask_as_p(&self, e: &Expr, bits: u32) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         let (text, p) = self.print(e);
         if !e.varying {
             let t = Self::mask_type(bits);
-            return (format!("(({t}{LANES})(({text}) ? -1 : 0))"), P_ATOM);
+            return (format!("(({t}{vlanes})(({text}) ? -1 : 0))"), P_ATOM);
         }
         if self.mask_bits(e) == bits {
             (text, p)
         } else {
-            (format!("convert_{}{LANES}({text})", Self::mask_type(bits)), P_ATOM)
+            (format!("convert_{}{vlanes}({text})", Self::mask_type(bits)), P_ATOM)
         }
     }
 
     /// A uniform operand used in a vector expression: broadcast where OpenCL would not.
     fn widen(&self, e: &Expr, ty: Scalar, force: bool) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         let (text, p) = self.print(e);
         if !self.vector() || e.varying {
             return (text, p);
         }
         if force {
-            return (format!("({}{LANES})({text})", ty.cl()), P_ATOM);
+            return (format!("({}{vlanes})({text})", ty.cl()), P_ATOM);
         }
         // Integer literals and constants are `int` in OpenCL, and C computes `uchar`
         // arithmetic in `int`: give uniform integer operands the lane type (a `uchar8`
@@ -454,8 +446,7 @@ impl Emitter<'_> {
     /// the slab's origin, wrapped where periodic (a split slab's halo planes past the grid's
     /// end); in vector code the lanes' `x` are consecutive.
     fn point(&self, axis: usize) -> String {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         let (v, o, n) = (
             ["x", "y", "z"][axis],
             ["ox", "oy", "oz"][axis],
@@ -463,15 +454,15 @@ impl Emitter<'_> {
         );
         let periodic = self.k.boundary == Boundary::Periodic;
         if self.vector() {
-            let lanes: Vec<String> = (0..LANES).map(|i| i.to_string()).collect();
+            let lanes: Vec<String> = (0..vlanes).map(|i| i.to_string()).collect();
             let step = if axis == 0 {
-                format!(" + (int{LANES})({})", lanes.join(", "))
+                format!(" + (int{vlanes})({})", lanes.join(", "))
             } else {
                 String::new()
             };
-            let base = format!("(int{LANES})({v} + {o}){step}");
+            let base = format!("(int{vlanes})({v} + {o}){step}");
             if periodic {
-                format!("(({base}) % (int{LANES})({n}))")
+                format!("(({base}) % (int{vlanes})({n}))")
             } else {
                 format!("({base})")
             }
@@ -504,8 +495,7 @@ impl Emitter<'_> {
     }
 
     fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         let name = &self.k.arg_names[arg];
         let wrapped = self.k.boundary != Boundary::Fixed
             && !matches!(
@@ -575,7 +565,7 @@ impl Emitter<'_> {
                             e => format!("convert_{}({lanes})", ty_vec(e)),
                         }
                     }
-                    None => format!("vload{LANES}(0, {name} + {at})"),
+                    None => format!("vload{vlanes}(0, {name} + {at})"),
                 }
             }
             _ => {
@@ -795,8 +785,7 @@ impl Emitter<'_> {
     }
 
     fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         use BinOp::*;
         let vec_expr = self.vector() && e.varying;
         if op == Rem && l.ty.is_float() {
@@ -811,7 +800,7 @@ impl Emitter<'_> {
                         t
                     }
                 };
-                let lanes: Vec<String> = (0..LANES)
+                let lanes: Vec<String> = (0..vlanes)
                     .map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i)))
                     .collect();
                 return (format!("({})({})", ty_vec(l.ty), lanes.join(", ")), P_ATOM);
@@ -841,7 +830,7 @@ impl Emitter<'_> {
         let (rt, rp) = if shift && vec_expr && r.ty != l.ty {
             // OpenCL shifts a vector by a vector or scalar of its own element type.
             if r.varying {
-                (format!("convert_{}{LANES}({})", l.ty.cl(), self.expr(r)), P_ATOM)
+                (format!("convert_{}{vlanes}({})", l.ty.cl(), self.expr(r)), P_ATOM)
             } else {
                 let (t, p) = self.print(r);
                 (format!("({}){}", l.ty.cl(), paren(t, p, P_UNARY)), P_UNARY)
@@ -901,10 +890,9 @@ impl Emitter<'_> {
 
     /// `as_uint(x)` (or `as_uint8`) around an `int` operand printed as `text`.
     fn as_uint(&self, text: &str, vector: bool) -> String {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         if vector {
-            format!("as_uint{LANES}({text})")
+            format!("as_uint{vlanes}({text})")
         } else {
             format!("as_uint({text})")
         }
@@ -912,10 +900,9 @@ impl Emitter<'_> {
 
     /// `as_int(<unsigned arithmetic>)`: Rust's wrapping `i32` arithmetic.
     fn wrapping_i32(&self, unsigned: &str, vector: bool) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         if vector {
-            (format!("as_int{LANES}({unsigned})"), P_ATOM)
+            (format!("as_int{vlanes}({unsigned})"), P_ATOM)
         } else {
             (format!("as_int({unsigned})"), P_ATOM)
         }
@@ -924,11 +911,10 @@ impl Emitter<'_> {
     /// Rust's `as`: float to integer saturates (NaN gives 0), `u32` to `i32` reinterprets
     /// the bits, other integer casts keep the low bits, bools are 0 or 1.
     fn cast(&self, x: &Expr, ty: Scalar, vec_expr: bool) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         let from = x.ty;
         if vec_expr {
-            let t = format!("{}{LANES}", ty.cl());
+            let t = format!("{}{vlanes}", ty.cl());
             if from == Scalar::Bool {
                 let m = self.mask_as(x, ty.bits());
                 return (format!("select(({t})(0), ({t})(1), {m})"), P_ATOM);
@@ -940,13 +926,13 @@ impl Emitter<'_> {
                 // 2^31 for `uint` (measured on the H100): test it first.
                 (f, t) if f.is_float() && !t.is_float() => (
                     format!(
-                        "select(convert_{tv}_sat({inner}), ({tv})(0), convert_{m}{LANES}(isnan({inner})))",
+                        "select(convert_{tv}_sat({inner}), ({tv})(0), convert_{m}{vlanes}(isnan({inner})))",
                         tv = ty_vec(t),
                         m = Self::mask_type(t.bits())
                     ),
                     P_ATOM,
                 ),
-                (Scalar::U32, Scalar::I32) => (format!("as_int{LANES}({inner})"), P_ATOM),
+                (Scalar::U32, Scalar::I32) => (format!("as_int{vlanes}({inner})"), P_ATOM),
                 _ => (format!("convert_{t}({inner})"), P_ATOM),
             };
         }
@@ -962,8 +948,7 @@ impl Emitter<'_> {
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
-        #[allow(non_snake_case)]
-        let LANES = crate::lower::variants::lanes();
+        let vlanes = crate::lower::variants::lanes();
         use MathFn::*;
         let float = e.ty.is_float();
         let name = match f {
@@ -1034,7 +1019,7 @@ impl Emitter<'_> {
             } else {
                 name.to_string()
             };
-            let lanes: Vec<String> = (0..LANES)
+            let lanes: Vec<String> = (0..vlanes)
                 .map(|i| {
                     let a: Vec<String> = args.iter().map(|x| lane(x, i)).collect();
                     format!("{lane_fn}({})", a.join(", "))
@@ -1048,7 +1033,7 @@ impl Emitter<'_> {
         // stencils 101760 and 103699). Every one-argument function returns NaN for NaN in Rust.
         if f.nan_passing() {
             let ty = if e.ty == Scalar::F64 { "f64" } else { "f32" };
-            let lanes = if vec_expr { format!("x{LANES}") } else { String::new() };
+            let lanes = if vec_expr { format!("x{vlanes}") } else { String::new() };
             return (format!("clforge_{name}_{ty}{lanes}({})", texts.join(", ")), P_ATOM);
         }
         // Rust's `i32::abs` wraps (`i32::MIN.abs() == i32::MIN` in release builds): a helper
@@ -1056,7 +1041,7 @@ impl Emitter<'_> {
         // INT_MIN PoCL treats as poison.
         if f == Abs && !float {
             let helper = if vec_expr {
-                format!("clforge_abs_i32x{LANES}")
+                format!("clforge_abs_i32x{vlanes}")
             } else {
                 "clforge_abs_i32".to_string()
             };

@@ -4,7 +4,6 @@ use super::c::{self, Op};
 use super::expr::{coord_name, Access, Emitter};
 use super::LineMarks;
 use crate::ir::stencil::StencilBody;
-
 use crate::model::{Boundary, ReduceOp, Scalar};
 
 /// Printed statements longer than this break at the branches of a select chain.
@@ -19,8 +18,7 @@ pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&st
 /// [`emit_body`] for every output of a system of fields: `store(name, value)` writes output
 /// `name` (`out`, then the outputs' own names in order).
 pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&str, &str) -> String) -> Vec<String> {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
+    let vlanes = crate::lower::variants::lanes();
     let em = Emitter { k, access };
     let mut marks = LineMarks::default();
     let mut lines = Vec::new();
@@ -46,7 +44,7 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
         .chain(k.more.iter().map(|o| (o.name.as_str(), o.ty, &o.result, &o.reduce)));
     for (name, ty, result, reduce) in outputs {
         let value = if vector && !result.varying {
-            format!("({}{LANES})({})", ty.cl(), em.expr(result))
+            format!("({}{vlanes})({})", ty.cl(), em.expr(result))
         } else {
             em.broken(result, WIDTH).join("\n")
         };
@@ -75,9 +73,12 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
 /// The generated function that folds a value (`vector`: the lanes of a `float8`, in order)
 /// into a reduction's accumulator: `clforge_max_f32`, `clforge_fold8_sum_f64`, ...
 pub fn reduce_fn(op: ReduceOp, ty: Scalar, vector: bool) -> String {
-    #[allow(non_snake_case)]
-    let LANES = crate::lower::variants::lanes();
-    let fold = if vector { format!("fold{LANES}_") } else { String::new() };
+    let vlanes = crate::lower::variants::lanes();
+    let fold = if vector {
+        format!("fold{vlanes}_")
+    } else {
+        String::new()
+    };
     format!("clforge_{fold}{}_{}", op.name(), ty.rust())
 }
 

@@ -28,7 +28,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let (tx, ty, wy) = k.tile;
     let lanes = k.lanes;
     let narrow_lanes = crate::lower::variants::NARROW_LANES;
-    let narrow_kernel = format!("{}_vec{narrow_lanes}", p.origin.name);
+    let narrow_kernel = crate::lower::variants::vector_kernel(&p.origin.name, narrow_lanes);
     let uses_point = k.uses_point;
     // The runtime's `Variant` order: plain, tiled, vector, steps, march.
     let variants: Vec<TokenStream> = p

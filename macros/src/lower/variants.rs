@@ -11,6 +11,13 @@ use crate::model::Arg;
 /// holds both kernels, each compiled only where the runtime asks for it (`CLFORGE_VEC4`).
 pub const LANES: usize = clforge_abi::LANES;
 pub const NARROW_LANES: usize = 4;
+/// The vector kernels' widths, the default (CPUs) first.
+pub const VECTOR_WIDTHS: [usize; 2] = [LANES, NARROW_LANES];
+
+/// The name of a stencil's vector kernel of `lanes` lanes: `jacobi_vec8`, `jacobi_vec4`.
+pub fn vector_kernel(stencil: &str, lanes: usize) -> String {
+    format!("{stencil}_vec{lanes}")
+}
 
 thread_local! {
     static VECTOR_LANES: std::cell::Cell<usize> = const { std::cell::Cell::new(LANES) };

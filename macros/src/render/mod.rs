@@ -164,7 +164,6 @@ pub struct RoundingView {
     pub func: &'static str,
     /// The scalar OpenCL type.
     pub cl: &'static str,
-    pub vector: bool,
     /// Lanes of a vector helper (0 for a scalar one).
     pub width: usize,
 }
@@ -177,20 +176,13 @@ pub fn rounding_helpers(used: &[String]) -> Vec<RoundingView> {
     ] {
         for (ty, cl) in [("f32", "float"), ("f64", "double")] {
             // Scalar, then the vector variant's widths.
-            let widths = [0, crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES];
-            for width in widths {
+            for width in std::iter::once(0).chain(crate::lower::variants::VECTOR_WIDTHS) {
                 let name = format!(
                     "clforge_{func}_{ty}{}",
                     if width > 0 { format!("x{width}") } else { String::new() }
                 );
                 if used.contains(&name) {
-                    out.push(RoundingView {
-                        name,
-                        func,
-                        cl,
-                        vector: width > 0,
-                        width,
-                    });
+                    out.push(RoundingView { name, func, cl, width });
                 }
             }
         }

@@ -7,7 +7,6 @@ use crate::emit::signature;
 use crate::emit::stencil::{emit_body, emit_coords, emit_march_planes, emit_outputs, reduce_fn};
 use crate::ir::stencil::{Reduction, StencilBody};
 use crate::ir::{Body, Define, Program, Tunable};
-
 use crate::model::{Arg, Boundary};
 use crate::model::{ReduceOp, Scalar};
 use serde::Serialize;
@@ -215,7 +214,7 @@ fn reduction_helpers(reds: &[Red<'_>]) -> Vec<String> {
         out.push(format!("    {body}"));
         out.push("}".into());
         // The vector variants' folds, one per width (`clforge_fold8_*`, `clforge_fold4_*`).
-        for width in [crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES] {
+        for width in crate::lower::variants::VECTOR_WIDTHS {
             let fold = crate::lower::variants::with_lanes(width, || reduce_fn(r.r.op, r.ty, true));
             out.push(format!(
                 "{t} {fold}({t} acc, const {t}{width} v, const int x, const int lo, const int hi)"
@@ -348,6 +347,8 @@ pub struct VectorView {
     pub name: String,
     /// The kernel is compiled where this holds (`!CLFORGE_VEC4`, `CLFORGE_VEC4`).
     pub guard: &'static str,
+    /// Where the runtime builds it.
+    pub devices: &'static str,
     pub body: Vec<String>,
     pub interior_body: Vec<String>,
     /// The rows where they start at multiples of the lanes (`VEC_ALIGNED`): whole aligned
@@ -365,37 +366,40 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
     let scalar_store = |o: &str, v: &str| format!("{o}[c] = {v};");
     // The output's element type by name (`out` and the system's other outputs).
     let out_ty = |o: &str| k.more.iter().find(|m| m.name == o).map_or(k.out, |m| m.ty);
-    let vector_kernel = |name: &str| p.kernels.iter().find(|k| k.variant == name).map(|k| k.name.clone());
-    let vectors = [
-        (crate::lower::variants::LANES, "!CLFORGE_VEC4"),
-        (crate::lower::variants::NARROW_LANES, "CLFORGE_VEC4"),
-    ]
-    .into_iter()
-    .map(|(lanes, guard)| {
-        crate::lower::variants::with_lanes(lanes, || {
-            let vector_store = |o: &str, v: &str| format!("vstore{lanes}({v}, 0, {o} + c);");
-            let aligned_store = |o: &str, v: &str| format!("*(__global {}{lanes}*)({o} + c) = {v};", out_ty(o).cl());
-            let aligned = k.access.halo[0] <= lanes;
-            VectorView {
-                lanes,
-                name: vector_kernel(&format!("vec{lanes}")).unwrap_or_else(|| format!("{}_vec{lanes}", p.origin.name)),
-                guard,
-                body: emit_outputs(k, file, Access::Vector, &vector_store),
-                interior_body: emit_outputs(k, file, Access::VectorInterior, &vector_store),
-                aligned_body: if aligned {
-                    emit_outputs(k, file, Access::VectorAligned, &aligned_store)
-                } else {
-                    Vec::new()
-                },
-                aligned_macros: if aligned {
-                    crate::emit::expr::aligned_macros(k.access.halo[0])
-                } else {
-                    Vec::new()
-                },
-            }
+    let vectors = crate::lower::variants::VECTOR_WIDTHS
+        .into_iter()
+        .map(|lanes| {
+            let narrow = lanes == crate::lower::variants::NARROW_LANES;
+            crate::lower::variants::with_lanes(lanes, || {
+                let vector_store = |o: &str, v: &str| format!("vstore{lanes}({v}, 0, {o} + c);");
+                let aligned_store =
+                    |o: &str, v: &str| format!("*(__global {}{lanes}*)({o} + c) = {v};", out_ty(o).cl());
+                let aligned = k.access.halo[0] <= lanes;
+                VectorView {
+                    lanes,
+                    name: crate::lower::variants::vector_kernel(&p.origin.name, lanes),
+                    guard: if narrow { "CLFORGE_VEC4" } else { "!CLFORGE_VEC4" },
+                    devices: if narrow {
+                        "GPUs: the runtime builds with -D CLFORGE_VEC4=1"
+                    } else {
+                        "CPUs"
+                    },
+                    body: emit_outputs(k, file, Access::Vector, &vector_store),
+                    interior_body: emit_outputs(k, file, Access::VectorInterior, &vector_store),
+                    aligned_body: if aligned {
+                        emit_outputs(k, file, Access::VectorAligned, &aligned_store)
+                    } else {
+                        Vec::new()
+                    },
+                    aligned_macros: if aligned {
+                        crate::emit::expr::aligned_macros(k.access.halo[0])
+                    } else {
+                        Vec::new()
+                    },
+                }
+            })
         })
-    })
-    .collect::<Vec<_>>();
+        .collect::<Vec<_>>();
     let first = p.kernels.first().ok_or("a stencil program without kernels")?;
     let steps = p.kernels.iter().find(|k| k.variant == "steps");
     let march = p.kernels.iter().find(|k| k.variant == "march");
@@ -464,7 +468,7 @@ pub fn view(p: &Program) -> Result<StencilView, String> {
         .flatten(),
     );
     v.rounding = super::rounding_helpers(&v.helpers);
-    for lanes in [crate::lower::variants::LANES, crate::lower::variants::NARROW_LANES] {
+    for lanes in crate::lower::variants::VECTOR_WIDTHS {
         crate::lower::variants::with_lanes(lanes, || {
             for bits in clforge_abi::PACKED_BITS {
                 if v.helpers.contains(&crate::emit::expr::unpack_lanes_fn(bits)) {

@@ -868,28 +868,18 @@ impl<R: Real> Stepper<R> {
                 if self.set_gather_group(g).is_err() {
                     continue; // more work-items than the kernel takes here
                 }
-                let mut ns = Vec::with_capacity(steps);
-                for i in 0..=steps {
-                    if let Err(e) = self.step(1) {
+                match self.median_step_ns(1, steps) {
+                    Ok(median_ns) => timings.push(GatherTiming {
+                        rows: r,
+                        group: g,
+                        steps: 1,
+                        median_ns,
+                    }),
+                    Err(e) => {
                         outcome = Err(e);
                         break 'search;
                     }
-                    match self.last_step_ns() {
-                        Ok(t) if i > 0 => ns.push(t),
-                        Ok(_) => {}
-                        Err(e) => {
-                            outcome = Err(e);
-                            break 'search;
-                        }
-                    }
                 }
-                ns.sort_unstable();
-                timings.push(GatherTiming {
-                    rows: r,
-                    group: g,
-                    steps: 1,
-                    median_ns: ns[ns.len() / 2],
-                });
             }
         }
         // Several steps per launch (the rows and group above serve the single steps left over).
@@ -906,27 +896,18 @@ impl<R: Real> Stepper<R> {
                 outcome = Err(e);
                 break;
             }
-            let mut ns = Vec::with_capacity(steps);
-            for i in 0..=steps {
-                match self.step(k).and_then(|()| self.last_step_ns()) {
-                    Ok(t) if i > 0 => ns.push(t / k as u64),
-                    Ok(_) => {}
-                    Err(e) => outcome = Err(e),
-                }
-                if outcome.is_err() {
+            match self.median_step_ns(k, steps) {
+                Ok(median_ns) => timings.push(GatherTiming {
+                    rows: self.gather_rows,
+                    group: self.groups.gather.unwrap_or(GATHER_GROUP),
+                    steps: k,
+                    median_ns,
+                }),
+                Err(e) => {
+                    outcome = Err(e);
                     break;
                 }
             }
-            if outcome.is_err() {
-                break;
-            }
-            ns.sort_unstable();
-            timings.push(GatherTiming {
-                rows: self.gather_rows,
-                group: self.groups.gather.unwrap_or(GATHER_GROUP),
-                steps: k,
-                median_ns: ns[ns.len() / 2],
-            });
         }
         // The best candidate (or, after an error, the defaults), and the state as it was.
         timings.sort_by_key(|t| t.median_ns);
@@ -951,6 +932,19 @@ impl<R: Real> Stepper<R> {
         self.steps = steps0;
         self.last_events.clear();
         outcome.map(|()| timings)
+    }
+
+    /// The median profiled device time per step of `reps` calls of `step(per_call)` after one
+    /// to warm up (each call's time over its steps).
+    fn median_step_ns(&mut self, per_call: usize, reps: usize) -> Result<u64> {
+        self.step(per_call)?;
+        let mut ns = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            self.step(per_call)?;
+            ns.push(self.last_step_ns()? / per_call as u64);
+        }
+        ns.sort_unstable();
+        Ok(ns[ns.len() / 2])
     }
 
     /// The stability bound this run was checked against (`dt ≤ dt_max = SAFETY · dt_critical`).
