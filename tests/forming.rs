@@ -343,6 +343,7 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         if odd {
             algos.push(Algorithm::Mma(Mma {
                 spw: 1,
+                rows: 1,
                 warps: 3,
                 qc: 8,
                 double_buffer: false,
@@ -350,11 +351,24 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
             }));
             algos.push(Algorithm::Mma(Mma {
                 spw: 3,
+                rows: 1,
                 warps: 2,
                 qc: 8,
                 double_buffer: true,
                 tensor_contraction: false,
             }));
+            // register tiles: 2 block rows by runs of 2 (tiles across the diagonal, a row past
+            // the last where the block rows are odd), 3 rows by 1
+            for (spw, rows, warps) in [(2, 2, 3), (1, 3, 2)] {
+                algos.push(Algorithm::Mma(Mma {
+                    spw,
+                    rows,
+                    warps,
+                    qc: 8,
+                    double_buffer: false,
+                    tensor_contraction: false,
+                }));
+            }
         }
         // Wider than tall tiles (more columns per work-item than rows).
         for (ta, tb) in if odd { &[(2, 4), (1, 8)][..] } else { &[] } {
@@ -491,6 +505,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         (
             Mma {
                 spw: 2,
+                rows: 1,
                 warps: 8,
                 qc: 6,
                 double_buffer: false,
@@ -501,6 +516,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         (
             Mma {
                 spw: 2,
+                rows: 1,
                 warps: 0,
                 qc: 8,
                 double_buffer: false,
@@ -511,6 +527,18 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         (
             Mma {
                 spw: 0,
+                rows: 1,
+                warps: 8,
+                qc: 8,
+                double_buffer: false,
+                tensor_contraction: false,
+            },
+            "at least 1",
+        ),
+        (
+            Mma {
+                spw: 2,
+                rows: 0,
                 warps: 8,
                 qc: 8,
                 double_buffer: false,
@@ -521,6 +549,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         (
             Mma {
                 spw: 1,
+                rows: 1,
                 warps: max_group / 32 + 1,
                 qc: 8,
                 double_buffer: false,
@@ -531,6 +560,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         (
             Mma {
                 spw: 1,
+                rows: 1,
                 warps: 1,
                 qc: 1 << 20,
                 double_buffer: false,
@@ -554,6 +584,7 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
         &he,
         Algorithm::Mma(Mma {
             spw: 2,
+            rows: 1,
             warps: 8,
             qc: 8,
             double_buffer: false,
@@ -740,6 +771,7 @@ fn tuning_returns_the_fastest_candidate_that_ran() {
     );
     let refused = Algorithm::Mma(Mma {
         spw: 2,
+        rows: 1,
         warps: 4,
         qc: 6,
         double_buffer: false,

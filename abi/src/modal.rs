@@ -608,12 +608,15 @@ mod staging_tests {
 /// pre-pass): the moments of all function pairs are one product `(Y W) Yᵀ` per element, run
 /// as 8 x 8 x 4 f64 matrix products (`mma.sync` on NVIDIA from sm_80, the same entries per
 /// work-item elsewhere). The lower triangle is cut into superblocks of `dim x dim` products
-/// (8 x 8 function pairs); a warp owns a run of up to `spw` superblocks of one block row for
-/// all points, `warps` warps per work-group, `qc` points staged at a time.
+/// (8 x 8 function pairs); a warp owns a tile of `rows` block rows by a run of up to `spw`
+/// superblocks for all points, `warps` warps per work-group, `qc` points staged at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mma {
-    /// Superblocks per warp (a run along one block row).
+    /// Superblocks per warp along a block row (a run).
     pub spw: usize,
+    /// Block rows per warp: each column fragment then feeds `rows · dim` products (a register
+    /// tile of `rows × spw` superblocks; more accumulators per work-item).
+    pub rows: usize,
     /// Warps (32 work-items) per work-group.
     pub warps: usize,
     /// Points staged in local memory at a time (a multiple of 4).
@@ -641,13 +644,19 @@ impl Mma {
         nf.div_ceil(8)
     }
 
-    /// Runs of the lower triangle: block row `I` holds `ceil((I + 1) / spw)`.
+    /// Tiles of the lower triangle: the `rows` block rows from `I` hold
+    /// `ceil(min(I + rows, blocks) / spw)`, up to the diagonal of their last row.
     pub const fn runs(&self, nf: usize) -> usize {
+        // (0 rows or superblocks per run are refused at launch; counted here as 1 each)
+        let rows = if self.rows == 0 { 1 } else { self.rows };
+        let spw = if self.spw == 0 { 1 } else { self.spw };
+        let blocks = Mma::blocks(nf);
         let mut n = 0;
         let mut i = 0;
-        while i < Mma::blocks(nf) {
-            n += (i + self.spw) / self.spw;
-            i += 1;
+        while i < blocks {
+            let end = if i + rows < blocks { i + rows } else { blocks };
+            n += end.div_ceil(spw);
+            i += rows;
         }
         n
     }
@@ -690,24 +699,122 @@ impl Mma {
         8 * (self.staged_doubles(nf, dim) + self.point_doubles(dim) + 81 + strains * strains)
     }
 
-    /// The default: runs of 2 superblocks (3 from 64 functions), 8 warps per group, the
-    /// largest multiple of 4 points (at most 16) whose chunk fits in [`STAGED_LOCAL_BYTES`] and
-    /// whose point quads divide the warps, so that each work-item stages at one point and reads
-    /// its `J⁻¹` once per chunk (p = 6: 8 points, 32.1 ms, against 12 points, 37.2 ms; the
-    /// fastest measured on the H100, docs/ELEMENT-MATRICES.md).
+    /// The default (each choice the fastest measured on the H100, docs/ELEMENT-MATRICES.md):
+    /// - from 32 functions in an even number of block rows, register tiles of 2 block rows by
+    ///   runs of 2 superblocks (each column fragment feeds 6 products in 3-D), with the
+    ///   contraction with `C` on tensor cores (trunk p = 3, 5, 6: 0.84 → 0.75, 11.4 → 9.4,
+    ///   31.9 → 27.3 ms); 4 warps per group where the tiles are that few (p = 3: 3 tiles);
+    /// - otherwise (odd block rows would leave the last tile half idle) runs of 2 superblocks
+    ///   (3 from 64 functions) of one block row, 8 warps per group, the contraction on tensor
+    ///   cores from 40 to 99 functions (trunk p = 4: 2.85 → 2.69 ms);
+    /// - the largest multiple of 4 points (at most 16) whose chunk fits in
+    ///   [`STAGED_LOCAL_BYTES`] and whose point quads divide the warps, so that each work-item
+    ///   stages at one point and reads its `J⁻¹` once per chunk (p = 6: 8 points, 32.1 ms,
+    ///   against 12 points, 37.2 ms).
     pub const fn default_for(nf: usize, dim: usize, strains: usize) -> Mma {
+        let tiles = nf >= 32 && Mma::blocks(nf).is_multiple_of(2);
         let mut m = Mma {
-            spw: if nf >= 64 { 3 } else { 2 },
+            spw: if nf >= 64 && !tiles { 3 } else { 2 },
+            rows: if tiles { 2 } else { 1 },
             warps: 8,
             qc: 16,
             double_buffer: false,
-            // measured faster on the H100 only at 74 functions (trunk p = 5: 12.2 → 11.6 ms);
-            // slower at 32 and 105 (p = 3, 6), docs/ELEMENT-MATRICES.md
-            tensor_contraction: nf >= 64 && nf < 100,
+            // one block row: measured faster on the H100 at 50 and 74 functions (trunk p = 4:
+            // 2.85 → 2.69 ms, p = 5: 12.2 → 11.6 ms), slower at 32 and 105 (p = 3, 6); with
+            // tiles faster at each
+            tensor_contraction: tiles || (nf >= 40 && nf < 100),
         };
+        if tiles && m.runs(nf) <= 4 {
+            m.warps = 4;
+        }
         while m.qc > 4 && (m.local_bytes(nf, dim, strains) > STAGED_LOCAL_BYTES || !m.warps.is_multiple_of(m.qc / 4)) {
             m.qc -= 4;
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod mma_tests {
+    extern crate std;
+    use super::Mma;
+    use std::{vec, vec::Vec};
+
+    fn shape(spw: usize, rows: usize, warps: usize) -> Mma {
+        Mma {
+            spw,
+            rows,
+            warps,
+            qc: 8,
+            double_buffer: false,
+            tensor_contraction: false,
+        }
+    }
+
+    /// The tiles in the kernel's order (`clforge_mma_run`): rows from `I` in steps of `rows`,
+    /// runs from column 0 in steps of `spw` while a column is at most the tile's last real row.
+    fn tiles(t: &Mma, nf: usize) -> Vec<(usize, usize)> {
+        let b = Mma::blocks(nf);
+        let mut v = Vec::new();
+        for i in (0..b).step_by(t.rows) {
+            let last = (i + t.rows).min(b) - 1;
+            for j in (0..=last).step_by(t.spw) {
+                v.push((i, j));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn tiles_cover_the_lower_triangle_once_and_are_counted() {
+        for nf in [8usize, 20, 32, 50, 74, 105, 130] {
+            let b = Mma::blocks(nf);
+            for (spw, rows) in [(1, 1), (2, 1), (3, 1), (2, 2), (1, 2), (1, 3), (3, 2), (2, 3)] {
+                let t = shape(spw, rows, 8);
+                let list = tiles(&t, nf);
+                assert_eq!(t.runs(nf), list.len(), "nf {nf}, {spw}x r{rows}");
+                assert_eq!(t.slices(nf), list.len().div_ceil(8));
+                let mut seen = vec![0u32; b * b];
+                for &(i, j) in &list {
+                    let mut real = 0;
+                    for r in i..(i + rows).min(b) {
+                        for c in j..(j + spw).min(r + 1) {
+                            seen[r * b + c] += 1;
+                            real += 1;
+                        }
+                    }
+                    assert!(real > 0, "nf {nf}, {spw}x r{rows}: tile ({i}, {j}) holds no superblock");
+                }
+                for r in 0..b {
+                    for c in 0..b {
+                        assert_eq!(
+                            seen[r * b + c],
+                            u32::from(c <= r),
+                            "nf {nf}, {spw}x r{rows}: ({r}, {c})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_tiles_even_block_rows_from_32_functions() {
+        // trunk p = 3, 4, 5, 6 in 3-D elasticity (6 strains)
+        let d = |nf| Mma::default_for(nf, 3, 6);
+        assert_eq!((d(32).rows, d(32).spw, d(32).warps, d(32).qc), (2, 2, 4, 16));
+        assert!(d(32).tensor_contraction);
+        assert_eq!((d(50).rows, d(50).spw, d(50).warps), (1, 2, 8));
+        assert!(d(50).tensor_contraction);
+        assert!(!d(20).tensor_contraction);
+        assert_eq!((d(74).rows, d(74).spw, d(74).warps, d(74).qc), (2, 2, 8, 16));
+        assert_eq!(d(74).slices(74), 2);
+        assert_eq!((d(105).rows, d(105).spw, d(105).qc), (2, 2, 8));
+        for nf in [20usize, 32, 50, 74, 105] {
+            assert!(d(nf).local_bytes(nf, 3, 6) <= super::STAGED_LOCAL_BYTES, "nf {nf}");
+        }
+        // zero rows or runs count as 1 (refused at launch), never a loop without end
+        assert_eq!(shape(2, 0, 8).runs(74), shape(2, 1, 8).runs(74));
+        assert_eq!(shape(0, 1, 8).runs(74), shape(1, 1, 8).runs(74));
     }
 }

@@ -249,11 +249,21 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
             for (spw, warps) in [(1, 8), (2, 4), (2, 10), (3, 8), (4, 4), (3, 4)] {
                 v.push(Algorithm::Mma(Mma {
                     spw,
+                    rows: 1,
                     warps,
                     tensor_contraction: false,
                     ..d
                 }));
             }
+            // the default before register tiles (one block row per warp), to compare with
+            let n = E::NODES;
+            v.push(Algorithm::Mma(Mma {
+                spw: if n >= 64 { 3 } else { 2 },
+                rows: 1,
+                warps: 8,
+                tensor_contraction: (64..100).contains(&n),
+                ..d
+            }));
             // the contraction with C on tensor cores, and not, in the default shape
             v.push(Algorithm::Mma(Mma {
                 tensor_contraction: !d.tensor_contraction,
@@ -281,6 +291,7 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
             ] {
                 let t = Mma {
                     spw,
+                    rows: 1,
                     warps,
                     qc,
                     double_buffer,
@@ -288,6 +299,23 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
                 };
                 if t.local_bytes(E::NODES, 3, 6) <= 48 * 1024 {
                     v.push(Algorithm::Mma(t));
+                }
+            }
+            // register tiles: several block rows per warp, so each column fragment feeds
+            // rows · dim products (fewer fragment loads per product, fewer groups per element)
+            for (spw, rows, warps, qc) in [(2, 2, 8, 16), (2, 2, 8, 8), (1, 2, 8, 16), (2, 2, 4, 16), (1, 3, 8, 16)] {
+                for tensor_contraction in [false, true] {
+                    let t = Mma {
+                        spw,
+                        rows,
+                        warps,
+                        qc,
+                        double_buffer: false,
+                        tensor_contraction,
+                    };
+                    if t.local_bytes(E::NODES, 3, 6) <= 48 * 1024 {
+                        v.push(Algorithm::Mma(t));
+                    }
                 }
             }
         }

@@ -130,10 +130,15 @@ impl Algorithm {
                 }
             ),
             Algorithm::Mma(t) => format!(
-                "mma-{}x{}x{}{}{}",
+                "mma-{}x{}x{}{}{}{}",
                 t.spw,
                 t.warps,
                 t.qc,
+                if t.rows > 1 {
+                    format!("-r{}", t.rows)
+                } else {
+                    String::new()
+                },
                 if t.double_buffer { "-db" } else { "" },
                 if t.tensor_contraction { "-tc" } else { "" }
             ),
@@ -438,8 +443,9 @@ impl<E: Element> Forming<E> {
                 u8::from(t.moments)
             ),
             Algorithm::Mma(t) => format!(
-                "-D MSPW={} -D MW={} -D MQC={} -D MQS={} -D MDB={} -D MTC={}",
+                "-D MSPW={} -D MRW={} -D MW={} -D MQC={} -D MQS={} -D MDB={} -D MTC={}",
                 t.spw,
+                t.rows,
                 t.warps,
                 t.qc,
                 t.stride(),
@@ -497,19 +503,23 @@ impl<E: Element> Forming<E> {
             } else {
                 &[false][..]
             };
-            for (spw, warps, qc) in [
-                (2, 8, 8),
-                (2, 8, 12),
-                (2, 8, 16),
-                (3, 8, 8),
-                (3, 8, 16),
-                (2, 10, 16),
-                (1, 8, 16),
-                (2, 4, 16),
+            for (spw, rows, warps, qc) in [
+                (2, 1, 8, 8),
+                (2, 1, 8, 12),
+                (2, 1, 8, 16),
+                (3, 1, 8, 8),
+                (3, 1, 8, 16),
+                (2, 1, 10, 16),
+                (1, 1, 8, 16),
+                (2, 1, 4, 16),
+                (2, 2, 8, 16),
+                (2, 2, 8, 8),
+                (2, 2, 4, 16),
             ] {
                 for &tensor_contraction in tc {
                     let t = Mma {
                         spw,
+                        rows,
                         warps,
                         qc,
                         double_buffer: false,
@@ -805,9 +815,15 @@ __kernel void clforge_dmma16_probe(__global double* x) {
         let group = t.warps.saturating_mul(32);
         let local = t.local_bytes(E::NODES, E::DIM, s) as u64;
         let info = self.dev.info();
-        if t.spw == 0 || t.warps == 0 || t.qc == 0 || !t.qc.is_multiple_of(4) || group > info.max_work_group_size {
+        if t.spw == 0
+            || t.rows == 0
+            || t.warps == 0
+            || t.qc == 0
+            || !t.qc.is_multiple_of(4)
+            || group > info.max_work_group_size
+        {
             return Err(Error::InvalidConfig(format!(
-                "tensor-core launch {t:?}: spw and warps at least 1, qc a positive multiple of 4, and warps · 32 \
+                "tensor-core launch {t:?}: spw, rows and warps at least 1, qc a positive multiple of 4, and warps · 32 \
                  ≤ {} (the device's largest work-group)",
                 info.max_work_group_size
             )));
