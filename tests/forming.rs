@@ -357,9 +357,15 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
                 double_buffer: true,
                 tensor_contraction: false,
             }));
-            // register tiles: 2 block rows by runs of 2 (tiles across the diagonal, a row past
-            // the last where the block rows are odd), 3 rows by 1
+            // register tiles where there are several block rows: 2 rows by runs of 2 (tiles
+            // across the diagonal, a row past the last where the block rows are odd: p = 2),
+            // from 3 block rows also 3 rows by 1 (a dead warp at p = 2, rows past the last at
+            // p = 3)
+            let blocks = Mma::blocks(E::NODES);
             for (spw, rows, warps) in [(2, 2, 3), (1, 3, 2)] {
+                if blocks < rows {
+                    continue;
+                }
                 algos.push(Algorithm::Mma(Mma {
                     spw,
                     rows,
