@@ -702,8 +702,9 @@ impl Mma {
     /// The default (each choice the fastest measured on the H100, docs/ELEMENT-MATRICES.md):
     /// - from 32 functions in an even number of block rows, register tiles of 2 block rows by
     ///   runs of 2 superblocks (each column fragment feeds 6 products in 3-D), with the
-    ///   contraction with `C` on tensor cores (trunk p = 3, 5, 6: 0.84 → 0.75, 11.4 → 9.4,
-    ///   31.9 → 27.3 ms); 4 warps per group where the tiles are that few (p = 3: 3 tiles);
+    ///   contraction with `C` on tensor cores (trunk p = 3, 5, 6 against one-row runs: 1.05 →
+    ///   0.76, 11.43 → 8.89, 31.89 → 27.39 ms); 4 warps per group where the tiles are that few
+    ///   (p = 3: 3 tiles);
     /// - otherwise (odd block rows would leave the last tile half idle) runs of 2 superblocks
     ///   (3 from 64 functions) of one block row, 8 warps per group, the contraction on tensor
     ///   cores from 40 to 99 functions (trunk p = 4: 2.85 → 2.69 ms);
