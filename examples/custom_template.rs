@@ -21,8 +21,8 @@
 
 use anyhow::{ensure, Result};
 use clforge::prelude::*;
-use clforge::runtime::fem::mesh::StructuredMesh;
-use clforge::runtime::fem::{At, Element};
+use clforge::runtime::element::mesh::StructuredMesh;
+use clforge::runtime::element::{At, Element};
 use clforge::runtime::Buffer;
 use rand::{Rng, SeedableRng};
 

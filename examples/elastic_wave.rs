@@ -44,7 +44,7 @@
 //! - **VTK.** `--vtk <dir>` also writes each frame as `<dir>/elastic_wave_NNNN.vtu` (NNNN: the
 //!   frame's index; quad4 cells; displacement and velocity per node, stress (σx, σy, τxy) and von Mises per
 //!   element, dead elements 0) and `<dir>/elastic_wave.pvd`, the time series ParaView opens
-//!   (`fem::io`, docs/MESH-FILES.md). Excluded from the steps/s like the PNGs.
+//!   (`element::io`, docs/MESH-FILES.md). Excluded from the steps/s like the PNGs.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -52,13 +52,13 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
-use clforge::runtime::fem::io::{CellKind, Field, VtkSeries};
-use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::schedule::{Blocking, Schedule};
-use clforge::runtime::fem::stepper::{
+use clforge::runtime::element::io::{CellKind, Field, VtkSeries};
+use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::stepper::{
     check_resolution, stability_bound, wave_speed, Explicit, Load, Model, Stepper, StepperConfig, TimeFunction,
 };
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::Element;
 
 /// An isotropic elastic plate in plane stress.
 #[derive(Clone, Copy, Debug)]
@@ -382,7 +382,7 @@ fn main() -> Result<()> {
             "split over {} devices (node gather per part, ghosts exchanged every step)",
             args.devices
         );
-        Box::new(clforge::runtime::fem::split::SplitStepper::with_precision(
+        Box::new(clforge::runtime::element::split::SplitStepper::with_precision(
             &devices, &model, &config,
         )?)
     } else {

@@ -36,11 +36,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use clforge::prelude::*;
-use clforge::runtime::fem::io::{read_msh, CellKind, Field, VtkSeries};
-use clforge::runtime::fem::mesh::{Mesh, UnstructuredMesh};
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{stability_bound, Load, Model, Stepper, StepperConfig, TimeFunction};
-use clforge::runtime::fem::Real;
+use clforge::runtime::element::io::{read_msh, CellKind, Field, VtkSeries};
+use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{stability_bound, Load, Model, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::element::Real;
 
 /// An isotropic elastic plate in plane stress.
 #[derive(Clone, Copy, Debug)]

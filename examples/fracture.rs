@@ -24,7 +24,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
 use clforge::runtime::lattice::bonds::{
-    serial_reference, BondGeometry, BondRun, BondState, Schedule, Stop, VERTICAL_FACES,
+    serial_reference, BondGeometry, BondRun, BondSchedule, BondState, Stop, VERTICAL_FACES,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -177,9 +177,9 @@ fn main() -> Result<()> {
         Mode::Device => {
             let device = Device::default()?;
             println!("device: {} ({})", device.info().name, device.info().platform);
-            let schedule = Schedule {
+            let schedule = BondSchedule {
                 thinning: cli.thinning,
-                ..Schedule::default()
+                ..BondSchedule::default()
             };
             let mut run = BondRun::new(&device, &model, schedule, &state, None)?;
             let mut stop = Stop::Limit;

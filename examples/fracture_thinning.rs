@@ -10,7 +10,7 @@
 use anyhow::{bail, Result};
 use clap::Parser;
 use clforge::runtime::lattice::bonds::{
-    replay, serial_reference, BondGeometry, BondModel, BondState, Fracture, Schedule, Stop, VERTICAL_FACES,
+    replay, serial_reference, BondGeometry, BondModel, BondSchedule, BondState, Fracture, Stop, VERTICAL_FACES,
 };
 
 #[derive(Parser, Debug)]
@@ -54,9 +54,9 @@ fn main() -> Result<()> {
             let stop = if i == 0 {
                 serial_reference(&mut s, &model, &energy, VERTICAL_FACES, u64::MAX)?
             } else {
-                let schedule = Schedule {
+                let schedule = BondSchedule {
                     thinning: cli.thinning[i - 1],
-                    ..Schedule::default()
+                    ..BondSchedule::default()
                 };
                 replay(&mut s, &model, &energy, schedule, VERTICAL_FACES, u64::MAX)?
             };

@@ -18,6 +18,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use clforge::prelude::*;
 use clforge::runtime::lattice::{rng, LatticeLaunch};
+use clforge::runtime::GridOn;
 
 /// One site: flip when the energy falls, else with probability exp(-β ΔE), as integer thresholds
 /// (`t4`, `t8` for ΔE = 4, 8 in units of J) so that host and device accept the same draws.
@@ -63,7 +64,7 @@ struct Cli {
 }
 
 /// The grids a lattice plan `P` steps.
-type GridOf<P, T> = <<P as LatticeLaunch>::Like as Launch>::Grid<T>;
+type GridOf<P, T> = GridOn<<P as LatticeLaunch>::On, T>;
 
 /// The quench on any target: `plan` and `state` are one device's, several devices' or this
 /// rank's. Returns the final spins and the device time of the sampled steps.

@@ -916,12 +916,12 @@ type PotentialSweep<D> = fn(
 ) -> Result<SweepEvents, Err>;
 
 /// The two sweeps of one pseudo-time step, sized for a scene.
-pub struct PotentialStepper<D: SweepTarget> {
+pub struct PotentialStepper<D: Target> {
     plans: [D::SweepPlan; 2],
     sweeps: [PotentialSweep<D>; 2],
 }
 
-impl<D: SweepTarget> PotentialStepper<D> {
+impl<D: Target> PotentialStepper<D> {
     pub fn new(device: &D, rank: usize, config: &SweepConfig, shape: Shape) -> Result<PotentialStepper<D>> {
         Ok(if rank == 2 {
             PotentialStepper {
@@ -974,7 +974,7 @@ pub struct PotentialOptions {
     pub progress: bool,
 }
 
-pub struct PotentialSolution<D: SweepTarget> {
+pub struct PotentialSolution<D: Target> {
     pub p: GridOn<D, f64>,
     pub host: HostGrid<f64>,
     pub steps: usize,
@@ -987,7 +987,7 @@ pub struct PotentialSolution<D: SweepTarget> {
     pub device_s: f64,
 }
 
-impl<D: SweepTarget> PotentialSolution<D> {
+impl<D: Target> PotentialSolution<D> {
     /// `change · ρ/(1−ρ)`: the distance to the converged p if the error shrinks geometrically.
     pub fn error_estimate(&self) -> Option<f64> {
         self.rho.filter(|&r| r < 1.0).map(|r| self.change * r / (1.0 - r))
@@ -1007,7 +1007,7 @@ fn max_diff(a: &HostGrid<f64>, b: &HostGrid<f64>) -> f64 {
 
 /// Iterates the two-step scheme (10)–(11) from the scene's initial potential until the change
 /// per step is below `o.tol` (checked every `o.check_every` steps) or `o.max_steps`.
-pub fn solve_potential<D: SweepTarget>(
+pub fn solve_potential<D: Target>(
     device: &D,
     scene: &Scene,
     config: &SweepConfig,
@@ -1138,14 +1138,14 @@ pub fn prolong(coarse: &Scene, pc: &HostGrid<f64>, fine: &Scene) -> Result<HostG
 }
 
 /// One level of the nested iteration.
-pub struct Level<D: SweepTarget> {
+pub struct Level<D: Target> {
     pub n: [usize; 3],
     pub solution: PotentialSolution<D>,
 }
 
 /// Nested iteration: the potential of each coarser level (halving down to `min` intervals),
 /// converged to `tol · U0 · h` of its own h, starts the next; returns every level, finest last.
-pub fn solve_potential_nested<D: SweepTarget>(
+pub fn solve_potential_nested<D: Target>(
     device: &D,
     layout: &Layout,
     config: &SweepConfig,
@@ -1204,12 +1204,12 @@ pub fn wind<D: Target>(device: &D, scene: &Scene, p: &GridOn<D, f64>) -> Result<
 }
 
 /// The two transport sweeps of one time step, sized for a shape.
-pub struct TransportStepper<D: SweepTarget> {
+pub struct TransportStepper<D: Target> {
     rank: usize,
     plans: [D::SweepPlan; 2],
 }
 
-impl<D: SweepTarget> TransportStepper<D> {
+impl<D: Target> TransportStepper<D> {
     pub fn new(device: &D, rank: usize, config: &SweepConfig, shape: Shape) -> Result<TransportStepper<D>> {
         let plans = if rank == 2 {
             [
@@ -1274,7 +1274,7 @@ pub struct TransportRun {
 
 /// `steps` steps of τ from `c0` with the source `f` and the salvos; C stays on the device.
 #[allow(clippy::too_many_arguments)]
-pub fn run_transport<D: SweepTarget>(
+pub fn run_transport<D: Target>(
     device: &D,
     stepper: &TransportStepper<D>,
     wind: &[GridOn<D, f32>],
@@ -1533,7 +1533,7 @@ fn main() -> Result<()> {
 
 /// The whole run on `target`; `device` names the machine, and only the `leader` prints and
 /// draws (every rank computes the same host-side figures from the gathered grids).
-fn run<D: SweepTarget>(target: &D, device: &Device, args: &Args, scene: &Scene, leader: bool) -> Result<()> {
+fn run<D: Target>(target: &D, device: &Device, args: &Args, scene: &Scene, leader: bool) -> Result<()> {
     let rank = scene.rank;
     let info = device.info();
     macro_rules! say {
@@ -1735,7 +1735,7 @@ fn run<D: SweepTarget>(target: &D, device: &Device, args: &Args, scene: &Scene, 
 }
 
 /// One device step of each potential sweep against `apply_host`, bit for bit.
-fn self_check_potential<D: SweepTarget>(
+fn self_check_potential<D: Target>(
     device: &D,
     scene: &Scene,
     config: &SweepConfig,
@@ -1784,7 +1784,7 @@ fn self_check_potential<D: SweepTarget>(
 
 /// One device transport step against `apply_host`, bit for bit, on a bump at the first stack.
 #[allow(clippy::too_many_arguments)]
-fn self_check_transport<D: SweepTarget>(
+fn self_check_transport<D: Target>(
     device: &D,
     scene: &Scene,
     stepper: &TransportStepper<D>,

@@ -33,7 +33,7 @@ pub mod prelude {
     pub use clforge_runtime::lattice::{Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan};
     pub use clforge_runtime::{
         Boundary, Device, DeviceGrid, Devices, Error, Grid, Grid1, Grid2, Grid3, HostGrid, Launch, LaunchConfig,
-        Levels, Past, PingPong, Point, Result, Schedule, Shape, SplitGrid, StencilPlan, Sweep, Sweep1, Sweep2, Sweep3,
-        SweepConfig, SweepLaunch, SweepPlan, SweepTarget, Target, TargetGrid, Tile, Variant,
+        Levels, Past, PingPong, Place, Point, Result, Schedule, Shape, SplitGrid, StencilPlan, StencilTarget, Sweep,
+        Sweep1, Sweep2, Sweep3, SweepConfig, SweepLaunch, SweepPlan, SweepTarget, Target, TargetGrid, Tile, Variant,
     };
 }

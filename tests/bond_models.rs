@@ -5,8 +5,8 @@
 
 use clforge::prelude::*;
 use clforge::runtime::lattice::bonds::{
-    replay_launch, serial_reference, Acceptance, BondEnergy, BondGeometry, BondModel, BondRun, BondState, Dynamics,
-    Fracture, Groups, NeighbourTable, Schedule, Stop, SEED_003, VERTICAL_FACES,
+    replay_launch, serial_reference, Acceptance, BondEnergy, BondGeometry, BondModel, BondRun, BondSchedule, BondState,
+    Dynamics, Fracture, Groups, NeighbourTable, Stop, SEED_003, VERTICAL_FACES,
 };
 use clforge::runtime::Error;
 
@@ -179,7 +179,7 @@ fn a_rules_own_acceptance_gives_the_dynamics_thresholds() {
 /// Runs `model` with `rule` on the device and replays it on the host, launch by launch.
 fn device_equals_replay(dev: &Device, model: &BondModel, rule: &impl BondEnergy) {
     let g = BondGeometry::new([10, 12, 9], 3).unwrap();
-    let schedule = Schedule {
+    let schedule = BondSchedule {
         thinning: 2,
         purge_every: 3,
         purge_above: 8,

@@ -4,8 +4,8 @@
 
 mod elements;
 
-use clforge::runtime::fem::matrices::{self, gauss_legendre};
-use clforge::runtime::fem::{Element, Matrix};
+use clforge::runtime::element::matrices::{self, gauss_legendre};
+use clforge::runtime::element::{Element, Matrix};
 use clforge::runtime::Error;
 use elements::hex8::{Hex8, Solid};
 use elements::quad4::{Plate, Quad4};
@@ -308,7 +308,7 @@ fn reduced_quadrature_shows_in_the_null_space() {
         const DIM: usize = 2;
         const NODES: usize = 4;
         const DOFS: usize = 2;
-        const OPERATOR: clforge::runtime::fem::Operator = clforge::runtime::fem::Operator::PlaneStress;
+        const OPERATOR: clforge::runtime::element::Operator = clforge::runtime::element::Operator::PlaneStress;
         const QUADRATURE: usize = 1;
         fn local_nodes() -> &'static [[f64; 3]] {
             Quad4::local_nodes()
@@ -328,7 +328,7 @@ fn reduced_quadrature_shows_in_the_null_space() {
         fn thickness(m: &Plate) -> f64 {
             Quad4::thickness(m)
         }
-        fn spec() -> clforge::runtime::fem::ElementSpec {
+        fn spec() -> clforge::runtime::element::ElementSpec {
             Quad4::spec()
         }
     }

@@ -5,13 +5,13 @@
 mod common;
 mod elements;
 
-use clforge::runtime::fem::element::{Element, ElementSpec};
-use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::schedule::{Blocking, Schedule};
-use clforge::runtime::fem::stepper::{
+use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::stepper::{
     HostStepper, Load, Model, Stepper, StepperConfig, StepsBox, TimeFunction, MAX_GATHER_STEPS,
 };
-use clforge::runtime::fem::Real;
+use clforge::runtime::element::Real;
+use clforge::runtime::element::{Element, ElementSpec};
 use common::{device, rng, slice_rel_error};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -474,7 +474,7 @@ fn unstable_time_step_is_a_typed_error() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
     let model = Model::new(quad4(), structured(quad4(), [4, 4, 1]), k, 1.0).unwrap();
     // The bound comes from K_e and the lumped masses (tests/runtime_checks.rs checks it).
-    let bound = clforge::runtime::fem::stability::stability_bound(&model, 0.0).unwrap();
+    let bound = clforge::runtime::element::stability::stability_bound(&model, 0.0).unwrap();
     let cfg = StepperConfig {
         schedule: Schedule::Computed,
         dt: 1.01 * bound.dt_max,
@@ -664,7 +664,7 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
     assert!(!coloured.derived_mass() && coloured.set_derived_mass(true).is_err());
     // Rows per work-item: 1 to MAX_GATHER_ROWS, and only where the class-table gather runs.
-    for rows in [0, clforge::runtime::fem::stepper::MAX_GATHER_ROWS + 1] {
+    for rows in [0, clforge::runtime::element::stepper::MAX_GATHER_ROWS + 1] {
         let e = dev.set_gather_rows(rows).unwrap_err().to_string();
         assert!(e.contains("rows") && e.contains(&rows.to_string()), "{e}");
     }

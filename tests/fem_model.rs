@@ -3,9 +3,9 @@
 
 mod elements;
 
-use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::problem::Model;
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::problem::Model;
+use clforge::runtime::element::Element;
 use elements::quad4::{Plate, Quad4};
 
 const PLATE: Plate = Plate {

@@ -6,9 +6,9 @@ mod common;
 mod elements;
 mod modal;
 
-use clforge::runtime::fem::forming::{self, packed_index, packed_len, Algorithm, Forming};
-use clforge::runtime::fem::matrices::{self, gauss_legendre};
-use clforge::runtime::fem::{Basis, Element, Matrix};
+use clforge::runtime::element::forming::{self, packed_index, packed_len, Algorithm, Forming};
+use clforge::runtime::element::matrices::{self, gauss_legendre};
+use clforge::runtime::element::{Basis, Element, Matrix};
 use clforge::runtime::Error;
 use modal::*;
 use rand::Rng;
@@ -249,7 +249,7 @@ fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>
             .iter()
             .filter(|a| {
                 matches!(a, Algorithm::Staged(t) if t.pre)
-                    || **a == Algorithm::Mma(clforge::runtime::fem::forming::default_mma::<E>())
+                    || **a == Algorithm::Mma(clforge::runtime::element::forming::default_mma::<E>())
             })
             .map(|&a| (a, &batched)),
     );
@@ -292,7 +292,7 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         pre: false,
         moments: false,
     };
-    let staged_default = clforge::runtime::fem::forming::default_staging::<E>();
+    let staged_default = clforge::runtime::element::forming::default_staging::<E>();
     let (nq, s) = (E::CELL.points(E::DIM, E::QUADRATURE), E::OPERATOR.strains(E::DIM));
     // Every kernel at every order in its default shape; the odd shapes (tiles that do not
     // divide, slices that split columns, chunks that do not divide the points) up to 32
@@ -304,7 +304,7 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         Algorithm::PerPoint { elements: 1 },
         Algorithm::PerPoint { elements: 2 },
         Algorithm::default_for::<E>(),
-        Algorithm::Tiled(clforge::runtime::fem::forming::default_tiling::<E>()),
+        Algorithm::Tiled(clforge::runtime::element::forming::default_tiling::<E>()),
         Algorithm::Staged(staged_default),
         // J⁻¹ and w det J from the geometry pre-pass
         Algorithm::Staged(staged_default.with_pre(true, E::NODES, nq, E::DIM, E::DOFS, s)),
@@ -339,7 +339,7 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         // (slices ending in dead warps, runs past the diagonal; J⁻¹ read once per chunk) with
         // two buffers of 8 points (the next chunk staged during this one's products).
         use clforge::runtime::abi::modal::Mma;
-        algos.push(Algorithm::Mma(clforge::runtime::fem::forming::default_mma::<E>()));
+        algos.push(Algorithm::Mma(clforge::runtime::element::forming::default_mma::<E>()));
         if odd {
             algos.push(Algorithm::Mma(Mma {
                 spw: 1,
@@ -608,9 +608,9 @@ fn a_degenerate_element_is_named_and_bad_input_refused() {
     );
 }
 
-// ---- CPU + device split (fem::hybrid) ----
+// ---- CPU + device split (element::hybrid) ----
 
-use clforge::runtime::fem::hybrid::{self, Assignment, Hybrid, Rates, Worker};
+use clforge::runtime::element::hybrid::{self, Assignment, Hybrid, Rates, Worker};
 
 fn close(a: &[f64], b: &[f64], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: lengths");

@@ -4,8 +4,8 @@
 
 use clforge::prelude::*;
 use clforge::runtime::lattice::bonds::{
-    replay, replay_launch, BondGeometry, BondModel, BondRun, BondState, Dynamics, Fracture, Groups, NeighbourTable,
-    Schedule, Stop, VERTICAL_FACES,
+    replay, replay_launch, BondGeometry, BondModel, BondRun, BondSchedule, BondState, Dynamics, Fracture, Groups,
+    NeighbourTable, Stop, VERTICAL_FACES,
 };
 use clforge::runtime::Error;
 
@@ -39,7 +39,7 @@ fn device_launches_equal_host_replay() {
         ([16, 16, 8], Fracture { k1: 3.0, k2: 1.0 }, 1, 1, 0xdead_beef_0123),
     ] {
         let g = BondGeometry::new(size, 3).unwrap();
-        let schedule = Schedule {
+        let schedule = BondSchedule {
             thinning,
             purge_every,
             purge_above: 16,
@@ -85,7 +85,7 @@ fn device_run_stops_at_the_faces_and_resumes_bit_for_bit() {
     let model = BondModel::fracture();
     let g = BondGeometry::new([14, 14, 14], 3).unwrap();
     let k = Fracture { k1: 1.0, k2: 1.0 };
-    let schedule = Schedule::default();
+    let schedule = BondSchedule::default();
     let start = BondState::nucleus(g, &model, 5).unwrap();
 
     let mut whole = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
@@ -124,12 +124,12 @@ fn a_full_live_list_is_a_typed_error_that_loses_nothing() {
     let g = BondGeometry::new([12, 12, 12], 3).unwrap();
     let k = Fracture { k1: 0.2, k2: 1.0 };
     let start = BondState::nucleus(g, &model, 9).unwrap();
-    let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, Some(40)).unwrap();
+    let mut run = BondRun::new(&dev, &model, BondSchedule::default(), &start, Some(40)).unwrap();
     let mut host = start.clone();
     let err = loop {
         match run.launch(&k) {
             Ok(_) => {
-                replay_launch(&mut host, &model, &k, Schedule::default()).unwrap();
+                replay_launch(&mut host, &model, &k, BondSchedule::default()).unwrap();
             }
             Err(e) => break e,
         }
@@ -150,9 +150,9 @@ fn a_full_live_list_is_a_typed_error_that_loses_nothing() {
     // Nothing was launched or lost: the state equals the replay, and continues on a larger list.
     let state = run.state().unwrap();
     assert_same(&state, &host, &model, "after the refused launch");
-    let mut bigger = BondRun::new(&dev, &model, Schedule::default(), &state, None).unwrap();
+    let mut bigger = BondRun::new(&dev, &model, BondSchedule::default(), &state, None).unwrap();
     bigger.launch(&k).unwrap();
-    replay_launch(&mut host, &model, &k, Schedule::default()).unwrap();
+    replay_launch(&mut host, &model, &k, BondSchedule::default()).unwrap();
     assert_same(&bigger.state().unwrap(), &host, &model, "continued on a larger list");
 }
 
@@ -162,13 +162,13 @@ fn bad_energies_and_models_are_errors() {
     let model = BondModel::fracture();
     let g = BondGeometry::new([6, 6, 6], 3).unwrap();
     let start = BondState::nucleus(g, &model, 1).unwrap();
-    let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, None).unwrap();
+    let mut run = BondRun::new(&dev, &model, BondSchedule::default(), &start, None).unwrap();
     let nan = |_: u64, _: u64| f64::NAN;
     assert!(matches!(run.launch(&nan), Err(Error::InvalidConfig(m)) if m.contains("NaN")));
     assert_eq!(run.step(), 0, "a refused launch is not counted");
-    let no_subs = Schedule {
+    let no_subs = BondSchedule {
         thinning: 0,
-        ..Schedule::default()
+        ..BondSchedule::default()
     };
     assert!(BondRun::new(&dev, &model, no_subs, &start, None).is_err());
     let two_kinds = BondGeometry::new([6, 6, 6], 2).unwrap();
@@ -185,18 +185,18 @@ fn tiny_lattices_run_to_the_end_and_oversized_lists_are_refused() {
     for size in [[2, 2, 2], [3, 3, 2], [2, 5, 3], [4, 2, 6]] {
         let g = BondGeometry::new(size, 3).unwrap();
         let start = BondState::nucleus(g, &model, 4).unwrap();
-        let mut run = BondRun::new(&dev, &model, Schedule::default(), &start, None).unwrap();
+        let mut run = BondRun::new(&dev, &model, BondSchedule::default(), &start, None).unwrap();
         let stop = run.run(&k, VERTICAL_FACES, 10_000, |_, _| ()).unwrap();
         let mut host = start.clone();
         assert_eq!(
-            replay(&mut host, &model, &k, Schedule::default(), VERTICAL_FACES, 10_000).unwrap(),
+            replay(&mut host, &model, &k, BondSchedule::default(), VERTICAL_FACES, 10_000).unwrap(),
             stop
         );
         assert_same(&run.state().unwrap(), &host, &model, &format!("{size:?}"));
     }
     let g = BondGeometry::new([8, 8, 8], 3).unwrap();
     let start = BondState::nucleus(g, &model, 4).unwrap();
-    let huge = BondRun::new(&dev, &model, Schedule::default(), &start, Some(usize::MAX / 4));
+    let huge = BondRun::new(&dev, &model, BondSchedule::default(), &start, Some(usize::MAX / 4));
     assert!(matches!(huge, Err(Error::TooLarge { .. })), "{huge:?}");
 }
 
@@ -218,7 +218,7 @@ fn other_models_run_exactly_too() {
         };
         let g = BondGeometry::new([11, 9, 10], 3).unwrap();
         let start = BondState::nucleus(g, &model, 21).unwrap();
-        let schedule = Schedule {
+        let schedule = BondSchedule {
             thinning: 2,
             purge_every: 3,
             purge_above: 8,

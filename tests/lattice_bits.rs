@@ -6,7 +6,7 @@
 
 use clforge::prelude::*;
 use clforge::runtime::lattice::{rng, DeviceBits, LatticeSpec};
-use clforge::runtime::StencilArg;
+use clforge::runtime::KernelArg;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 
 /// 2-D Ising model on bits (the snapshot's rule, `tests/kernels/ising_bits.rs`).
@@ -375,9 +375,9 @@ fn a_bit_run_resumes_and_layouts_are_checked() {
         .run(
             &grid,
             &[
-                StencilArg::grid("s", &grid),
-                StencilArg::scalar(t4),
-                StencilArg::scalar(t8),
+                KernelArg::grid("s", &grid),
+                KernelArg::scalar(t4),
+                KernelArg::scalar(t8),
             ],
             7,
             0,

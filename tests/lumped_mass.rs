@@ -8,12 +8,12 @@ mod common;
 mod elements;
 
 use clforge::element;
-use clforge::runtime::fem::matrices::{self, Lumping};
-use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::problem::{reference_lumping, Model};
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Stepper, StepperConfig};
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::matrices::{self, Lumping};
+use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::problem::{reference_lumping, Model};
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{stability_bound, HostStepper, Stepper, StepperConfig};
+use clforge::runtime::element::Element;
 use clforge::runtime::Error;
 use elements::hex8::{Hex8, Solid};
 use elements::quad4::{Plate, Quad4};
@@ -288,7 +288,7 @@ fn config(schedule: Schedule, model: &Model) -> StepperConfig {
 }
 
 /// A smooth initial displacement per DOF from node positions.
-fn initial(mesh: &Mesh, spec: &clforge::runtime::fem::ElementSpec) -> Vec<f32> {
+fn initial(mesh: &Mesh, spec: &clforge::runtime::element::ElementSpec) -> Vec<f32> {
     let positions: Vec<[f64; 3]> = match mesh {
         Mesh::Structured(m) => (0..m.node_count()).map(|n| m.node_position(n)).collect(),
         Mesh::Unstructured(m) => m.coords.clone(),

@@ -5,10 +5,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use clforge::runtime::fem::io::{
+use clforge::runtime::element::io::{
     parse_msh, read_msh, write_msh, write_vtu, Block, CellKind, Entity, Field, MshMesh, PhysicalGroup, VtkSeries,
 };
-use clforge::runtime::fem::mesh::UnstructuredMesh;
+use clforge::runtime::element::mesh::UnstructuredMesh;
 use clforge::runtime::Error;
 use vtkio::model::{Attribute, CellType, DataSet, Piece, UnstructuredGridPiece};
 

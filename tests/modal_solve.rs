@@ -1,8 +1,8 @@
 //! p-convergence of modal hexahedra on a mesh: 3-D elasticity on the unit cube with the
 //! manufactured solution `u = sin πx sin πy sin πz · (1, 2, -1)`, `λ = μ = 1`, homogeneous
 //! Dirichlet conditions on the whole boundary. The modes are numbered globally with
-//! orientation signs by `fem::modal_mesh`, `K_e` formed on the device, assembled with
-//! `fem::sparse`, solved by CG; the load and the L2 error by quadrature on the host. The trunk
+//! orientation signs by `element::modal_mesh`, `K_e` formed on the device, assembled with
+//! `element::sparse`, solved by CG; the load and the L2 error by quadrature on the host. The trunk
 //! hexahedra of `tests/modal` (p = 1..5) and tensor ones (Q_2..Q_4, declared here) on 2 × 2 × 2
 //! lightly distorted elements.
 
@@ -10,11 +10,11 @@ mod common;
 mod modal;
 
 use clforge::prelude::*;
-use clforge::runtime::fem::forming::{Algorithm, Forming};
-use clforge::runtime::fem::matrices::{self, gauss_legendre};
-use clforge::runtime::fem::modal_mesh::{box_mesh, dof_map, BoxMesh};
-use clforge::runtime::fem::sparse::{self, CgOptions};
-use clforge::runtime::fem::{Basis, Element};
+use clforge::runtime::element::forming::{Algorithm, Forming};
+use clforge::runtime::element::matrices::{self, gauss_legendre};
+use clforge::runtime::element::modal_mesh::{box_mesh, dof_map, BoxMesh};
+use clforge::runtime::element::sparse::{self, CgOptions};
+use clforge::runtime::element::{Basis, Element};
 use modal::*;
 use std::f64::consts::PI;
 

@@ -7,7 +7,7 @@ mod elements;
 mod kernels;
 
 use clforge::prelude::*;
-use clforge::runtime::fem::schedule::{Blocking, Schedule};
+use clforge::runtime::element::schedule::{Blocking, Schedule};
 use common::device;
 use kernels::jacobi::Jacobi;
 
@@ -201,9 +201,9 @@ fn grids_beyond_32_bit_indices_are_refused() {
 
 #[test]
 fn element_blockings_beyond_the_device_are_refused() {
-    use clforge::runtime::fem::mesh::{Mesh, StructuredMesh};
-    use clforge::runtime::fem::stepper::{Model, Stepper, StepperConfig};
-    use clforge::runtime::fem::Element;
+    use clforge::runtime::element::mesh::{Mesh, StructuredMesh};
+    use clforge::runtime::element::stepper::{Model, Stepper, StepperConfig};
+    use clforge::runtime::element::Element;
     use elements::quad4::{Plate, Quad4};
     let plate = Plate {
         e: 1.0,
@@ -331,10 +331,10 @@ fn host_grids_and_cursors_never_panic_on_odd_points() {
 mod fem {
     use super::elements::{hex8, quad4, quad9};
     use clforge::prelude::*;
-    use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
-    use clforge::runtime::fem::schedule::{plan, Schedule};
-    use clforge::runtime::fem::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
-    use clforge::runtime::fem::{Element, ElementSpec};
+    use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
+    use clforge::runtime::element::schedule::{plan, Schedule};
+    use clforge::runtime::element::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
+    use clforge::runtime::element::{Element, ElementSpec};
 
     pub const PLATE: quad4::Plate = quad4::Plate {
         e: 1.0,
@@ -529,11 +529,11 @@ mod stability {
     use super::common::rng;
     use super::elements::hex8::{Hex8, Solid};
     use clforge::prelude::*;
-    use clforge::runtime::fem::mesh::{Mesh, StructuredMesh};
-    use clforge::runtime::fem::schedule::Schedule;
-    use clforge::runtime::fem::stability::{stability_bound, wave_speed, SAFETY};
-    use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper, StepperConfig};
-    use clforge::runtime::fem::Element;
+    use clforge::runtime::element::mesh::{Mesh, StructuredMesh};
+    use clforge::runtime::element::schedule::Schedule;
+    use clforge::runtime::element::stability::{stability_bound, wave_speed, SAFETY};
+    use clforge::runtime::element::stepper::{HostStepper, Model, Stepper, StepperConfig};
+    use clforge::runtime::element::Element;
     use rand::Rng;
 
     #[derive(Clone, Copy, Debug)]

@@ -7,11 +7,11 @@
 mod common;
 mod simplices;
 
-use clforge::runtime::fem::forming::{self, packed_len, Algorithm, Forming};
-use clforge::runtime::fem::matrices::{self, simplex_rule, Lumping};
-use clforge::runtime::fem::mesh::{Mesh, StructuredMesh};
-use clforge::runtime::fem::problem::Model;
-use clforge::runtime::fem::{At, Cell, Element, ElementKernels, Matrix};
+use clforge::runtime::element::forming::{self, packed_len, Algorithm, Forming};
+use clforge::runtime::element::matrices::{self, simplex_rule, Lumping};
+use clforge::runtime::element::mesh::{Mesh, StructuredMesh};
+use clforge::runtime::element::problem::Model;
+use clforge::runtime::element::{At, Cell, Element, ElementKernels, Matrix};
 use clforge::runtime::Buffer;
 use clforge::runtime::Error;
 use rand::Rng;
@@ -434,7 +434,7 @@ fn a_simplex_has_no_box_grid_kernels() {
 /// kernels follow the rule of the type they are built for.
 #[test]
 fn an_element_at_another_quadrature_shares_its_declaration() {
-    use clforge::runtime::fem::WithQuadrature;
+    use clforge::runtime::element::WithQuadrature;
     type Tri6Q5 = WithQuadrature<Tri6, 5>;
     type Tet4Q3 = WithQuadrature<Tet4, 3>;
     assert_eq!((Tri6Q5::QUADRATURE, Tri6Q5::NODES, Tri6Q5::CELL), (5, 6, Cell::Simplex));

@@ -46,7 +46,7 @@ fn user_template_opencl_is_pinned() {
 /// the nodal hex8 (sizes and the B products differ; the layout is the same).
 #[test]
 fn generated_forming_opencl_is_pinned() {
-    use clforge::runtime::fem::Element;
+    use clforge::runtime::element::Element;
     let cases = [
         ("forming_hex_p1", modal::HexP1::forming_source()),
         ("forming_hex_p3", modal::HexP3::forming_source()),
@@ -63,7 +63,7 @@ fn generated_forming_opencl_is_pinned() {
 /// step's OpenCL and the element-matrix kernels with the collapsed rule's 18 points.
 #[test]
 fn generated_simplex_opencl_is_pinned() {
-    use clforge::runtime::fem::Element;
+    use clforge::runtime::element::Element;
     let cases = [
         ("element_tet4", simplices::Tet4::SOURCE),
         ("forming_tet4", simplices::Tet4::forming_source()),

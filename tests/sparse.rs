@@ -1,10 +1,10 @@
-//! `fem::sparse` on the default device: the coloured CSR assembly, the Dirichlet conditions and
+//! `element::sparse` on the default device: the coloured CSR assembly, the Dirichlet conditions and
 //! the conjugate gradients against dense host computations written here (dense assembly, dense
 //! Dirichlet elimination, a dense Cholesky solve).
 
 mod common;
 
-use clforge::runtime::fem::sparse::{self, CgOptions, DeviceCsr, DofMap, HostCsr};
+use clforge::runtime::element::sparse::{self, CgOptions, DeviceCsr, DofMap, HostCsr};
 use clforge::runtime::{Buffer, Error};
 use rand::rngs::SmallRng;
 use rand::Rng;

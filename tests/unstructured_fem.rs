@@ -7,11 +7,11 @@ mod common;
 mod elements;
 mod simplices;
 
-use clforge::runtime::fem::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::problem::Model;
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
-use clforge::runtime::fem::{Element, Real};
+use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::problem::Model;
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::element::{Element, Real};
 use clforge::runtime::Error;
 use common::{device, rng, slice_rel_error};
 use elements::hex8::{Hex8, Solid as HexSolid};
@@ -556,7 +556,7 @@ fn a_structured_grid_steps_with_the_unstructured_scatter() {
 /// load too (the owner applies it). On PoCL the devices are the one CPU device several times.
 #[test]
 fn a_split_fem_step_gives_the_single_device_bits() {
-    use clforge::runtime::fem::split::SplitStepper;
+    use clforge::runtime::element::split::SplitStepper;
     use clforge::runtime::Devices;
     let mut r = rng(40);
     let mesh = simplex_mesh::<Tet4>(3, 0.2, 41);
@@ -673,7 +673,7 @@ fn a_split_fem_step_gives_the_single_device_bits() {
 /// and with the coloured scatter on the parts.
 #[test]
 fn a_split_structured_grid_steps_as_one_device() {
-    use clforge::runtime::fem::split::SplitStepper;
+    use clforge::runtime::element::split::SplitStepper;
     use clforge::runtime::Devices;
     let grid = StructuredMesh::for_element(&Quad4::spec(), [12, 9, 1], [1.2, 0.9, 1.0]).unwrap();
     let model = Model::of::<Quad4>(Mesh::Structured(grid), &plate(&mut rng(43))).unwrap();

@@ -6,8 +6,8 @@
 mod common;
 mod elements;
 
-use clforge::runtime::fem::mesh::StructuredMesh;
-use clforge::runtime::fem::{At, Element};
+use clforge::runtime::element::mesh::StructuredMesh;
+use clforge::runtime::element::{At, Element};
 use clforge::runtime::Buffer;
 use elements::hex8_energy::{Hex8Energy, Solid};
 use rand::Rng;

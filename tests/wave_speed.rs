@@ -24,10 +24,10 @@
 mod common;
 mod simplices;
 
-use clforge::runtime::fem::mesh::{Mesh, UnstructuredMesh};
-use clforge::runtime::fem::problem::Model;
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
+use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
+use clforge::runtime::element::problem::Model;
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
 use common::{device, rng, slice_rel_error};
 use rand::Rng;
 use simplices::{Solid, Tri3};

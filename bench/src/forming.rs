@@ -20,9 +20,9 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clforge::prelude::*;
 use clforge::runtime::abi::modal::{b_nonzeros, Mma, Staging, Tiling};
-use clforge::runtime::fem::forming::{form_host, packed_len, Algorithm, Forming};
-use clforge::runtime::fem::hybrid::{self, Assignment, Hybrid, Worker};
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::forming::{form_host, packed_len, Algorithm, Forming};
+use clforge::runtime::element::hybrid::{self, Assignment, Hybrid, Worker};
+use clforge::runtime::element::Element;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::Serialize;
 
@@ -128,7 +128,7 @@ pub struct TunedRow {
     pub wall_s: f64,
 }
 
-/// A CPU + device run (`fem::hybrid`): rates measured, split by the makespan program, formed.
+/// A CPU + device run (`element::hybrid`): rates measured, split by the makespan program, formed.
 #[derive(Debug, Serialize)]
 pub struct HybridRow {
     /// Measured elements per second: device, host (all threads), one row per group.
@@ -222,7 +222,7 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
     if qp <= 16 {
         v.push(Algorithm::PerPoint { elements: 32 / qp });
     }
-    let default = clforge::runtime::fem::forming::default_tiling::<E>();
+    let default = clforge::runtime::element::forming::default_tiling::<E>();
     v.push(Algorithm::Tiled(default));
     if !quick {
         for ts in [1, 3] {
@@ -235,7 +235,7 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
     // p = 1 (8 functions) is left to the tiled kernel: its staged launch (2 x 2 tiles, 8
     // elements per group) failed on the H100 with CL_OUT_OF_RESOURCES, not yet understood.
     if E::NODES >= 16 {
-        let t = clforge::runtime::fem::forming::default_staging::<E>();
+        let t = clforge::runtime::element::forming::default_staging::<E>();
         v.push(Algorithm::Staged(t));
         v.push(Algorithm::Staged(t.with_pre(true, E::NODES, nq, 3, 3, 6)));
         // moments: dim² multiply-adds per pair and point instead of B_aᵀ (D B_b)
@@ -243,7 +243,7 @@ fn algorithms<E: Element>(quick: bool) -> Vec<Algorithm> {
     }
     if E::NODES >= 16 {
         // moments as f64 matrix products (tensor cores on NVIDIA from sm_80)
-        let d = clforge::runtime::fem::forming::default_mma::<E>();
+        let d = clforge::runtime::element::forming::default_mma::<E>();
         v.push(Algorithm::Mma(d));
         if !quick {
             for (spw, warps) in [(1, 8), (2, 4), (2, 10), (3, 8), (4, 4), (3, 4)] {
@@ -416,11 +416,11 @@ fn order<E: Element<Material = Iso>>(
         .filter(|a| sel.keeps(a))
         .filter(|a| !matches!(a, Algorithm::Mma(t) if t.local_bytes(E::NODES, 3, 6) > local))
         .collect();
-    let probing = std::env::var(clforge::runtime::fem::forming::PROBE_ENV).is_ok_and(|v| !v.trim().is_empty());
+    let probing = std::env::var(clforge::runtime::element::forming::PROBE_ENV).is_ok_and(|v| !v.trim().is_empty());
     if probing {
         eprintln!(
             "WARNING: {} is set: the kernels run with probe options and their matrices are not checked",
-            clforge::runtime::fem::forming::PROBE_ENV
+            clforge::runtime::element::forming::PROBE_ENV
         );
     }
     // A shape the device cannot launch (registers or local memory past its limits:

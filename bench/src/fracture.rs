@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clforge::runtime::lattice::bonds::{
-    replay, replay_launch, serial_reference, BondGeometry, BondModel, BondRun, BondState, Fracture, Schedule, Stop,
+    replay, replay_launch, serial_reference, BondGeometry, BondModel, BondRun, BondSchedule, BondState, Fracture, Stop,
     VERTICAL_FACES,
 };
 use clforge::runtime::Device;
@@ -91,14 +91,14 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[[usize; 3]]>, serial_up_to
     progress.step("fracture: device = host replay, 20^3, 60 launches");
     let g = BondGeometry::new([20, 20, 20], 3)?;
     let start_state = BondState::nucleus(g, &model, 1)?;
-    let mut run = BondRun::new(dev, &model, Schedule::default(), &start_state, None)?;
+    let mut run = BondRun::new(dev, &model, BondSchedule::default(), &start_state, None)?;
     let mut host = start_state.clone();
     for _ in 0..60 {
         if host.queue.is_empty() {
             break;
         }
         run.launch(&energy)?;
-        replay_launch(&mut host, &model, &energy, Schedule::default())?;
+        replay_launch(&mut host, &model, &energy, BondSchedule::default())?;
     }
     let dev_state = run.state()?;
     if dev_state.bonds != host.bonds || dev_state.broken != host.broken || dev_state.marked != host.marked {
@@ -124,9 +124,9 @@ pub fn run(dev: &Device, quick: bool, sizes: Option<&[[usize; 3]]>, serial_up_to
         for thinning in [1, 8] {
             progress.step(&format!("fracture {label} on the device, thinning {thinning}"));
             let state = BondState::nucleus(g, &model, 2)?;
-            let schedule = Schedule {
+            let schedule = BondSchedule {
                 thinning,
-                ..Schedule::default()
+                ..BondSchedule::default()
             };
             let mut run = BondRun::new(dev, &model, schedule, &state, None)?;
             let (mut kernel_ns, mut timing) = (0u64, Ok(()));
@@ -239,9 +239,9 @@ pub fn study(dev: Option<&Device>, size: [usize; 3], seeds: usize, thinning: u32
     let start = Instant::now();
     let model = BondModel::fracture();
     let g = BondGeometry::new(size, 3)?;
-    let schedule = Schedule {
+    let schedule = BondSchedule {
         thinning,
-        ..Schedule::default()
+        ..BondSchedule::default()
     };
     let mut rows = Vec::new();
     let mut progress = Progress::new(PAIRS.len() as u64);

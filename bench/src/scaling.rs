@@ -258,9 +258,9 @@ case!(heat, ScaleHeat, "heat-3d", []);
 /// the node gather) on `dev` alone or split over `devices` (`SplitStepper`, ghosts exchanged
 /// every `depth` steps); the split run is checked bit for bit first.
 fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usize) -> Result<Timing> {
-    use clforge::runtime::fem::schedule::Schedule;
-    use clforge::runtime::fem::split::SplitStepper;
-    use clforge::runtime::fem::stepper::{Explicit, Stepper};
+    use clforge::runtime::element::schedule::Schedule;
+    use clforge::runtime::element::split::SplitStepper;
+    use clforge::runtime::element::stepper::{Explicit, Stepper};
     let model = crate::elements::model::model(elements, true)?;
     let config = crate::elements::model::config(Schedule::Gather);
     let n = model.dof_count();

@@ -106,7 +106,7 @@ pub enum Error {
     InvalidConfig(String),
 
     /// A value does not fit the bits per point of a packed grid
-    /// ([`PackedGrid::from_host`](crate::stencil::PackedGrid::from_host)): the first such
+    /// ([`PackedGrid::from_host`](crate::PackedGrid::from_host)): the first such
     /// point in linear order (x fastest).
     #[error(
         "point ({}, {}, {}) holds {value}, which does not fit in {bits} bits: a packed grid holds values 0 to {}; \
@@ -363,11 +363,11 @@ fn packed_binding(stencil: &str, grid: &str, declared: Option<u32>, bound: Optio
     match (declared, bound) {
         (Some(d), None) => format!(
             "stencil `{stencil}` reads `{grid}` packed in {d} bits per point but an unpacked grid was bound; \
-             bind a `PackedGrid<_, {d}>` (`StencilArg::packed`)"
+             bind a `PackedGrid<_, {d}>` (`KernelArg::packed`)"
         ),
         (None, Some(b)) => format!(
             "stencil `{stencil}` reads `{grid}` unpacked but a grid packed in {b} bits per point was bound; bind \
-             a `DeviceGrid` (`StencilArg::grid`), or declare `packed({grid} = {b})`"
+             a `DeviceGrid` (`KernelArg::grid`), or declare `packed({grid} = {b})`"
         ),
         (Some(d), Some(b)) => format!(
             "stencil `{stencil}` reads `{grid}` packed in {d} bits per point but the grid bound has {b}; pack it \

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::buffer::{Buffer, ConstBuffer, Scalar};
-use crate::cl::{self, ArgValue, Kernel, Target};
+use crate::cl::{self, ArgValue, Kernel, Place};
 use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::sync::lock;
@@ -446,7 +446,7 @@ impl Program {
         event: Option<&mut Event>,
         at: Placed<'_>,
     ) -> Result<()> {
-        let target = Target {
+        let target = Place {
             queue: &self.inner.queue,
             device: self.inner.device_index,
             program: &self.inner.name,

@@ -150,7 +150,7 @@ pub fn shapes(rank: usize) -> Vec<Shape> {
 
 /// Cholesky succeeds: the symmetric matrix is positive definite (pivots above 1e-10 of its
 /// largest entry).
-pub fn positive_definite(a: &clforge::runtime::fem::Matrix) -> bool {
+pub fn positive_definite(a: &clforge::runtime::element::Matrix) -> bool {
     let n = a.rows();
     let mut l = vec![0.0; n * n];
     for j in 0..n {

@@ -8,7 +8,7 @@
 use crate::common::*;
 use crate::kernels::{jacobi, jacobi_packed, packed3d};
 use clforge::prelude::*;
-use clforge::runtime::{Max, PackedGrid, Reduction, StencilArg, Sum};
+use clforge::runtime::{KernelArg, Max, PackedGrid, Reduction, Sum};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -359,7 +359,7 @@ fn values_that_do_not_fit_are_refused() {
     ));
 }
 
-/// Through the untyped launch (`StencilArg`, as the benchmark binds grids), a grid bound
+/// Through the untyped launch (`KernelArg`, as the benchmark binds grids), a grid bound
 /// unpacked where the stencil reads it packed, packed where it reads it unpacked, or packed
 /// in other bits, is refused with the grid's name; bound as declared it runs.
 #[test]
@@ -381,12 +381,12 @@ fn wrong_kind_bindings_are_refused() {
     let packed_plan = StencilPlan::new(&dev, JacobiPacked::spec(), &config, shape).unwrap();
     let plain_plan = StencilPlan::new(&dev, Jacobi::spec(), &config, shape).unwrap();
     let mut out = up(&psi);
-    fn bind<'a>(psi: &'a DeviceGrid<f32>, cell: StencilArg<'a>, k: &jacobi::Coeffs) -> Vec<StencilArg<'a>> {
+    fn bind<'a>(psi: &'a DeviceGrid<f32>, cell: KernelArg<'a>, k: &jacobi::Coeffs) -> Vec<KernelArg<'a>> {
         vec![
-            StencilArg::grid("psi", psi),
-            StencilArg::grid("w", psi),
+            KernelArg::grid("psi", psi),
+            KernelArg::grid("w", psi),
             cell,
-            StencilArg::params(k),
+            KernelArg::params(k),
         ]
     }
     let bind = |cell| bind(&dpsi, cell, &k);
@@ -403,33 +403,33 @@ fn wrong_kind_bindings_are_refused() {
     };
     refused(
         packed_plan
-            .launch(&mut out, &bind(StencilArg::grid("cell", &dcell)))
+            .launch(&mut out, &bind(KernelArg::grid("cell", &dcell)))
             .map(drop),
         Some(2),
         None,
     );
     refused(
         packed_plan
-            .launch(&mut out, &bind(StencilArg::packed("cell", &one)))
+            .launch(&mut out, &bind(KernelArg::packed("cell", &one)))
             .map(drop),
         Some(2),
         Some(1),
     );
     refused(
         plain_plan
-            .launch(&mut out, &bind(StencilArg::packed("cell", &two)))
+            .launch(&mut out, &bind(KernelArg::packed("cell", &two)))
             .map(drop),
         None,
         Some(2),
     );
     let msg = packed_plan
-        .launch(&mut out, &bind(StencilArg::grid("cell", &dcell)))
+        .launch(&mut out, &bind(KernelArg::grid("cell", &dcell)))
         .unwrap_err()
         .to_string();
     assert!(msg.contains("`cell`") && msg.contains("PackedGrid<_, 2>"), "{msg}");
     // As declared: the typed launcher's result.
     packed_plan
-        .launch(&mut out, &bind(StencilArg::packed("cell", &two)))
+        .launch(&mut out, &bind(KernelArg::packed("cell", &two)))
         .unwrap();
     let mut typed = up(&psi);
     JacobiPacked::launch(&config, &mut typed, &dpsi, &dpsi, &two, &k).unwrap();

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use clforge::prelude::*;
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::Element;
 use rand::Rng;
 use std::collections::HashMap;
 

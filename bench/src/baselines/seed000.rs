@@ -3,7 +3,7 @@
 //! through `Device::program` / `Program::launch` with the seed's work sizes.
 
 use anyhow::{ensure, Result};
-use clforge::runtime::fem::stepper::Model;
+use clforge::runtime::element::stepper::Model;
 use clforge::runtime::{Arg, Buffer, Device, Event, Program};
 
 /// The hand port of seed 000's appendix kernels (see its header).

@@ -35,10 +35,10 @@ mod tets;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clforge::runtime::fem::mesh::Mesh;
-use clforge::runtime::fem::schedule::{Blocking, Schedule};
-use clforge::runtime::fem::stepper::{HostStepper, Model, Stepper, StepsBox};
-use clforge::runtime::fem::Real;
+use clforge::runtime::element::mesh::Mesh;
+use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::stepper::{HostStepper, Model, Stepper, StepsBox};
+use clforge::runtime::element::Real;
 use clforge::runtime::{Device, DeviceKind, Shape};
 
 use crate::baselines::seed000::{Seed000, SeedCase};

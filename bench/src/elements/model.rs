@@ -4,10 +4,10 @@
 
 use anyhow::Result;
 use clforge::element;
-use clforge::runtime::fem::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{wave_speed, Model, StepperConfig};
-use clforge::runtime::fem::Element;
+use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{wave_speed, Model, StepperConfig};
+use clforge::runtime::element::Element;
 
 /// Material of the benchmark plate: unit values (the timing does not depend on them; the
 /// element matrices and the stability bound do).

@@ -24,10 +24,10 @@
 
 use anyhow::{bail, Result};
 use clforge::element;
-use clforge::runtime::fem::mesh::{Mesh, UnstructuredMesh};
-use clforge::runtime::fem::schedule::Schedule;
-use clforge::runtime::fem::stepper::{stability_bound, HostStepper, Model, Stepper, StepperConfig};
-use clforge::runtime::fem::Real;
+use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
+use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::stepper::{stability_bound, HostStepper, Model, Stepper, StepperConfig};
+use clforge::runtime::element::Real;
 use clforge::runtime::Device;
 
 /// An isotropic solid: Lamé constants and density.

@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Result};
 use clforge::runtime::{
-    ConstBuffer, Device, DeviceGrid, Event, HostGrid, LaunchConfig, PackedGrid, Params, PingPong, Scalar, Shape,
-    StencilArg, StencilPlan, StencilSpec,
+    ConstBuffer, Device, DeviceGrid, Event, HostGrid, KernelArg, LaunchConfig, PackedGrid, Params, PingPong, Scalar,
+    Shape, StencilPlan, StencilSpec,
 };
 
 use crate::baselines::seed002::{self, SeedKernel, SeedShape};
@@ -209,10 +209,10 @@ impl<T: Real, K> JacobiCase<T, K> {
     {
         let (next, cur) = self.psi.split();
         let args = [
-            StencilArg::grid("psi", cur),
-            StencilArg::grid("w", &self.w),
-            StencilArg::grid("cell", &self.cell),
-            StencilArg::params(&self.k),
+            KernelArg::grid("psi", cur),
+            KernelArg::grid("w", &self.w),
+            KernelArg::grid("cell", &self.cell),
+            KernelArg::params(&self.k),
         ];
         plan.enqueue(next, &args)?;
         self.psi.swap();

@@ -16,7 +16,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         ));
     };
     let rt = quote!(::clforge::runtime);
-    let fem = quote!(#rt::fem);
+    let fem = quote!(#rt::element);
     let m = &e.name;
     let vis = &module.vis;
     let attrs = &module.attrs;
@@ -230,7 +230,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
 /// per `point` (`node`, `vertex`) in `NODES` order.
 fn host_matrices(m: &syn::Ident, point: &str) -> TokenStream {
     let rt = quote!(::clforge::runtime);
-    let fem = quote!(#rt::fem);
+    let fem = quote!(#rt::element);
     let doc = format!(" `K_e` for the given {point} coordinates (one `[x, y(, z)]` per {point}, in `NODES` order).");
     quote! {
         #[doc = #doc]
@@ -264,7 +264,7 @@ fn expand_modal(
     material_alias: &TokenStream,
 ) -> TokenStream {
     let rt = quote!(::clforge::runtime);
-    let fem = quote!(#rt::fem);
+    let fem = quote!(#rt::element);
     let m = &e.name;
     let host_matrices = host_matrices(m, "vertex");
     let vis = &module.vis;
@@ -351,7 +351,7 @@ fn expand_modal(
     let type_doc = format!(
         "The modal element declared in [`{name}`]: {} basis of order {order}, {nf} modes × {dofs} DOF{}, operator `{}`, \
          {quadrature}-point Gauss-Legendre quadrature per direction, geometry from its {nv} vertices.\n\n\
-         Host matrices: [`{ty}::stiffness`]; on the device: `clforge::runtime::fem::forming`.",
+         Host matrices: [`{ty}::stiffness`]; on the device: `clforge::runtime::element::forming`.",
         modal.space.name(),
         if dofs == 1 { "" } else { "s" },
         e.operator.name()

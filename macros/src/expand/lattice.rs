@@ -107,7 +107,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
         )
     } else {
         let target = syn::Ident::new("__ClforgePlan", proc_macro2::Span::mixed_site());
-        let l = quote!(<<#target as #rt::lattice::LatticeLaunch>::Like as #rt::Launch>);
+        let l = quote!(<<#target as #rt::lattice::LatticeLaunch>::On as #rt::Place>);
         let (gen_params, gen_args) = super::target_args(&k.args, l_state, &l);
         (
             quote! {

@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// The type parameter that a `real` buffer or value takes: the launchers are generic over the
-/// precision the program was built in (`runtime::fem::Real`: `f32` or `f64`).
+/// precision the program was built in (`runtime::element::Real`: `f32` or `f64`).
 fn real_ty() -> TokenStream {
     quote!(__ClforgeReal)
 }
@@ -70,7 +70,7 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
             let (t, ctor) = match elem {
                 Elem::Real => {
                     let r = real_ty();
-                    return (quote!(#name: #r), quote!(#rt::fem::Real::arg(#name)));
+                    return (quote!(#name: #r), quote!(#rt::element::Real::arg(#name)));
                 }
                 Elem::Scalar(Scalar::F32) => (quote!(f32), quote!(f32)),
                 Elem::Scalar(Scalar::F64) => (quote!(f64), quote!(f64)),
@@ -93,7 +93,7 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
     let kname = &k.name;
     let recv = if receiver { quote!(&self,) } else { quote!() };
     let real = real_ty();
-    let generics = (!receiver && uses_real(k)).then(|| quote!(<#real: #rt::fem::Real>));
+    let generics = (!receiver && uses_real(k)).then(|| quote!(<#real: #rt::element::Real>));
     // Resolves at the macro's site: a kernel parameter named `at` cannot meet it.
     let at = syn::Ident::new("at", proc_macro2::Span::mixed_site());
     let doc = format!("Launches `{kname}`: arguments in the kernel's parameter order.");
@@ -116,7 +116,7 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
         #sep
         #[doc = #doc]
         #[allow(clippy::too_many_arguments)]
-        #vis fn #method #generics (#recv #at: #rt::fem::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
+        #vis fn #method #generics (#recv #at: #rt::element::At<'_>, #(#decls),*) -> #rt::Result<#rt::Event> {
             #body
         }
     }

@@ -95,13 +95,13 @@ pub fn arg_tokens(
                         // A lattice's `bool` sites, bit-packed on the device.
                         t.dev_params.push(quote!(#n: &mut #rt::lattice::DeviceBits));
                         t.host_params.push(quote!(#n: &mut #rt::HostGrid<bool>));
-                        t.launch_args.push(quote!(#rt::StencilArg::bits(#label, &*#n)));
+                        t.launch_args.push(quote!(#rt::KernelArg::bits(#label, &*#n)));
                         t.host_args.push(host_arg(n));
                     }
                     Some((_, host_arg)) => {
                         t.dev_params.push(quote!(#n: &mut #rt::DeviceGrid<#e>));
                         t.host_params.push(quote!(#n: &mut #rt::HostGrid<#e>));
-                        t.launch_args.push(quote!(#rt::StencilArg::grid(#label, &*#n)));
+                        t.launch_args.push(quote!(#rt::KernelArg::grid(#label, &*#n)));
                         t.host_args.push(host_arg(n));
                     }
                     // `packed(n = bits)`: the device grid is a `PackedGrid<T, bits>`; the host
@@ -110,7 +110,7 @@ pub fn arg_tokens(
                         let bits = proc_macro2::Literal::u32_unsuffixed(f.packed.unwrap_or(8));
                         t.dev_params.push(quote!(#n: &#rt::PackedGrid<#e, #bits>));
                         t.host_params.push(quote!(#n: &#rt::HostGrid<#e>));
-                        t.launch_args.push(quote!(#rt::StencilArg::packed(#label, #n)));
+                        t.launch_args.push(quote!(#rt::KernelArg::packed(#label, #n)));
                         t.shape_checks
                             .push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
                         t.host_args.push(read(n));
@@ -118,7 +118,7 @@ pub fn arg_tokens(
                     None => {
                         t.dev_params.push(quote!(#n: &#rt::DeviceGrid<#e>));
                         t.host_params.push(quote!(#n: &#rt::HostGrid<#e>));
-                        t.launch_args.push(quote!(#rt::StencilArg::grid(#label, #n)));
+                        t.launch_args.push(quote!(#rt::KernelArg::grid(#label, #n)));
                         t.shape_checks
                             .push(quote!(#rt::check_shape(#label, #shape, #n.shape())?;));
                         t.host_args.push(read(n));
@@ -128,14 +128,14 @@ pub fn arg_tokens(
             Arg::Params { ty, .. } => {
                 t.dev_params.push(quote!(#n: &#ty));
                 t.host_params.push(quote!(#n: &#ty));
-                t.launch_args.push(quote!(#rt::StencilArg::params(#n)));
+                t.launch_args.push(quote!(#rt::KernelArg::params(#n)));
                 t.host_args.push(quote!(#n));
             }
             Arg::Scalar { ty, .. } => {
                 let ty = scalar_ty(*ty);
                 t.dev_params.push(quote!(#n: #ty));
                 t.host_params.push(quote!(#n: #ty));
-                t.launch_args.push(quote!(#rt::StencilArg::scalar(#n)));
+                t.launch_args.push(quote!(#rt::KernelArg::scalar(#n)));
                 t.host_args.push(quote!(#n));
             }
             // The point is the loop's, not the caller's.

@@ -117,7 +117,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         .map(|a| {
             let n = a.name();
             let label = n.to_string();
-            let l = quote!(<#target as #rt::Launch>);
+            let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
             match a {
                 crate::model::Arg::Field(f) => {
                     let e = scalar_ty(f.elem);
@@ -151,7 +151,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             .collect();
     let reduces = outs.iter().any(|(_, r)| r.is_some());
     let system = outs.len() > 1 || reduces;
-    let l = quote!(<#target as #rt::Launch>);
+    let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
     let n_outs = outs.len();
     let each: Vec<TokenStream> = (0..n_outs)
         .map(|i| {
@@ -202,8 +202,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         .zip(&each)
         .zip(&labels)
         .map(|((&(_, r), o), label)| match r {
-            Some(_) => quote!(#rt::StencilArg::reduction(#label, &*#o)),
-            None => quote!(#rt::StencilArg::grid(#label, &*#o)),
+            Some(_) => quote!(#rt::KernelArg::reduction(#label, &*#o)),
+            None => quote!(#rt::KernelArg::grid(#label, &*#o)),
         })
         .collect();
     let plan_args: Vec<TokenStream> = outs
@@ -366,8 +366,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
 
             /// Builds (once, cached) and sizes a launch of one variant for grids of `shape` on a
             /// `Device`, or on each slab of `Devices` (a `SplitPlan`).
-            pub fn plan<__ClforgeTarget: #rt::Target>(#device: &__ClforgeTarget, #config: &#rt::LaunchConfig, #shape: #rt::Shape) -> #rt::Result<__ClforgeTarget::Plan> {
-                #rt::Target::stencil_plan(#device, Self::spec(), #config, #shape)
+            pub fn plan<__ClforgeTarget: #rt::StencilTarget>(#device: &__ClforgeTarget, #config: &#rt::LaunchConfig, #shape: #rt::Shape) -> #rt::Result<__ClforgeTarget::Plan> {
+                #rt::StencilTarget::stencil_plan(#device, Self::spec(), #config, #shape)
             }
 
             /// Computes `out` from the inputs on the device of `out`; returns the profiling event.

@@ -36,7 +36,7 @@ impl Operator {
         }
     }
 
-    /// The runtime's variant name (`::clforge::runtime::fem::Operator::<this>`).
+    /// The runtime's variant name (`::clforge::runtime::element::Operator::<this>`).
     pub fn variant(self) -> &'static str {
         match self {
             Operator::PlaneStress => "PlaneStress",

@@ -15,7 +15,7 @@ pub(crate) use mem::{Mem, Pinned, Sealed};
 pub(crate) use platform::test_info;
 pub(crate) use platform::{discover, Found};
 pub use platform::{DeviceInfo, DeviceKind};
-pub(crate) use program::{ArgValue, Kernel, Program, Target};
+pub(crate) use program::{ArgValue, Kernel, Place, Program};
 pub(crate) use queue::{Lane, Queue};
 
 use crate::error::Error;

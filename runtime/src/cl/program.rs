@@ -113,7 +113,7 @@ pub(crate) enum ArgValue<'a> {
 }
 
 /// Where a kernel is enqueued, and the names its errors give.
-pub(crate) struct Target<'a> {
+pub(crate) struct Place<'a> {
     pub(crate) queue: &'a Queue,
     /// Index of the device the program was built for.
     pub(crate) device: usize,
@@ -155,7 +155,7 @@ impl Kernel {
     /// validated work sizes `gws` (in groups of `lws`), filling in `event` if given.
     pub(crate) fn enqueue<'a>(
         &self,
-        at: &Target<'_>,
+        at: &Place<'_>,
         dims: usize,
         (gws, lws): ([usize; 3], Option<[usize; 3]>),
         args: impl ExactSizeIterator<Item = ArgValue<'a>>,

@@ -1,10 +1,32 @@
-//! Grids' shapes, and the shape check that generated launchers call.
+//! Grids: shapes, host grids and the cursors a body reads them through, device grids, packed
+//! grids and bit-packed lattices. Knows no kind and no target.
 
+pub(crate) mod bits;
+pub(crate) mod device;
+pub(crate) mod host;
+pub(crate) mod packed;
 pub(crate) mod shape;
 
+pub use bits::DeviceBits;
+pub use device::DeviceGrid;
+pub use host::{Boundary, Grid, Grid1, Grid2, Grid3, HostGrid, Point, Sweep, Sweep1, Sweep2, Sweep3, UpdateRegion};
+pub use packed::{Packable, PackedGrid, PACKED_BITS};
 pub use shape::Shape;
 
+use crate::buffer::Scalar;
 use crate::error::{Error, Result};
+
+/// What every target's grid can do ([`DeviceGrid`], a split grid, a rank's slab).
+pub trait TargetGrid<T: Scalar>: Sized {
+    /// The shape of the whole grid.
+    fn shape(&self) -> Shape;
+    /// Reads the whole grid back (waits for the launches that write it).
+    fn to_host(&self) -> Result<HostGrid<T>>;
+    /// Overwrites the grid with a host grid of its shape.
+    fn upload(&mut self, host: &HostGrid<T>) -> Result<()>;
+    /// Reads the grid into a host grid of its shape.
+    fn download(&self, host: &mut HostGrid<T>) -> Result<()>;
+}
 
 /// Returns [`Error::ShapeMismatch`] unless `found == expected`.
 pub fn check_shape(field: &str, expected: Shape, found: Shape) -> Result<()> {

@@ -4,24 +4,52 @@
 //! are included here verbatim, so a kernel that pastes [`PHILOX_CL`] computes exactly what
 //! [`rng::draw`] computes: a host replay of a device schedule draws the same numbers.
 
-mod bits;
 pub mod bonds;
-mod packed;
-mod plan;
-mod queue;
+pub(crate) mod plan;
+#[cfg(feature = "mpi")]
+pub(crate) mod ranks;
 pub mod rng;
+pub(crate) mod spec;
 pub(crate) mod split;
 
-pub use bits::PackedBits;
-pub use packed::{pack, packed_len, packed_site_key, packed_word_bit, packed_words_per_row, unpack, DeviceBits};
-pub use plan::{
-    colour_of, host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticePlan, LatticeSpec, LatticeState,
-    StepEvents,
-};
-pub use queue::{WorkQueue, QUEUE_CL};
+pub use crate::grid::bits::{pack, packed_len, packed_site_key, packed_word_bit, packed_words_per_row, unpack};
+pub use crate::grid::DeviceBits;
+pub use bonds::{PackedBits, WorkQueue, QUEUE_CL};
+pub use plan::{LatticePlan, StepEvents};
 #[cfg(feature = "mpi")]
-pub(crate) use split::{slab_plan, split_reach};
-pub use split::{LatticeLaunch, LatticeTarget, SplitLatticePlan};
+pub use ranks::RankLatticePlan;
+pub use spec::{colour_of, host_sites, Draws, Lattice, Lattice1, Lattice2, Lattice3, LatticeSpec, LatticeState};
+pub use split::SplitLatticePlan;
+
+use crate::buffer::Scalar;
+use crate::dist::{ArgOn, GridOn, Place};
+use crate::error::Result;
+use crate::grid::Shape;
+
+/// Where a lattice rule runs: a [`Place`] that builds lattice plans (the generated `plan`
+/// takes a [`Device`](crate::Device), [`Devices`](crate::Devices) or MPI `Ranks`).
+pub trait LatticeTarget: Place {
+    /// The rule built for this target.
+    type Plan: LatticeLaunch<On = Self>;
+    /// Builds and sizes the rule `spec` for lattices of `shape`.
+    fn lattice_plan(&self, spec: LatticeSpec, shape: Shape) -> Result<Self::Plan>;
+}
+
+/// A built lattice rule: the generated `step_plan` calls [`LatticeLaunch::run_step`] with the
+/// rule's arguments in order (the state among them), made by [`LatticeLaunch::On`]'s
+/// constructors.
+pub trait LatticeLaunch {
+    /// The target the rule runs on (its grids and arguments).
+    type On: Place;
+    /// Step `step` of the run `seed` on `state`, in place.
+    fn run_step<T: Scalar>(
+        &self,
+        state: &GridOn<Self::On, T>,
+        args: &[ArgOn<'_, Self::On>],
+        seed: u64,
+        step: u32,
+    ) -> Result<StepEvents>;
+}
 
 /// OpenCL C of Philox4x32-10 and the stream functions: `clforge_philox4x32_10`,
 /// `clforge_draw(seed, step, site, draw)`, `clforge_site_block(seed, step, group, draw)` and
@@ -34,6 +62,24 @@ pub const BITS_CL: &str = include_str!("../../../templates/lattice/bits.cl");
 
 #[cfg(test)]
 mod tests {
+    /// A word holds sites of one colour: one parity along x, one row.
+    #[test]
+    fn a_word_is_one_colour() {
+        let dims = [130, 6, 4];
+        let mut colour = std::collections::HashMap::new();
+        for z in 0..dims[2] {
+            for y in 0..dims[1] {
+                for x in 0..dims[0] {
+                    let (word, _) = crate::grid::bits::packed_word_bit([x, y, z], dims);
+                    for colours in [2, 8] {
+                        let c = colour_of([x, y, z], colours);
+                        assert_eq!(*colour.entry((word, colours)).or_insert(c), c);
+                    }
+                }
+            }
+        }
+    }
+
     use super::*;
     use crate::{Arg, Buffer, Device};
     use rand::{rngs::SmallRng, Rng, SeedableRng};

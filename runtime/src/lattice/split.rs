@@ -12,58 +12,15 @@ use std::sync::Arc;
 
 use crate::buffer::Scalar;
 use crate::device::Device;
+use crate::dist::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid};
 use crate::error::{Error, Result};
-use crate::host::{Boundary, Shape};
+use crate::grid::{Boundary, Shape};
+use crate::launch::KernelArg;
 use crate::program::Event;
-use crate::split::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
-use crate::stencil::target::Launch;
-use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
 
-use super::plan::{check_periodic_extents, LatticePlan, LatticeSpec, StepEvents};
-
-/// One device or several, as a lattice rule runs on it (the generated `plan` takes either).
-pub trait LatticeTarget {
-    /// The rule built for this target.
-    type Plan: LatticeLaunch;
-    /// Builds and sizes the rule `spec` for lattices of `shape`.
-    fn lattice_plan(&self, spec: LatticeSpec, shape: Shape) -> Result<Self::Plan>;
-}
-
-/// A built lattice rule: the generated `step_plan` calls [`LatticeLaunch::run_step`] with the
-/// rule's arguments in order (the state among them), made as for a stencil launch on the same
-/// target ([`LatticeLaunch::Like`]: its grids and arguments).
-pub trait LatticeLaunch {
-    /// The stencil launch on the same target, whose grid and argument types a step takes.
-    type Like: Launch;
-    /// Step `step` of the run `seed` on `state`, in place.
-    fn run_step<T: Scalar>(
-        &self,
-        state: &<Self::Like as Launch>::Grid<T>,
-        args: &[<Self::Like as Launch>::Arg<'_>],
-        seed: u64,
-        step: u32,
-    ) -> Result<StepEvents>;
-}
-
-impl LatticeTarget for Device {
-    type Plan = LatticePlan;
-    fn lattice_plan(&self, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
-        LatticePlan::new(self, spec, shape)
-    }
-}
-
-impl LatticeLaunch for LatticePlan {
-    type Like = StencilPlan;
-    fn run_step<T: Scalar>(
-        &self,
-        state: &DeviceGrid<T>,
-        args: &[StencilArg<'_>],
-        seed: u64,
-        step: u32,
-    ) -> Result<StepEvents> {
-        self.run(state, args, seed, step)
-    }
-}
+use super::plan::{check_periodic_extents, LatticePlan, StepEvents};
+use super::spec::LatticeSpec;
+use super::{LatticeLaunch, LatticeTarget};
 
 impl LatticeTarget for Devices {
     type Plan = SplitLatticePlan;
@@ -90,7 +47,7 @@ impl SplitLatticePlan {
     /// one axis the split would cut), a boundary the split's periodicity disagrees with, and
     /// halos shallower than the rule's reach.
     pub fn new(devices: &Devices, spec: LatticeSpec, shape: Shape) -> Result<SplitLatticePlan> {
-        crate::stencil::check_kernel_shape(&format!("lattice rule `{}`", spec.name), spec.rank, shape)?;
+        crate::launch::check_kernel_shape(&format!("lattice rule `{}`", spec.name), spec.rank, shape)?;
         let layout = devices.layout(shape)?;
         let reach = split_reach(&spec, shape, &layout)?;
         let parts = (0..devices.devices().len())
@@ -181,7 +138,7 @@ pub(crate) struct ColourSlab<'p, 'a> {
     pub slab: usize,
     pub plan: &'p LatticePlan,
     pub device: &'p Device,
-    pub args: &'p [StencilArg<'a>],
+    pub args: &'p [KernelArg<'a>],
 }
 
 /// One colour on `slabs` with the exchange of the `stale` grids overlapped (devices and ranks
@@ -293,9 +250,9 @@ impl SplitLatticePlan {
             &self.layout,
         )?;
         let n = self.parts.len();
-        let slabs: Vec<Vec<StencilArg<'_>>> = (0..n).map(|i| slab_args(args, i, n)).collect();
+        let slabs: Vec<Vec<KernelArg<'_>>> = (0..n).map(|i| slab_args(args, i, n)).collect();
         for (plan, a) in self.parts.iter().zip(&slabs) {
-            crate::stencil::check_arg_shapes(plan.shape(), a)?;
+            crate::launch::check_arg_shapes(plan.shape(), a)?;
         }
         let mut first = None;
         let mut last = None;
@@ -353,7 +310,7 @@ impl SplitLatticePlan {
 }
 
 impl LatticeLaunch for SplitLatticePlan {
-    type Like = SplitPlan;
+    type On = Devices;
     fn run_step<T: Scalar>(
         &self,
         state: &SplitGrid<T>,

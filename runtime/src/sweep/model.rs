@@ -17,7 +17,7 @@
 use super::{launches, Schedule, SweepConfig, SweepSpec, DEFAULT_PHASE};
 use crate::device::{DeviceInfo, DeviceKind};
 use crate::error::{Error, Result};
-use crate::host::Shape;
+use crate::grid::Shape;
 
 /// Fitted costs of one schedule, in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]

@@ -17,58 +17,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{SweepConfig, SweepEvents, SweepPlan, SweepSpec};
+use super::{SweepConfig, SweepEvents, SweepLaunch, SweepPlan, SweepSpec, SweepTarget};
 use crate::buffer::Scalar;
 use crate::device::Device;
+use crate::dist::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid};
 use crate::error::{Error, Result};
-use crate::host::{Boundary, Shape};
-use crate::split::{check_layout, refresh_inputs, slab_args, Devices, Halo, Layout, SplitArg, SplitGrid, SplitPlan};
-use crate::stencil::target::{Launch, Target};
-use crate::stencil::{DeviceGrid, StencilArg, StencilPlan};
-
-/// Where a sweep runs: a [`Device`] ([`SweepPlan`]), [`Devices`] ([`SplitSweepPlan`]) or MPI
-/// `Ranks`, on the grids of the same [`Target`]: a function written against `D: SweepTarget`
-/// can launch stencils and sweeps on the same grids.
-pub trait SweepTarget: Target {
-    /// The sweep built for this target.
-    type SweepPlan: SweepLaunch<Like = <Self as Target>::Plan>;
-    /// Builds and sizes the sweep `spec` with `config` for grids of `shape`.
-    fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<Self::SweepPlan>;
-}
-
-/// A built sweep: the generated `sweep_plan` calls [`SweepLaunch::run_sweep`] with the sweep's
-/// arguments in order, made as for a stencil launch on the same target
-/// ([`SweepLaunch::Like`]: its grids and arguments).
-pub trait SweepLaunch {
-    /// The stencil launch on the same target, whose grid and argument types a sweep takes.
-    type Like: Launch;
-    /// One sweep of `state`, in place.
-    fn run_sweep<T: Scalar>(
-        &self,
-        state: &<Self::Like as Launch>::Grid<T>,
-        args: &[<Self::Like as Launch>::Arg<'_>],
-    ) -> Result<SweepEvents>;
-    /// `Err` if a persistent schedule gave up waiting for an upstream block anywhere
-    /// ([`SweepPlan::check`]): the field is then incomplete.
-    fn check(&self) -> Result<()>;
-}
-
-impl SweepTarget for Device {
-    type SweepPlan = SweepPlan;
-    fn sweep_plan(&self, spec: SweepSpec, config: &SweepConfig, shape: Shape) -> Result<SweepPlan> {
-        SweepPlan::new(self, spec, config, shape)
-    }
-}
-
-impl SweepLaunch for SweepPlan {
-    type Like = StencilPlan;
-    fn run_sweep<T: Scalar>(&self, state: &DeviceGrid<T>, args: &[StencilArg<'_>]) -> Result<SweepEvents> {
-        self.run(state, args)
-    }
-    fn check(&self) -> Result<()> {
-        SweepPlan::check(self)
-    }
-}
+use crate::grid::{Boundary, Shape};
 
 impl SweepTarget for Devices {
     type SweepPlan = SplitSweepPlan;
@@ -78,7 +32,7 @@ impl SweepTarget for Devices {
 }
 
 impl SweepLaunch for SplitSweepPlan {
-    type Like = SplitPlan;
+    type On = Devices;
     fn run_sweep<T: Scalar>(&self, state: &SplitGrid<T>, args: &[SplitArg<'_>]) -> Result<SweepEvents> {
         self.run(state, args)
     }
@@ -185,7 +139,7 @@ impl SplitSweepPlan {
 /// boundaries other than `fixed` (a clamped read at a slab's edge would land on the slab's edge,
 /// not the grid's), a periodic split and halos shallower than the sweep's reach.
 pub(crate) fn split_halo(spec: &SweepSpec, shape: Shape, layout: &Layout) -> Result<usize> {
-    crate::stencil::check_kernel_shape(&format!("sweep `{}`", spec.name), spec.rank, shape)?;
+    crate::launch::check_kernel_shape(&format!("sweep `{}`", spec.name), spec.rank, shape)?;
     let refuse = |why: String| {
         Err(Error::InvalidConfig(format!(
             "sweep `{}` cannot be split: {why}",
