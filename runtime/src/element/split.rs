@@ -178,47 +178,8 @@ pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &
         }
         let conn = model.mesh.connectivity(spec.node_offsets);
         let coords = node_coords(&model.mesh);
-        // Elements in cut order: element order on a grid, centroids along the longest extent.
-        let mut order: Vec<usize> = (0..ne).collect();
-        if let Mesh::Unstructured(_) = model.mesh {
-            let (lo, hi) = coords.iter().fold(([f64::MAX; 3], [f64::MIN; 3]), |(lo, hi), c| {
-                (
-                    std::array::from_fn(|i| lo[i].min(c[i])),
-                    std::array::from_fn(|i| hi[i].max(c[i])),
-                )
-            });
-            let axis = (0..3)
-                .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
-                .unwrap_or(0);
-            let centre = |e: usize| {
-                conn[e * npe..(e + 1) * npe]
-                    .iter()
-                    .map(|&n| coords[n as usize][axis])
-                    .sum::<f64>()
-            };
-            order.sort_by(|&a, &b| centre(a).total_cmp(&centre(b)).then(a.cmp(&b)));
-        }
-        let total: f64 = weights.iter().sum();
-        let mut part_of = vec![0usize; ne];
-        let mut acc = 0.0;
-        let mut start = 0;
-        for (p, w) in weights.iter().enumerate() {
-            acc += w;
-            let end = if p + 1 == k {
-                ne
-            } else {
-                ((acc / total) * ne as f64).round() as usize
-            };
-            if end <= start {
-                return Err(Error::InvalidConfig(format!(
-                    "device {p} gets no elements of the model's {ne}: give it a larger share or use fewer devices"
-                )));
-            }
-            for &e in &order[start..end] {
-                part_of[e] = p;
-            }
-            start = end;
-        }
+        let order = cut_order(model, &conn, &coords);
+        let part_of = assign_parts(&order, weights)?;
         // A node belongs to the part of its first element in cut order.
         let mut node_part = vec![usize::MAX; nn];
         for &e in &order {
@@ -228,40 +189,7 @@ pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &
                 }
             }
         }
-        // Each part's elements (mesh order) and nodes: `layers` rings of elements around its
-        // own nodes (held nodes H_0 = own, H_i = the nodes of the elements touching H_{i-1}).
-        // A node of H_j steps right while H_{j+1} is right, so own nodes stay right for
-        // `layers` steps after an exchange.
-        let mut node_elems: Vec<Vec<usize>> = vec![Vec::new(); nn];
-        for e in 0..ne {
-            for &n in &conn[e * npe..(e + 1) * npe] {
-                node_elems[n as usize].push(e);
-            }
-        }
-        let mut parts_elems: Vec<Vec<usize>> = Vec::with_capacity(k);
-        let mut held: Vec<std::collections::BTreeSet<usize>> = Vec::with_capacity(k);
-        for p in 0..k {
-            let mut nodes: std::collections::BTreeSet<usize> = (0..nn).filter(|&n| node_part[n] == p).collect();
-            let mut elems = std::collections::BTreeSet::new();
-            let mut frontier: Vec<usize> = nodes.iter().copied().collect();
-            for _ in 0..layers.max(1) {
-                let mut next = Vec::new();
-                for &n in &frontier {
-                    for &e in &node_elems[n] {
-                        if elems.insert(e) {
-                            for &m in &conn[e * npe..(e + 1) * npe] {
-                                if nodes.insert(m as usize) {
-                                    next.push(m as usize);
-                                }
-                            }
-                        }
-                    }
-                }
-                frontier = next;
-            }
-            parts_elems.push(elems.into_iter().collect());
-            held.push(nodes);
-        }
+        let (parts_elems, held) = rings(&conn, npe, nn, k, &node_part, layers);
         // Own nodes held elsewhere are sent; number them first.
         let mut sent = vec![false; nn];
         for (p, h) in held.iter().enumerate() {
@@ -312,38 +240,7 @@ pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &
                         .map(|n| local[&(*n as usize)] as u32)
                 })
                 .collect();
-            let mesh = UnstructuredMesh::new(nodes.iter().map(|&n| coords[n]).collect(), npe, sub_conn)?;
-            let pick = |v: &[f64]| -> Vec<f64> {
-                nodes
-                    .iter()
-                    .flat_map(|&n| (0..dofs).map(move |d| v[n * dofs + d]))
-                    .collect()
-            };
-            let fixed: Vec<bool> = nodes
-                .iter()
-                .flat_map(|&n| (0..dofs).map(move |d| model.fixed[n * dofs + d]))
-                .collect();
-            let sub = Model {
-                spec,
-                mesh: Mesh::Unstructured(mesh),
-                stiffness: if model.per_element {
-                    elems.iter().map(|&e| model.stiffness[e].clone()).collect()
-                } else {
-                    model.stiffness.clone()
-                },
-                stress: if model.per_element && !model.stress.is_empty() {
-                    elems.iter().map(|&e| model.stress[e].clone()).collect()
-                } else {
-                    model.stress.clone()
-                },
-                elements: ElementMap {
-                    material: elems.iter().map(|&e| model.elements.material[e]).collect(),
-                    dead: elems.iter().map(|&e| model.elements.dead[e]).collect(),
-                },
-                per_element: model.per_element,
-                mass: pick(&model.mass),
-                fixed,
-            };
+            let sub = sub_model(model, elems, &nodes, sub_conn, &coords)?;
             let ghosts = nodes[ghost_from..].iter().map(|&n| owner[n]).collect();
             parts.push(PartPlan {
                 model: sub,
@@ -654,5 +551,151 @@ pub(crate) fn local_load(load: &Load, nodes: &[usize], d: usize) -> Option<Load>
         dofs,
         weights,
         time: load.time,
+    })
+}
+
+/// Elements in cut order: element order on a grid, centroids along the longest extent of an
+/// unstructured mesh.
+fn cut_order(model: &Model, conn: &[u32], coords: &[[f64; 3]]) -> Vec<usize> {
+    let npe = model.spec.nodes;
+    let ne = model.mesh.element_count();
+    // Elements in cut order: element order on a grid, centroids along the longest extent.
+    let mut order: Vec<usize> = (0..ne).collect();
+    if let Mesh::Unstructured(_) = model.mesh {
+        let (lo, hi) = coords.iter().fold(([f64::MAX; 3], [f64::MIN; 3]), |(lo, hi), c| {
+            (
+                std::array::from_fn(|i| lo[i].min(c[i])),
+                std::array::from_fn(|i| hi[i].max(c[i])),
+            )
+        });
+        let axis = (0..3)
+            .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
+            .unwrap_or(0);
+        let centre = |e: usize| {
+            conn[e * npe..(e + 1) * npe]
+                .iter()
+                .map(|&n| coords[n as usize][axis])
+                .sum::<f64>()
+        };
+        order.sort_by(|&a, &b| centre(a).total_cmp(&centre(b)).then(a.cmp(&b)));
+    }
+    order
+}
+
+/// Each element's part: consecutive runs of `order` in proportion to `weights`.
+fn assign_parts(order: &[usize], weights: &[f64]) -> Result<Vec<usize>> {
+    let (ne, k) = (order.len(), weights.len());
+    let total: f64 = weights.iter().sum();
+    let mut part_of = vec![0usize; ne];
+    let mut acc = 0.0;
+    let mut start = 0;
+    for (p, w) in weights.iter().enumerate() {
+        acc += w;
+        let end = if p + 1 == k {
+            ne
+        } else {
+            ((acc / total) * ne as f64).round() as usize
+        };
+        if end <= start {
+            return Err(Error::InvalidConfig(format!(
+                "device {p} gets no elements of the model's {ne}: give it a larger share or use fewer devices"
+            )));
+        }
+        for &e in &order[start..end] {
+            part_of[e] = p;
+        }
+        start = end;
+    }
+    Ok(part_of)
+}
+
+/// Each part's elements (mesh order) and held nodes: `layers` rings of elements around its
+/// own nodes.
+fn rings(
+    conn: &[u32],
+    npe: usize,
+    nn: usize,
+    k: usize,
+    node_part: &[usize],
+    layers: usize,
+) -> (Vec<Vec<usize>>, Vec<std::collections::BTreeSet<usize>>) {
+    let ne = conn.len() / npe.max(1);
+    // Each part's elements (mesh order) and nodes: `layers` rings of elements around its
+    // own nodes (held nodes H_0 = own, H_i = the nodes of the elements touching H_{i-1}).
+    // A node of H_j steps right while H_{j+1} is right, so own nodes stay right for
+    // `layers` steps after an exchange.
+    let mut node_elems: Vec<Vec<usize>> = vec![Vec::new(); nn];
+    for e in 0..ne {
+        for &n in &conn[e * npe..(e + 1) * npe] {
+            node_elems[n as usize].push(e);
+        }
+    }
+    let mut parts_elems: Vec<Vec<usize>> = Vec::with_capacity(k);
+    let mut held: Vec<std::collections::BTreeSet<usize>> = Vec::with_capacity(k);
+    for p in 0..k {
+        let mut nodes: std::collections::BTreeSet<usize> = (0..nn).filter(|&n| node_part[n] == p).collect();
+        let mut elems = std::collections::BTreeSet::new();
+        let mut frontier: Vec<usize> = nodes.iter().copied().collect();
+        for _ in 0..layers.max(1) {
+            let mut next = Vec::new();
+            for &n in &frontier {
+                for &e in &node_elems[n] {
+                    if elems.insert(e) {
+                        for &m in &conn[e * npe..(e + 1) * npe] {
+                            if nodes.insert(m as usize) {
+                                next.push(m as usize);
+                            }
+                        }
+                    }
+                }
+            }
+            frontier = next;
+        }
+        parts_elems.push(elems.into_iter().collect());
+        held.push(nodes);
+    }
+    (parts_elems, held)
+}
+
+/// The model of one part: its elements on its nodes, their matrices, materials and masses.
+fn sub_model(
+    model: &Model,
+    elems: &[usize],
+    nodes: &[usize],
+    sub_conn: Vec<u32>,
+    coords: &[[f64; 3]],
+) -> Result<Model> {
+    let (spec, npe, dofs) = (model.spec, model.spec.nodes, model.spec.dofs);
+    let mesh = UnstructuredMesh::new(nodes.iter().map(|&n| coords[n]).collect(), npe, sub_conn)?;
+    let pick = |v: &[f64]| -> Vec<f64> {
+        nodes
+            .iter()
+            .flat_map(|&n| (0..dofs).map(move |d| v[n * dofs + d]))
+            .collect()
+    };
+    let fixed: Vec<bool> = nodes
+        .iter()
+        .flat_map(|&n| (0..dofs).map(move |d| model.fixed[n * dofs + d]))
+        .collect();
+    Ok(Model {
+        spec,
+        mesh: Mesh::Unstructured(mesh),
+        stiffness: if model.per_element {
+            elems.iter().map(|&e| model.stiffness[e].clone()).collect()
+        } else {
+            model.stiffness.clone()
+        },
+        stress: if model.per_element && !model.stress.is_empty() {
+            elems.iter().map(|&e| model.stress[e].clone()).collect()
+        } else {
+            model.stress.clone()
+        },
+        elements: ElementMap {
+            material: elems.iter().map(|&e| model.elements.material[e]).collect(),
+            dead: elems.iter().map(|&e| model.elements.dead[e]).collect(),
+        },
+        per_element: model.per_element,
+        mass: pick(&model.mass),
+        fixed,
     })
 }

@@ -418,7 +418,6 @@ pub(crate) fn size_launch(
             variant.name()
         )));
     }
-    let dims = shape.dims();
     let what = |detail: String| format!("{detail} of the {} variant of stencil `{}`", variant.name(), spec.name);
     if config.points.is_some() && !matches!(variant, Variant::Plain | Variant::Vector) {
         return Err(Error::InvalidConfig(format!(
@@ -438,127 +437,17 @@ pub(crate) fn size_launch(
             what("launch".into())
         )));
     }
-    let mut kernel = v.kernel;
-    let (global, local, options, local_points) = match variant {
-        Variant::Plain | Variant::Vector => {
-            let wg = config.work_group.unwrap_or(default_work_group(rank));
-            check_extents(&wg, rank, || what(format!("work-group {wg:?}")), "work_group")?;
-            // The vector kernel: the spec's lanes, or its narrow kernel (by default on a GPU).
-            let narrow = spec.narrow.filter(|&(_, n)| match config.lanes {
-                Some(l) => l == n,
-                None => info.kind == crate::DeviceKind::Gpu,
-            });
-            let lanes = narrow.map_or(spec.lanes, |(_, n)| n);
-            if let Some(l) = config.lanes.filter(|&l| l != lanes) {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: {l} lanes; the vector kernels of stencil `{}` have {}",
-                    what("launch".into()),
-                    spec.name,
-                    std::iter::once(spec.lanes)
-                        .chain(spec.narrow.map(|(_, n)| n))
-                        .map(|n| n.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                )));
-            }
-            let nx = if variant == Variant::Plain {
-                dims[0]
-            } else if lanes == 0 {
-                return Err(Error::InvalidConfig(format!(
-                    "stencil `{}` declares 0 lanes for its vector variant; its spec must name at least 1",
-                    spec.name
-                )));
-            } else {
-                dims[0].div_ceil(lanes)
-            };
-            let points = config.points.unwrap_or(1);
-            if points == 0 || (rank == 1 && points > 1) {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: {points} points per work-item; give 1 or more, and 1 for a 1-D stencil",
-                    what("launch".into())
-                )));
-            }
-            // The slowest axis is walked `points` at a time.
-            let slow = if rank == 3 { 2 } else { 1 };
-            let mut items = [nx, dims[1], dims[2]];
-            items[slow] = items[slow].div_ceil(points);
-            let global =
-                round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
-            // The vector variant loads whole aligned vectors where every row starts at a
-            // multiple of its lanes (OpenCL buffers start aligned to the largest type).
-            let mut options = format!("-D PTS={points}");
-            if variant == Variant::Vector {
-                if let Some((name, _)) = narrow {
-                    kernel = name;
-                    options += " -D CLFORGE_VEC4=1";
-                }
-                if dims[0].is_multiple_of(lanes) {
-                    options += " -D VEC_ALIGNED=1";
-                }
-            }
-            (global, wg, options, 0)
-        }
-        Variant::Tiled | Variant::Steps | Variant::March => {
-            let steps = config.iterations();
-            let t = config.tile.unwrap_or_else(|| spec.tile_on(info, variant, steps));
-            let tile = || what(format!("tile {t:?}"));
-            check_extents(&[t.x, t.y, t.rows], 3, tile, "tile")?;
-            if rank == 1 && (t.y != 1 || t.rows != 1) {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: a 1-D stencil's tile has y = rows = 1",
-                    tile()
-                )));
-            }
-            if variant == Variant::Steps && steps == 0 {
-                return Err(Error::InvalidConfig(format!(
-                    "{} runs 0 steps per launch; give steps >= 1",
-                    what("launch".into())
-                )));
-            }
-            let planes = config.march_planes();
-            if variant == Variant::March {
-                // The macro marks the variant unavailable below 3-D; a hand-written spec may not.
-                if rank != 3 {
-                    return Err(Error::InvalidConfig(format!(
-                        "{}: the march variant walks along z; it is for 3-D stencils only, and this one is \
-                         {rank}-D",
-                        what("launch".into())
-                    )));
-                }
-                if planes == 0 {
-                    return Err(Error::InvalidConfig(format!(
-                        "{} marches over 0 planes per work-group; give march >= 1",
-                        what("launch".into())
-                    )));
-                }
-            }
-            // The steps kernel's tiles are `y` deep along z in 3-D (one group per z tile),
-            // one plane otherwise; the tiled kernel takes a group per plane, the march kernel
-            // one per `planes` planes.
-            let z = match (variant, rank) {
-                (Variant::Steps, 3) => dims[2].div_ceil(t.y),
-                (Variant::Steps, _) => 1,
-                (Variant::March, _) => dims[2].div_ceil(planes),
-                _ => dims[2],
-            };
-            // x: one work-item per point; y: `rows` work-items per `y` points.
-            let global = round_up([dims[0], dims[1].div_ceil(t.y), z], [t.x, 1, 1])
-                .and_then(|[gx, gy, gz]| Some([gx, gy.checked_mul(t.rows)?, gz]))
-                .ok_or_else(|| too_many_items(&tile(), shape))?;
-            let points = local_points(variant, t, steps, spec.halo, rank);
-            let mut options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
-            if variant == Variant::Steps {
-                options.push_str(&format!(" -D STEPS={steps}"));
-                if rank == 3 {
-                    options.push_str(&format!(" -D TILE_Z={}", t.y));
-                }
-            }
-            if variant == Variant::March {
-                options.push_str(&format!(" -D MARCH_Z={planes}"));
-            }
-            (global, [t.x, t.rows, 1], options, points.unwrap_or(usize::MAX))
-        }
+    let sized = match variant {
+        Variant::Plain | Variant::Vector => size_flat(spec, info, config, shape, &what)?,
+        Variant::Tiled | Variant::Steps | Variant::March => size_tiled(spec, info, config, shape, &what)?,
     };
+    let Sized {
+        kernel,
+        global,
+        local,
+        options,
+        local_points,
+    } = sized;
     let work_group = || what(format!("work-group {:?}", &local[..rank]));
     check_work_group(info, &local, work_group)?;
     if let Some(d) = (0..3).find(|&d| global[d] > MAX_INDEX) {
@@ -617,8 +506,6 @@ pub(crate) fn size_launch(
         fold_items,
     })
 }
-
-/// Largest grid (points) and global work size (per axis) the kernels' `int` indices reach.
 
 /// Points of the `__local` arrays the tiled, steps or march kernel declares for tile `t`: the
 /// tiled kernel one `TW * TH * (2 HZ + 1)` array per staged grid (`local_bytes_per_point` sums
@@ -703,4 +590,164 @@ impl Launch for StencilPlan {
     fn enqueue_outputs(&self, outs: &[KernelArg<'_>], args: &[KernelArg<'_>]) -> Result<()> {
         StencilPlan::enqueue_outputs(self, outs, args)
     }
+}
+
+/// A launch's sizes before the device's limits are checked.
+struct Sized {
+    kernel: &'static str,
+    global: [usize; 3],
+    local: [usize; 3],
+    options: String,
+    /// Points of the `__local` arrays the kernel declares.
+    local_points: usize,
+}
+
+/// The plain and vector variants' sizes: a work-item per point (per `lanes` points along x for
+/// the vector kernel), `points` points along the slowest axis.
+fn size_flat(
+    spec: &StencilSpec,
+    info: &DeviceInfo,
+    config: &LaunchConfig,
+    shape: Shape,
+    what: &dyn Fn(String) -> String,
+) -> Result<Sized> {
+    let (rank, variant, dims) = (spec.rank, config.variant, shape.dims());
+    let mut kernel = spec.variant(variant).kernel;
+    let wg = config.work_group.unwrap_or(default_work_group(rank));
+    check_extents(&wg, rank, || what(format!("work-group {wg:?}")), "work_group")?;
+    // The vector kernel: the spec's lanes, or its narrow kernel (by default on a GPU).
+    let narrow = spec.narrow.filter(|&(_, n)| match config.lanes {
+        Some(l) => l == n,
+        None => info.kind == crate::DeviceKind::Gpu,
+    });
+    let lanes = narrow.map_or(spec.lanes, |(_, n)| n);
+    if let Some(l) = config.lanes.filter(|&l| l != lanes) {
+        return Err(Error::InvalidConfig(format!(
+            "{}: {l} lanes; the vector kernels of stencil `{}` have {}",
+            what("launch".into()),
+            spec.name,
+            std::iter::once(spec.lanes)
+                .chain(spec.narrow.map(|(_, n)| n))
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )));
+    }
+    let nx = if variant == Variant::Plain {
+        dims[0]
+    } else if lanes == 0 {
+        return Err(Error::InvalidConfig(format!(
+            "stencil `{}` declares 0 lanes for its vector variant; its spec must name at least 1",
+            spec.name
+        )));
+    } else {
+        dims[0].div_ceil(lanes)
+    };
+    let points = config.points.unwrap_or(1);
+    if points == 0 || (rank == 1 && points > 1) {
+        return Err(Error::InvalidConfig(format!(
+            "{}: {points} points per work-item; give 1 or more, and 1 for a 1-D stencil",
+            what("launch".into())
+        )));
+    }
+    // The slowest axis is walked `points` at a time.
+    let slow = if rank == 3 { 2 } else { 1 };
+    let mut items = [nx, dims[1], dims[2]];
+    items[slow] = items[slow].div_ceil(points);
+    let global = round_up(items, wg).ok_or_else(|| too_many_items(&what(format!("work-group {wg:?}")), shape))?;
+    // The vector variant loads whole aligned vectors where every row starts at a
+    // multiple of its lanes (OpenCL buffers start aligned to the largest type).
+    let mut options = format!("-D PTS={points}");
+    if variant == Variant::Vector {
+        if let Some((name, _)) = narrow {
+            kernel = name;
+            options += " -D CLFORGE_VEC4=1";
+        }
+        if dims[0].is_multiple_of(lanes) {
+            options += " -D VEC_ALIGNED=1";
+        }
+    }
+    Ok(Sized {
+        kernel,
+        global,
+        local: wg,
+        options,
+        local_points: 0,
+    })
+}
+
+/// The tiled, steps and march variants' sizes: an `x` by `rows` work-group per tile.
+fn size_tiled(
+    spec: &StencilSpec,
+    info: &DeviceInfo,
+    config: &LaunchConfig,
+    shape: Shape,
+    what: &dyn Fn(String) -> String,
+) -> Result<Sized> {
+    let (rank, variant, dims) = (spec.rank, config.variant, shape.dims());
+    let v = spec.variant(variant);
+    let steps = config.iterations();
+    let t = config.tile.unwrap_or_else(|| spec.tile_on(info, variant, steps));
+    let tile = || what(format!("tile {t:?}"));
+    check_extents(&[t.x, t.y, t.rows], 3, tile, "tile")?;
+    if rank == 1 && (t.y != 1 || t.rows != 1) {
+        return Err(Error::InvalidConfig(format!(
+            "{}: a 1-D stencil's tile has y = rows = 1",
+            tile()
+        )));
+    }
+    if variant == Variant::Steps && steps == 0 {
+        return Err(Error::InvalidConfig(format!(
+            "{} runs 0 steps per launch; give steps >= 1",
+            what("launch".into())
+        )));
+    }
+    let planes = config.march_planes();
+    if variant == Variant::March {
+        // The macro marks the variant unavailable below 3-D; a hand-written spec may not.
+        if rank != 3 {
+            return Err(Error::InvalidConfig(format!(
+                "{}: the march variant walks along z; it is for 3-D stencils only, and this one is \
+                 {rank}-D",
+                what("launch".into())
+            )));
+        }
+        if planes == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "{} marches over 0 planes per work-group; give march >= 1",
+                what("launch".into())
+            )));
+        }
+    }
+    // The steps kernel's tiles are `y` deep along z in 3-D (one group per z tile),
+    // one plane otherwise; the tiled kernel takes a group per plane, the march kernel
+    // one per `planes` planes.
+    let z = match (variant, rank) {
+        (Variant::Steps, 3) => dims[2].div_ceil(t.y),
+        (Variant::Steps, _) => 1,
+        (Variant::March, _) => dims[2].div_ceil(planes),
+        _ => dims[2],
+    };
+    // x: one work-item per point; y: `rows` work-items per `y` points.
+    let global = round_up([dims[0], dims[1].div_ceil(t.y), z], [t.x, 1, 1])
+        .and_then(|[gx, gy, gz]| Some([gx, gy.checked_mul(t.rows)?, gz]))
+        .ok_or_else(|| too_many_items(&tile(), shape))?;
+    let points = local_points(variant, t, steps, spec.halo, rank);
+    let mut options = format!("-D TILE_X={} -D TILE_Y={} -D WG_Y={}", t.x, t.y, t.rows);
+    if variant == Variant::Steps {
+        options.push_str(&format!(" -D STEPS={steps}"));
+        if rank == 3 {
+            options.push_str(&format!(" -D TILE_Z={}", t.y));
+        }
+    }
+    if variant == Variant::March {
+        options.push_str(&format!(" -D MARCH_Z={planes}"));
+    }
+    Ok(Sized {
+        kernel: v.kernel,
+        global,
+        local: [t.x, t.rows, 1],
+        options,
+        local_points: points.unwrap_or(usize::MAX),
+    })
 }

@@ -183,26 +183,7 @@ impl SweepPlan {
             _ => [block, 1, 1],
         };
         check_work_group(device.info(), &local, || format!("work-group {local:?} of {}", what()))?;
-        let local_bytes = match config.schedule {
-            Schedule::WaveLocal | Schedule::PersistentLocal => {
-                let [hx, hy, _] = spec.halo;
-                let points = (block + 2 * hx) * (block + 2 * hy);
-                (points * spec.local_bytes_per_point) as u64
-            }
-            Schedule::BlocksLocal => {
-                let [hx, hy, hz] = spec.halo;
-                let points = (block + 2 * hx) * (block + 2 * hy) * (block + 2 * hz);
-                (points * spec.local_bytes_per_point) as u64
-            }
-            Schedule::Strip if spec.boundary == Boundary::Fixed => {
-                // Each row's ring of recent values and the phase's copy of the strip above.
-                let [hx, hy, _] = spec.halo;
-                let ring = (hx + hy + 1).next_power_of_two();
-                let phase = config.phase.unwrap_or(DEFAULT_PHASE);
-                ((block * ring + hy * (phase + hx + hy) + 1) * spec.value_bytes) as u64
-            }
-            _ => 0,
-        };
+        let local_bytes = local_bytes(&spec, config, block);
         if local_bytes > device.info().local_mem_bytes {
             return Err(Error::DeviceLimit {
                 what: format!("`__local` memory of {} with blocks of {block}", what()),
@@ -212,41 +193,7 @@ impl SweepPlan {
                 hint: "choose a smaller block (or, for the strip schedule, a shorter phase)".into(),
             });
         }
-        // Only this schedule's kernel is built: the others' local arrays, sized by the same
-        // block edge, could exceed the device's local memory and fail the whole program.
-        let only = Schedule::ALL
-            .iter()
-            .position(|&x| x == config.schedule)
-            .unwrap_or_default();
-        let mut options = format!("-D SW_L={block} -D SW_ONLY={only}");
-        if base > 0 {
-            options.push_str(&format!(" -D SW_BASE={base}"));
-        }
-        if config.schedule.is_persistent() {
-            options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
-            if ptx_fence(device.info()) {
-                options.push_str(" -D SW_PTX_FENCE=1");
-            }
-        }
-        if config.schedule == Schedule::Strip {
-            let phase = config.phase.unwrap_or(DEFAULT_PHASE);
-            if phase == 0 || phase > 1 << 20 {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: phase {phase}; give 1 to {} steps between progress publications",
-                    what(),
-                    1 << 20
-                )));
-            }
-            let prefetch = config.prefetch.unwrap_or(DEFAULT_PREFETCH);
-            if prefetch > 1 << 20 {
-                return Err(Error::InvalidConfig(format!(
-                    "{}: prefetch stride {prefetch} columns; give 0 (none) to {}",
-                    what(),
-                    1 << 20
-                )));
-            }
-            options.push_str(&format!(" -D SW_C={phase} -D SW_PF={prefetch} -D SW_R={rows}"));
-        }
+        let options = build_options(device.info(), config, block, base, rows, &what)?;
         let program = device.program(spec.origin, spec.source, &options)?;
         let limits = program.kernel_limits(s.kernel)?;
         let items: usize = local.iter().product();
@@ -259,33 +206,7 @@ impl SweepPlan {
                 hint: "choose a smaller block".into(),
             });
         }
-        let persistent = if config.schedule.is_persistent() {
-            let cubes = config.schedule == Schedule::PersistentBlocks;
-            let n = if cubes {
-                blocks[0] * blocks[1] * blocks[2]
-            } else if config.schedule == Schedule::Strip {
-                blocks[1]
-            } else {
-                blocks[0] * blocks[1]
-            };
-            let mut flags = Buffer::new(device, n)?;
-            flags.write(&vec![0; n])?;
-            let mut ticket = Buffer::new(device, 2)?;
-            ticket.write(&[0, 0])?;
-            let order = if cubes {
-                Some(Buffer::from_slice(device, &plane_order(blocks))?)
-            } else {
-                None
-            };
-            Some(Mutex::new(Persistent {
-                flags,
-                ticket,
-                order,
-                epoch: 0,
-            }))
-        } else {
-            None
-        };
+        let persistent = persistent(device, config.schedule, blocks)?;
         Ok(SweepPlan {
             program,
             spec,
@@ -524,4 +445,107 @@ impl SweepLaunch for SweepPlan {
     fn check(&self) -> Result<()> {
         SweepPlan::check(self)
     }
+}
+
+/// The `__local` bytes a work-group of `config`'s schedule declares for blocks of `block`.
+fn local_bytes(spec: &SweepSpec, config: &SweepConfig, block: usize) -> u64 {
+    match config.schedule {
+        Schedule::WaveLocal | Schedule::PersistentLocal => {
+            let [hx, hy, _] = spec.halo;
+            let points = (block + 2 * hx) * (block + 2 * hy);
+            (points * spec.local_bytes_per_point) as u64
+        }
+        Schedule::BlocksLocal => {
+            let [hx, hy, hz] = spec.halo;
+            let points = (block + 2 * hx) * (block + 2 * hy) * (block + 2 * hz);
+            (points * spec.local_bytes_per_point) as u64
+        }
+        Schedule::Strip if spec.boundary == Boundary::Fixed => {
+            // Each row's ring of recent values and the phase's copy of the strip above.
+            let [hx, hy, _] = spec.halo;
+            let ring = (hx + hy + 1).next_power_of_two();
+            let phase = config.phase.unwrap_or(DEFAULT_PHASE);
+            ((block * ring + hy * (phase + hx + hy) + 1) * spec.value_bytes) as u64
+        }
+        _ => 0,
+    }
+}
+
+/// The build options of `config`'s schedule: its block, the one kernel built, the window's
+/// base, the persistent schedules' spin limit and fence, the strip's phase and prefetch.
+fn build_options(
+    info: &DeviceInfo,
+    config: &SweepConfig,
+    block: usize,
+    base: usize,
+    rows: usize,
+    what: &dyn Fn() -> String,
+) -> Result<String> {
+    // Only this schedule's kernel is built: the others' local arrays, sized by the same
+    // block edge, could exceed the device's local memory and fail the whole program.
+    let only = Schedule::ALL
+        .iter()
+        .position(|&x| x == config.schedule)
+        .unwrap_or_default();
+    let mut options = format!("-D SW_L={block} -D SW_ONLY={only}");
+    if base > 0 {
+        options.push_str(&format!(" -D SW_BASE={base}"));
+    }
+    if config.schedule.is_persistent() {
+        options.push_str(&format!(" -D SW_MAX_SPINS={MAX_SPINS}u"));
+        if ptx_fence(info) {
+            options.push_str(" -D SW_PTX_FENCE=1");
+        }
+    }
+    if config.schedule == Schedule::Strip {
+        let phase = config.phase.unwrap_or(DEFAULT_PHASE);
+        if phase == 0 || phase > 1 << 20 {
+            return Err(Error::InvalidConfig(format!(
+                "{}: phase {phase}; give 1 to {} steps between progress publications",
+                what(),
+                1 << 20
+            )));
+        }
+        let prefetch = config.prefetch.unwrap_or(DEFAULT_PREFETCH);
+        if prefetch > 1 << 20 {
+            return Err(Error::InvalidConfig(format!(
+                "{}: prefetch stride {prefetch} columns; give 0 (none) to {}",
+                what(),
+                1 << 20
+            )));
+        }
+        options.push_str(&format!(" -D SW_C={phase} -D SW_PF={prefetch} -D SW_R={rows}"));
+    }
+    Ok(options)
+}
+
+/// The flags, ticket and block order of a one-launch schedule (`None` for the others).
+fn persistent(device: &Device, schedule: Schedule, blocks: [usize; 3]) -> Result<Option<Mutex<Persistent>>> {
+    Ok(if schedule.is_persistent() {
+        let cubes = schedule == Schedule::PersistentBlocks;
+        let n = if cubes {
+            blocks[0] * blocks[1] * blocks[2]
+        } else if schedule == Schedule::Strip {
+            blocks[1]
+        } else {
+            blocks[0] * blocks[1]
+        };
+        let mut flags = Buffer::new(device, n)?;
+        flags.write(&vec![0; n])?;
+        let mut ticket = Buffer::new(device, 2)?;
+        ticket.write(&[0, 0])?;
+        let order = if cubes {
+            Some(Buffer::from_slice(device, &plane_order(blocks))?)
+        } else {
+            None
+        };
+        Some(Mutex::new(Persistent {
+            flags,
+            ticket,
+            order,
+            epoch: 0,
+        }))
+    } else {
+        None
+    })
 }
