@@ -1,10 +1,10 @@
 //! Grids: shapes, host grids and the cursors a body reads them through, device grids, packed
 //! grids and bit-packed lattices. Knows no kind and no target.
 
-pub(crate) mod bits;
+pub mod bits;
 pub(crate) mod device;
 pub(crate) mod host;
-pub(crate) mod packed;
+pub mod packed;
 pub(crate) mod shape;
 
 pub use bits::DeviceBits;

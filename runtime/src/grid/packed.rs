@@ -72,7 +72,7 @@ fn check_bits(bits: u32) -> Result<()> {
 /// point (in linear order) whose value does not fit.
 ///
 /// ```
-/// # use clforge_runtime::{HostGrid, Shape, stencil::packed};
+/// # use clforge_runtime::{HostGrid, Shape, grid::packed};
 /// let cell = HostGrid::from_vec(Shape::d2(3, 1), vec![1u8, 2, 0]).unwrap();
 /// assert_eq!(packed::pack(&cell, 2).unwrap(), vec![0b00_10_01]);
 /// let bad = HostGrid::from_vec(Shape::d2(3, 1), vec![1u8, 4, 0]).unwrap();
