@@ -1,4 +1,4 @@
-//! The `scaling` suite (issue 13): stencils split over several devices of one host
+//! The `scaling` suite: stencils split over several devices of one host
 //! (`Devices`, deep halos exchanged through the host), weak and strong scaling.
 //!
 //! Devices: every device of the chosen device's kind (all GPUs of the machine); on a machine
@@ -261,8 +261,8 @@ fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usi
     use clforge::runtime::fem::schedule::Schedule;
     use clforge::runtime::fem::split::SplitStepper;
     use clforge::runtime::fem::stepper::{Explicit, Stepper};
-    let model = crate::elements::model::model(elements, true)?;
-    let config = crate::elements::model::config(Schedule::Gather);
+    let model = crate::element::model::model(elements, true)?;
+    let config = crate::element::model::config(Schedule::Gather);
     let n = model.dof_count();
     let u0: Vec<f32> = noise(Shape::d1(n), 4)?.data().iter().map(|x| x * 1e-3).collect();
     let zero = vec![0f32; n];
