@@ -54,7 +54,7 @@ use clap::{Parser, ValueEnum};
 use clforge::prelude::*;
 use clforge::runtime::element::io::{CellKind, Field, VtkSeries};
 use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::schedule::{Blocking, ForceSchedule};
 use clforge::runtime::element::stepper::{
     check_resolution, stability_bound, wave_speed, Explicit, Load, Model, Stepper, StepperConfig, TimeFunction,
 };
@@ -127,14 +127,14 @@ enum ScheduleArg {
 }
 
 impl ScheduleArg {
-    fn schedule(self, blocking: Blocking) -> Schedule {
+    fn schedule(self, blocking: Blocking) -> ForceSchedule {
         match self {
-            ScheduleArg::Coloured => Schedule::Coloured,
-            ScheduleArg::Computed => Schedule::Computed,
-            ScheduleArg::Blocked => Schedule::Blocked(blocking),
-            ScheduleArg::BlockedMat => Schedule::BlockedMaterial(blocking),
-            ScheduleArg::Gather => Schedule::Gather,
-            ScheduleArg::Unstructured => Schedule::Unstructured,
+            ScheduleArg::Coloured => ForceSchedule::Coloured,
+            ScheduleArg::Computed => ForceSchedule::Computed,
+            ScheduleArg::Blocked => ForceSchedule::Blocked(blocking),
+            ScheduleArg::BlockedMat => ForceSchedule::BlockedMaterial(blocking),
+            ScheduleArg::Gather => ForceSchedule::Gather,
+            ScheduleArg::Unstructured => ForceSchedule::Unstructured,
         }
     }
 }

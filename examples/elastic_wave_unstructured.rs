@@ -2,7 +2,7 @@
 //! `elastic_wave`. The mesh is read from `examples/meshes/plate.msh` (2 m × 1 m, 5984 linear
 //! triangles, physical groups `left`, `right`, `bottom`, `top`, `plate`; docs/MESH-FILES.md),
 //! every triangle gets its own `K_e` (`Model::per_element`), and the explicit step runs on the
-//! default OpenCL device (`CLFORGE_DEVICE` picks another) with `Schedule::Unstructured`.
+//! default OpenCL device (`CLFORGE_DEVICE` picks another) with `ForceSchedule::Unstructured`.
 //!
 //! ```text
 //! # 5984 tri3, a few hundred steps: well under a second of stepping on 2 PoCL cores
@@ -38,7 +38,7 @@ use clap::Parser;
 use clforge::prelude::*;
 use clforge::runtime::element::io::{read_msh, CellKind, Field, VtkSeries};
 use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{stability_bound, Load, Model, Stepper, StepperConfig, TimeFunction};
 use clforge::runtime::element::Real;
 
@@ -182,7 +182,7 @@ fn main() -> Result<()> {
     let dt = args.cfl * bound.dt_max;
     let steps = args.steps.unwrap_or(((1.3 / c_p + 0.5 * period) / dt).ceil() as usize);
     let config = StepperConfig {
-        schedule: Schedule::Unstructured,
+        schedule: ForceSchedule::Unstructured,
         dt,
         alpha: 0.0,
         c_max: c_p,

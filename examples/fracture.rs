@@ -13,8 +13,8 @@
 //! cargo run --release --example fracture                                  # 128^3, K1 = K2 = 1
 //! cargo run --release --example fracture -- --k1 3 --k2 1 --seed 7
 //! cargo run --release --example fracture -- --size 1000x1000x500         # 1.5e9 bonds, a large GPU
-//! cargo run --release --example fracture -- --checkpoint run.bin          # save every minute
-//! cargo run --release --example fracture -- --resume run.bin              # continue bit for bit
+//! cargo run --release --example fracture -- --checkpoint out/fracture/run.bin   # save every minute
+//! cargo run --release --example fracture -- --resume out/fracture/run.bin       # continue bit for bit
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -106,8 +106,8 @@ struct Cli {
     /// Skip the VTK file (2 bytes per site: 1 GB at 1000x1000x500).
     #[arg(long)]
     no_vtk: bool,
-    /// Directory for the pictures and the VTK file.
-    #[arg(long, default_value = "fracture-out")]
+    /// Directory for the pictures and the VTK file (`out/` is ignored by git).
+    #[arg(long, default_value = "out/fracture")]
     out: PathBuf,
 }
 
@@ -128,6 +128,9 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
 }
 
 fn save(state: &BondState, path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let tmp = path.with_extension("partial");
     let file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     state.save(std::io::BufWriter::new(file))?;

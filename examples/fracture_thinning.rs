@@ -1,5 +1,5 @@
-//! How the device schedule's law approaches the serial reference's as it is thinned (issue 10,
-//! docs/LATTICE.md): for one (K1, K2) pair and many seeds, the broken bonds and columns at the
+//! How the device schedule's law approaches the serial reference's as it is thinned
+//! (docs/LATTICE.md): for one (K1, K2) pair and many seeds, the broken bonds and columns at the
 //! stop of the serial reference and of the parallel schedule's exact host replay (which equals the
 //! device bit for bit) at several thinnings, with 95 % confidence intervals.
 //!

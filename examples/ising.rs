@@ -4,7 +4,7 @@
 //! the final spins as a PNG.
 //!
 //! ```sh
-//! cargo run --release --example ising -- --size 1024 --beta 0.6 --steps 2000 --out ising.png
+//! cargo run --release --example ising -- --size 1024 --beta 0.6 --steps 2000 --out out/ising.png
 //! cargo run --release --example ising -- --devices 2     # the lattice split over 2 devices
 //! mpirun -np 2 target/release/examples/ising --ranks     # across MPI ranks (--features mpi)
 //! ```
@@ -50,7 +50,7 @@ struct Cli {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Where to write the final spins.
-    #[arg(long, default_value = "ising.png")]
+    #[arg(long, default_value = "out/ising.png")]
     out: PathBuf,
     /// Split the lattice along y over this many devices (every GPU in turn, else the default
     /// device repeated).
@@ -185,6 +185,9 @@ fn write_png(path: &std::path::Path, s: &HostGrid<i32>) -> Result<()> {
     use plotters::prelude::*;
     let [nx, ny, _] = s.shape().dims();
     let (w, h) = (nx.min(1024), ny.min(1024));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let root = BitMapBackend::new(path, (w as u32, h as u32)).into_drawing_area();
     for py in 0..h {
         for px in 0..w {

@@ -93,7 +93,7 @@
 //! ~6 GB (estimated). `--schedule serial` is as fast as `wave` on 2 CPU cores; the wavefronts
 //! are for GPUs.
 //!
-//! **Output** (`--out`, default `target/pollution_transport/`): `concentration.png` (2-D) or
+//! **Output** (`--out`, default `out/pollution_transport/`): `concentration.png` (2-D) or
 //! `concentration_xy.png` (horizontal slice at the first stack's height) and
 //! `concentration_xz.png` (vertical slice through it) (3-D): log10 of C over 6 decades below its
 //! maximum on Viridis, the wind speed in grey below that, wind arrows, obstacles dark, stacks as
@@ -1472,7 +1472,7 @@ struct Args {
     #[arg(long)]
     tau_p: Option<f64>,
     /// Output directory.
-    #[arg(long, default_value = "target/pollution_transport")]
+    #[arg(long, default_value = "out/pollution_transport")]
     out: PathBuf,
     /// No progress bars.
     #[arg(long)]

@@ -6,7 +6,7 @@ mod common;
 mod elements;
 
 use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::schedule::{Blocking, ForceSchedule};
 use clforge::runtime::element::stepper::{
     HostStepper, Load, Model, Stepper, StepperConfig, StepsBox, TimeFunction, MAX_GATHER_STEPS,
 };
@@ -78,7 +78,7 @@ fn random_matrix(n: usize, seed: u64) -> Vec<f64> {
     (0..n * n).map(|ij| 0.5 * (a[ij] + a[(ij % n) * n + ij / n])).collect()
 }
 
-fn config(schedule: Schedule) -> StepperConfig {
+fn config(schedule: ForceSchedule) -> StepperConfig {
     StepperConfig {
         schedule,
         dt: 0.05,
@@ -90,13 +90,13 @@ fn config(schedule: Schedule) -> StepperConfig {
 /// Runs `steps` steps of every schedule from the same random state with a pulse load and
 /// damping, against the host reference, in `f32` (relative error ≤ 1e-5) and in `f64`
 /// (≤ 1e-12); returns the `f32` device displacements per schedule.
-fn parity(model: &Model, schedules: &[Schedule], steps: usize, seed: u64) -> Vec<Vec<f32>> {
+fn parity(model: &Model, schedules: &[ForceSchedule], steps: usize, seed: u64) -> Vec<Vec<f32>> {
     parity_in::<f64>(model, schedules, steps, seed, 1e-12);
     parity_in::<f32>(model, schedules, steps, seed, 1e-5)
 }
 
 /// [`parity`] in precision `R` with relative tolerance `tol`.
-fn parity_in<R: Real>(model: &Model, schedules: &[Schedule], steps: usize, seed: u64, tol: f64) -> Vec<Vec<R>> {
+fn parity_in<R: Real>(model: &Model, schedules: &[ForceSchedule], steps: usize, seed: u64, tol: f64) -> Vec<Vec<R>> {
     let n = model.dof_count();
     let mut r = rng(seed);
     let u: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1.0..1.0))).collect();
@@ -179,10 +179,10 @@ fn non_finite_and_extreme_states_step_as_on_the_host() {
         for (i, x) in [(10, f64::NAN), (40, f64::INFINITY), (70, f64::NEG_INFINITY), (100, big)] {
             u[i] = R::of(x);
         }
-        let mut host = HostStepper::<R>::with_precision(model, &config(Schedule::Coloured)).unwrap();
+        let mut host = HostStepper::<R>::with_precision(model, &config(ForceSchedule::Coloured)).unwrap();
         host.set_state(&u, &v).unwrap();
         host.step(2);
-        for s in Schedule::structured(Blocking::default()) {
+        for s in ForceSchedule::structured(Blocking::default()) {
             let mut dev = Stepper::<R>::with_precision(&device(), model, &config(s)).unwrap();
             dev.set_state(&u, &v).unwrap();
             dev.step(2).unwrap();
@@ -235,7 +235,7 @@ fn quad4_schedules_match_host() {
     ] {
         let mut model = Model::new(quad4(), structured(quad4(), elements), k.clone(), 1.0).unwrap();
         model.stress = vec![g.clone()];
-        let results = parity(&model, &Schedule::structured(blocking), 20, 7);
+        let results = parity(&model, &ForceSchedule::structured(blocking), 20, 7);
         for r in &results[1..] {
             assert!(
                 slice_rel_error(r, &results[0]) <= 1e-5,
@@ -271,9 +271,9 @@ fn quad4_unstructured_matches_structured() {
     }
     let mut model = Model::new(quad4(), Mesh::Unstructured(um), k.clone(), 1.0).unwrap();
     model.stress = vec![g];
-    let unstructured = parity(&model, &[Schedule::Unstructured], 20, 11);
+    let unstructured = parity(&model, &[ForceSchedule::Unstructured], 20, 11);
     let model = Model::new(quad4(), Mesh::Structured(sm), k, 1.0).unwrap();
-    let structured = parity(&model, &[Schedule::Coloured, Schedule::Computed], 20, 11);
+    let structured = parity(&model, &[ForceSchedule::Coloured, ForceSchedule::Computed], 20, 11);
     assert!(slice_rel_error(&unstructured[0], &structured[0]) <= 1e-5);
 }
 
@@ -285,7 +285,7 @@ fn hex8_schedules_match_host() {
     g_model.stress = vec![random_matrix(24, 6)[..6 * 24].to_vec()];
     let results = parity(
         &g_model,
-        &Schedule::structured(Blocking {
+        &ForceSchedule::structured(Blocking {
             l_x: 3,
             l_y: 2,
             wi_size: 2,
@@ -304,7 +304,7 @@ fn quad9_schedules_match_host() {
     let model = Model::new(quad9(), structured(quad9(), [5, 7, 1]), k, 1.0).unwrap();
     parity(
         &model,
-        &Schedule::structured(Blocking {
+        &ForceSchedule::structured(Blocking {
             l_x: 2,
             l_y: 2,
             wi_size: 2,
@@ -330,8 +330,8 @@ fn block_materials_and_cracks_match_host() {
         model.elements.material[e] = u8::from(ex / 4 == 1 && ey / 6 == 0);
     }
     model.elements.crack_box(&sm, [2, 3, 0], [9, 5, 1]);
-    parity(&model, &[Schedule::BlockedMaterial(b)], 20, 12);
-    let err = Stepper::new(&device(), &model, &config(Schedule::Computed)).unwrap_err();
+    parity(&model, &[ForceSchedule::BlockedMaterial(b)], 20, 12);
+    let err = Stepper::new(&device(), &model, &config(ForceSchedule::Computed)).unwrap_err();
     assert!(err.to_string().contains("BlockedMaterial"), "{err}");
 }
 
@@ -353,7 +353,7 @@ fn cracked_elements_carry_no_force() {
     let run = |model: &Model| {
         let cfg = StepperConfig {
             alpha: 0.0,
-            ..config(Schedule::BlockedMaterial(Blocking {
+            ..config(ForceSchedule::BlockedMaterial(Blocking {
                 l_x: 4,
                 l_y: 2,
                 wi_size: 2,
@@ -390,7 +390,7 @@ fn energy_is_conserved_without_damping() {
     }
     let zeros = vec![0.0f32; u.len()];
     let cfg = StepperConfig {
-        schedule: Schedule::Gather,
+        schedule: ForceSchedule::Gather,
         dt: 0.2,
         alpha: 0.0,
         c_max: 1.0,
@@ -427,7 +427,7 @@ fn pulse_travels_at_plane_stress_p_wave_speed() {
     }
     let dt = 0.25;
     let cfg = StepperConfig {
-        schedule: Schedule::Gather,
+        schedule: ForceSchedule::Gather,
         dt,
         alpha: 0.0,
         c_max: (young / rho).sqrt(),
@@ -476,7 +476,7 @@ fn unstable_time_step_is_a_typed_error() {
     // The bound comes from K_e and the lumped masses (tests/runtime_checks.rs checks it).
     let bound = clforge::runtime::element::stability::stability_bound(&model, 0.0).unwrap();
     let cfg = StepperConfig {
-        schedule: Schedule::Computed,
+        schedule: ForceSchedule::Computed,
         dt: 1.01 * bound.dt_max,
         alpha: 0.0,
         c_max: 1.0,
@@ -523,7 +523,7 @@ fn derived_mass_gather_gives_the_bits_of_the_array_gather() {
         // The class table's order-1 elements sum the assembled node stencil unless told not to.
         let stencil = model.spec.order == 1;
         let run_with = |derived: bool, assembled: bool, rows: usize, group: Option<[usize; 2]>| {
-            let mut dev = Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
+            let mut dev = Stepper::<R>::with_precision(&device(), model, &config(ForceSchedule::Gather)).unwrap();
             assert!(
                 dev.derived_mass(),
                 "{}: the class table applies to a uniform grid",
@@ -653,15 +653,15 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     let (k, _) = quad4_plane_stress(1.0, 1.0, 1.0, 0.3);
     let mut model = Model::new(quad4(), structured(quad4(), [6, 5, 1]), k, 1.0).unwrap();
     let uniform_model = model.clone();
-    let uniform = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    let uniform = Stepper::new(&device(), &model, &config(ForceSchedule::Gather)).unwrap();
     assert!(uniform.derived_mass());
     model.mass[2 * 9 + 1] *= 1.5;
-    let mut dev = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    let mut dev = Stepper::new(&device(), &model, &config(ForceSchedule::Gather)).unwrap();
     assert!(!dev.derived_mass());
     let e = dev.set_derived_mass(true).unwrap_err().to_string();
     assert!(e.contains("same") && e.contains("class"), "{e}");
     // The other schedules never use it.
-    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    let mut coloured = Stepper::new(&device(), &model, &config(ForceSchedule::Coloured)).unwrap();
     assert!(!coloured.derived_mass() && coloured.set_derived_mass(true).is_err());
     // Rows per work-item: 1 to MAX_GATHER_ROWS, and only where the class-table gather runs.
     for rows in [0, clforge::runtime::element::stepper::MAX_GATHER_ROWS + 1] {
@@ -670,7 +670,7 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     }
     assert!(dev.set_gather_rows(2).is_err(), "no class table here");
     assert!(dev.set_gather_group([32, 4]).is_err(), "no class table here");
-    let mut table = Stepper::new(&device(), &uniform_model, &config(Schedule::Gather)).unwrap();
+    let mut table = Stepper::new(&device(), &uniform_model, &config(ForceSchedule::Gather)).unwrap();
     for group in [[0, 4], [32, 0], [1 << 16, 1 << 8]] {
         let e = table.set_gather_group(group).unwrap_err().to_string();
         assert!(e.contains("work-group") && e.contains(&format!("{group:?}")), "{e}");
@@ -680,7 +680,7 @@ fn derived_mass_is_refused_where_a_class_has_two_masses() {
     assert!(e.contains("class-table gather"), "{e}");
     // Turning it off is always allowed, and the steps still equal the host's.
     dev.set_derived_mass(false).unwrap();
-    parity(&model, &[Schedule::Gather], 5, 3);
+    parity(&model, &[ForceSchedule::Gather], 5, 3);
 }
 
 /// The gather's tuner times rows per work-item and work-groups, keeps the fastest, and changes
@@ -696,7 +696,7 @@ fn tuning_the_gather_keeps_the_state_and_the_bits() {
     let v: Vec<f32> = (0..n).map(|_| r.random_range(-1.0..1.0)).collect();
     let load = Load::point(n / model.spec.dofs / 2, model.spec.dofs, 0, 3.0, TimeFunction::Constant);
     let start = || {
-        let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+        let mut st = Stepper::new(&device(), &model, &config(ForceSchedule::Gather)).unwrap();
         st.set_state(&u, &v).unwrap();
         st.add_load(&load).unwrap();
         st.step(2).unwrap();
@@ -733,7 +733,7 @@ fn tuning_the_gather_keeps_the_state_and_the_bits() {
     assert!(timings.iter().all(|t| t.steps == 1), "{timings:?}");
     // Without one, 2, 3 and 4 steps per launch are timed too, and the choice changes no bits.
     let start_free = || {
-        let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+        let mut st = Stepper::new(&device(), &model, &config(ForceSchedule::Gather)).unwrap();
         st.set_state(&u, &v).unwrap();
         st
     };
@@ -755,7 +755,7 @@ fn tuning_the_gather_keeps_the_state_and_the_bits() {
     );
     assert_eq!(bits(&tuned.velocity().unwrap()), bits(&plain.velocity().unwrap()));
     // Nothing to tune on another schedule; no steps to time is an error too.
-    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    let mut coloured = Stepper::new(&device(), &model, &config(ForceSchedule::Coloured)).unwrap();
     let e = coloured.tune_gather(2).unwrap_err().to_string();
     assert!(e.contains("class-table gather"), "{e}");
     assert!(tuned.tune_gather(0).is_err());
@@ -806,7 +806,7 @@ fn several_gather_steps_per_launch_give_the_bits_of_single_steps() {
                 st.last_launches(),
             )
         };
-        let fresh = || Stepper::<R>::with_precision(&device(), model, &config(Schedule::Gather)).unwrap();
+        let fresh = || Stepper::<R>::with_precision(&device(), model, &config(ForceSchedule::Gather)).unwrap();
         for (state, steps) in [(&u, 7), (&special, 3)] {
             let single = run(&mut fresh(), state, steps, false);
             assert_eq!(single.2, steps, "{name}: a launch per step");
@@ -866,7 +866,7 @@ fn several_gather_steps_per_launch_give_the_bits_of_single_steps() {
 fn several_gather_steps_are_refused_where_they_cannot_run() {
     let (k, _) = quad4_plane_stress(1.0, 0.5, 1.0, 0.3);
     let model = Model::new(quad4(), structured(quad4(), [9, 6, 1]), k, 2.0).unwrap();
-    let mut st = Stepper::new(&device(), &model, &config(Schedule::Gather)).unwrap();
+    let mut st = Stepper::new(&device(), &model, &config(ForceSchedule::Gather)).unwrap();
     for steps in [0, MAX_GATHER_STEPS + 1] {
         let e = st.set_gather_steps(steps).unwrap_err().to_string();
         assert!(e.contains("gather steps") && e.contains(&steps.to_string()), "{e}");
@@ -893,11 +893,11 @@ fn several_gather_steps_are_refused_where_they_cannot_run() {
     st.set_gather_steps(1).unwrap();
     let e = st.set_gather_steps(2).unwrap_err().to_string();
     assert!(e.contains("switched off"), "{e}");
-    let mut coloured = Stepper::new(&device(), &model, &config(Schedule::Coloured)).unwrap();
+    let mut coloured = Stepper::new(&device(), &model, &config(ForceSchedule::Coloured)).unwrap();
     let e = coloured.set_gather_steps(2).unwrap_err().to_string();
     assert!(e.contains("class-table gather"), "{e}");
     let quad9_model = Model::new(quad9(), structured(quad9(), [4, 3, 1]), random_matrix(18, 8), 1.0).unwrap();
-    let mut q9 = Stepper::new(&device(), &quad9_model, &config(Schedule::Gather)).unwrap();
+    let mut q9 = Stepper::new(&device(), &quad9_model, &config(ForceSchedule::Gather)).unwrap();
     let e = q9.set_gather_steps(2).unwrap_err().to_string();
     assert!(e.contains("order 1"), "{e}");
 }

@@ -788,7 +788,7 @@ fn tuning_returns_the_fastest_candidate_that_ran() {
         candidates[0],
         Algorithm::Tiled(forming::default_tiling::<HexP2>()),
     ];
-    let forming::Tuned { best, times } = forming.tune(&elements, &list, 3).unwrap();
+    let forming::TunedAlgorithm { best, times } = forming.tune(&elements, &list, 3).unwrap();
     assert_eq!(times.len(), list.len());
     assert_eq!(times[0], (refused, None), "{times:?}");
     let ran: Vec<(Algorithm, f64)> = times.iter().filter_map(|&(a, t)| t.map(|t| (a, t))).collect();

@@ -11,7 +11,7 @@ use clforge::element;
 use clforge::runtime::element::matrices::{self, Lumping};
 use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::element::problem::{reference_lumping, Model};
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{stability_bound, HostStepper, Stepper, StepperConfig};
 use clforge::runtime::element::Element;
 use clforge::runtime::Error;
@@ -278,7 +278,7 @@ fn model_new_shares_the_element_mass_like_the_element_itself() {
     );
 }
 
-fn config(schedule: Schedule, model: &Model) -> StepperConfig {
+fn config(schedule: ForceSchedule, model: &Model) -> StepperConfig {
     StepperConfig {
         schedule,
         dt: 0.5 * stability_bound(model, 0.0).unwrap().dt_max,
@@ -353,7 +353,7 @@ fn quad8_on_a_structured_grid_validates_and_runs() {
     // orphan nodes stay at rest and the energy stays bounded.
     let device = common::device();
     let steps = 40;
-    let run = |model: &Model, schedule: Schedule| -> Vec<f32> {
+    let run = |model: &Model, schedule: ForceSchedule| -> Vec<f32> {
         let cfg = config(schedule, model);
         let u0 = initial(&model.mesh, &spec);
         let v0 = vec![0.0; u0.len()];
@@ -376,8 +376,8 @@ fn quad8_on_a_structured_grid_validates_and_runs() {
         }
         du
     };
-    let s = run(&model, Schedule::Coloured);
-    let u = run(&unstructured, Schedule::Unstructured);
+    let s = run(&model, ForceSchedule::Coloured);
+    let u = run(&unstructured, ForceSchedule::Unstructured);
     let u0 = initial(&model.mesh, &spec);
     let scale = s.iter().fold(0f32, |m, v| m.max(v.abs()));
     for (n, new) in map.iter().enumerate() {

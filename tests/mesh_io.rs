@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use clforge::runtime::element::io::{
-    parse_msh, read_msh, write_msh, write_vtu, Block, CellKind, Entity, Field, MshMesh, PhysicalGroup, VtkSeries,
+    parse_msh, read_msh, write_msh, write_vtu, Block, CellKind, Field, MshEntity, MshMesh, PhysicalGroup, VtkSeries,
 };
 use clforge::runtime::element::mesh::UnstructuredMesh;
 use clforge::runtime::Error;
@@ -288,7 +288,7 @@ fn msh_round_trips() {
     let a = back.physical("a").unwrap();
     assert_eq!(back.group_cells(a), vec![(CellKind::Tri3, vec![0, 2])]);
     // The entities it made up now exist, each with its group.
-    let made: Vec<&Entity> = back.entities.iter().filter(|e| e.dim == 2).collect();
+    let made: Vec<&MshEntity> = back.entities.iter().filter(|e| e.dim == 2).collect();
     assert_eq!(
         made.iter().map(|e| (e.tag, e.physical.clone())).collect::<Vec<_>>(),
         vec![(1, vec![20]), (2, vec![21])]

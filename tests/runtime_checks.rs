@@ -7,7 +7,7 @@ mod elements;
 mod kernels;
 
 use clforge::prelude::*;
-use clforge::runtime::element::schedule::{Blocking, Schedule};
+use clforge::runtime::element::schedule::{Blocking, ForceSchedule};
 use common::device;
 use kernels::jacobi::Jacobi;
 
@@ -216,7 +216,7 @@ fn element_blockings_beyond_the_device_are_refused() {
     let info = device().info().clone();
     let run = |b: Blocking| {
         let config = StepperConfig {
-            schedule: Schedule::BlockedMaterial(b),
+            schedule: ForceSchedule::BlockedMaterial(b),
             dt: 0.01,
             alpha: 0.0,
             c_max: 0.0,
@@ -332,7 +332,7 @@ mod fem {
     use super::elements::{hex8, quad4, quad9};
     use clforge::prelude::*;
     use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
-    use clforge::runtime::element::schedule::{plan, Schedule};
+    use clforge::runtime::element::schedule::{plan, ForceSchedule};
     use clforge::runtime::element::stepper::{HostStepper, Load, Model, Stepper, StepperConfig, TimeFunction};
     use clforge::runtime::element::{Element, ElementSpec};
 
@@ -345,7 +345,7 @@ mod fem {
 
     fn config() -> StepperConfig {
         StepperConfig {
-            schedule: Schedule::Unstructured,
+            schedule: ForceSchedule::Unstructured,
             dt: 1e-3,
             alpha: 0.0,
             c_max: 0.0,
@@ -380,7 +380,7 @@ mod fem {
             sm.min_spacing(),
         );
         let _ = sm.element_nodes(spec.node_offsets, usize::MAX);
-        assert!(plan(Schedule::Coloured, &Mesh::Structured(sm.clone()), &[]).is_err());
+        assert!(plan(ForceSchedule::Coloured, &Mesh::Structured(sm.clone()), &[]).is_err());
         assert!(Model::new(spec, Mesh::Structured(sm), zeros_k(&spec), 1.0).is_err());
         assert!(ElementMap::uniform(usize::MAX).is_err());
         let mut um = unstructured(&spec, [2, 2, 1]);
@@ -429,7 +429,7 @@ mod fem {
         let mut model = Model::of::<quad9::Quad9>(Mesh::Structured(good), &body).unwrap();
         model.mesh = Mesh::Structured(linear);
         let cfg = StepperConfig {
-            schedule: Schedule::Coloured,
+            schedule: ForceSchedule::Coloured,
             ..config()
         };
         assert!(matches!(
@@ -530,7 +530,7 @@ mod stability {
     use super::elements::hex8::{Hex8, Solid};
     use clforge::prelude::*;
     use clforge::runtime::element::mesh::{Mesh, StructuredMesh};
-    use clforge::runtime::element::schedule::Schedule;
+    use clforge::runtime::element::schedule::ForceSchedule;
     use clforge::runtime::element::stability::{stability_bound, wave_speed, SAFETY};
     use clforge::runtime::element::stepper::{HostStepper, Model, Stepper, StepperConfig};
     use clforge::runtime::element::Element;
@@ -592,7 +592,7 @@ mod stability {
 
     fn config(dt: f64, alpha: f64) -> StepperConfig {
         StepperConfig {
-            schedule: Schedule::Coloured,
+            schedule: ForceSchedule::Coloured,
             dt,
             alpha,
             c_max: 0.0,

@@ -1,5 +1,5 @@
 //! One `K_e`, `G_e` per element (issue 12, item 2): `Model::per_element` on distorted and
-//! simplex meshes steps on the device (`Schedule::Unstructured` reading `K_e` by element
+//! simplex meshes steps on the device (`ForceSchedule::Unstructured` reading `K_e` by element
 //! index) as on the host, per step within 1e-5 relative in f32 and 1e-12 in f64; per-element masses sum to
 //! ρ·V; inverted elements and misuse are typed errors.
 
@@ -9,7 +9,7 @@ mod simplices;
 
 use clforge::runtime::element::mesh::{ElementMap, Mesh, StructuredMesh, UnstructuredMesh};
 use clforge::runtime::element::problem::Model;
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
 use clforge::runtime::element::{Element, Real};
 use clforge::runtime::Error;
@@ -68,13 +68,13 @@ fn config(model: &Model) -> StepperConfig {
     config_with(
         model,
         match model.mesh {
-            Mesh::Unstructured(_) => Schedule::Unstructured,
-            Mesh::Structured(_) => Schedule::Gather,
+            Mesh::Unstructured(_) => ForceSchedule::Unstructured,
+            Mesh::Structured(_) => ForceSchedule::Gather,
         },
     )
 }
 
-fn config_with(model: &Model, schedule: Schedule) -> StepperConfig {
+fn config_with(model: &Model, schedule: ForceSchedule) -> StepperConfig {
     let alpha = 0.05;
     StepperConfig {
         schedule,
@@ -86,10 +86,10 @@ fn config_with(model: &Model, schedule: Schedule) -> StepperConfig {
 
 /// The schedules that step per-element matrices on the model's mesh: on an unstructured mesh
 /// the coloured scatter and the node gather, on a structured grid the gather.
-fn schedules(model: &Model) -> Vec<Schedule> {
+fn schedules(model: &Model) -> Vec<ForceSchedule> {
     match model.mesh {
-        Mesh::Unstructured(_) => vec![Schedule::Unstructured, Schedule::Gather],
-        Mesh::Structured(_) => vec![Schedule::Gather],
+        Mesh::Unstructured(_) => vec![ForceSchedule::Unstructured, ForceSchedule::Gather],
+        Mesh::Structured(_) => vec![ForceSchedule::Gather],
     }
 }
 
@@ -401,9 +401,9 @@ fn misuse_is_an_error_that_says_what_to_do() {
     let model = Model::per_element::<Quad4>(Mesh::Unstructured(mesh), &[m; 9]).unwrap();
     // Per-element matrices step only with the unstructured schedule.
     let mut cfg = config(&model);
-    cfg.schedule = Schedule::Coloured;
+    cfg.schedule = ForceSchedule::Coloured;
     let err = Stepper::new(&device(), &model, &cfg).unwrap_err();
-    assert!(err.to_string().contains("Schedule::Unstructured"), "{err}");
+    assert!(err.to_string().contains("ForceSchedule::Unstructured"), "{err}");
     // A matrix missing: the count must be the element count.
     let mut short = model.clone();
     short.stiffness.pop();
@@ -468,7 +468,7 @@ fn the_unstructured_gather_gives_the_host_bits() {
             _ => Model::per_element::<Tet10>(Mesh::Unstructured(mesh), &materials),
         }
         .unwrap();
-        let cfg = config_with(&model, Schedule::Gather);
+        let cfg = config_with(&model, ForceSchedule::Gather);
         let n = model.dof_count();
         fn state<R: Real>(r: &mut impl Rng, n: usize, specials: bool) -> Vec<R> {
             let mut x: Vec<R> = (0..n).map(|_| R::of(r.random_range(-1e-2..1e-2))).collect();
@@ -518,9 +518,9 @@ fn the_unstructured_gather_steps_meshes_the_colouring_cannot() {
     let mut r = rng(34);
     let materials: Vec<Solid> = (0..ring).map(|_| solid(&mut r)).collect();
     let model = Model::per_element::<Tri3>(Mesh::Unstructured(mesh.clone()), &materials).unwrap();
-    let err = Stepper::new(&device(), &model, &config_with(&model, Schedule::Unstructured)).unwrap_err();
+    let err = Stepper::new(&device(), &model, &config_with(&model, ForceSchedule::Unstructured)).unwrap_err();
     assert!(err.to_string().contains("64 colours"), "{err}");
-    let cfg = config_with(&model, Schedule::Gather);
+    let cfg = config_with(&model, ForceSchedule::Gather);
     parity_in::<f32>(&model, &cfg, 20, 35, 1e-5);
     parity_in::<f64>(&model, &cfg, 20, 35, 1e-12);
     // One matrix per material (congruent quads), two materials in alternate elements.
@@ -532,7 +532,7 @@ fn the_unstructured_gather_steps_meshes_the_colouring_cannot() {
     for e in (1..shared.mesh.element_count()).step_by(2) {
         shared.elements.material[e] = 1;
     }
-    let cfg = config_with(&shared, Schedule::Gather);
+    let cfg = config_with(&shared, ForceSchedule::Gather);
     let n = shared.dof_count();
     let u: Vec<f64> = (0..n).map(|_| r.random_range(-1e-2..1e-2)).collect();
     same_bits(&shared, &cfg, &u, &vec![0.0; n], 10).unwrap();
@@ -545,7 +545,7 @@ fn the_unstructured_gather_steps_meshes_the_colouring_cannot() {
 fn a_structured_grid_steps_with_the_unstructured_scatter() {
     let grid = StructuredMesh::for_element(&Quad4::spec(), [6, 5, 1], [0.6, 0.5, 1.0]).unwrap();
     let model = Model::of::<Quad4>(Mesh::Structured(grid), &plate(&mut rng(37))).unwrap();
-    let cfg = config_with(&model, Schedule::Unstructured);
+    let cfg = config_with(&model, ForceSchedule::Unstructured);
     parity_in::<f32>(&model, &cfg, 20, 38, 1e-5);
     parity_in::<f64>(&model, &cfg, 20, 38, 1e-12);
 }
@@ -565,7 +565,7 @@ fn a_split_fem_step_gives_the_single_device_bits() {
     for e in [2, 17, 40] {
         model.elements.dead[e] = true;
     }
-    let cfg = config_with(&model, Schedule::Gather);
+    let cfg = config_with(&model, ForceSchedule::Gather);
     let n = model.dof_count();
     let d = device();
     fn run<R: Real>(
@@ -680,7 +680,7 @@ fn a_split_structured_grid_steps_as_one_device() {
     let n = model.dof_count();
     let u: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 * 1e-3).collect();
     let d = device();
-    let cfg = config_with(&model, Schedule::Gather);
+    let cfg = config_with(&model, ForceSchedule::Gather);
     // The one device sums element by element as the parts do (the assembled node stencil sums
     // K_e first: another order, compared below to its own tolerance).
     let mut one = Stepper::new(&d, &model, &cfg).unwrap();
@@ -695,7 +695,7 @@ fn a_split_structured_grid_steps_as_one_device() {
     assert!(slice_rel_error(&want, &u) > 1e-3, "the state hardly moved");
     let e = slice_rel_error(&assembled.displacement().unwrap(), &want);
     assert!(e <= 1e-5, "assembled stencil vs element rows {e:e}");
-    for schedule in [Schedule::Gather, Schedule::Unstructured] {
+    for schedule in [ForceSchedule::Gather, ForceSchedule::Unstructured] {
         let devices = Devices::new(vec![d.clone(); 3])
             .unwrap()
             .with_weights(&[2.0, 1.0, 1.0])

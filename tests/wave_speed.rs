@@ -26,7 +26,7 @@ mod simplices;
 
 use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
 use clforge::runtime::element::problem::Model;
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{stability_bound, HostStepper, Load, Stepper, StepperConfig, TimeFunction};
 use common::{device, rng, slice_rel_error};
 use rand::Rng;
@@ -114,7 +114,7 @@ fn p_wave_on_unstructured_triangles_moves_at_the_plane_stress_speed() {
     let c_p = (MATERIAL.e / (MATERIAL.rho * (1.0 - MATERIAL.nu * MATERIAL.nu))).sqrt();
     let c_bar = (MATERIAL.e / MATERIAL.rho).sqrt();
     let config = StepperConfig {
-        schedule: Schedule::Unstructured,
+        schedule: ForceSchedule::Unstructured,
         dt: 0.9 * stability_bound(&model, 0.0).unwrap().dt_max,
         alpha: 0.0,
         c_max: 0.0,

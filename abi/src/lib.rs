@@ -131,3 +131,25 @@ mod tests {
         assert_eq!(mask_words(3, 1, 1), 1);
     }
 }
+
+/// Where a generated kernel's parameter comes from at launch. The macro prints one list per
+/// kernel from the IR (`ir::Param::binding`), in the kernel's parameter order; the runtime
+/// binds every launch of every kind from it, so no argument order is written twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bind {
+    /// The launch's argument `i`: the user's function arguments in order, less `at: Point`.
+    Arg(usize),
+    /// Output `i` of a stencil (0: the first; a reduction output binds its partials).
+    Out(usize),
+    /// The launched grid's extent along an axis (`nx`, `ny`, `nz`).
+    Extent(usize),
+    /// Where the launched grid starts in the whole grid along an axis (0 on one device).
+    Origin(usize),
+    /// The whole grid's extent along an axis (the launched grid's on one device).
+    Whole(usize),
+    /// The box whose points a reduction counts: its low corner (0..3), then its high (3..6).
+    ReduceBox(usize),
+    /// A value the kind's plan supplies by name (a sweep's diagonal, a lattice's seed and
+    /// colour, an element schedule's arrays).
+    Named(&'static str),
+}

@@ -1,25 +1,31 @@
 //! `clforge-bench`: how fast clforge's generated kernels run on one device, against the
 //! device's own roofline measured in the same run and against hand-written baselines
-//! (seed 002's CUDA kernels ported to OpenCL).
+//! (the seeds' kernels ported to OpenCL). The suites are laid out by kind, like the runtime:
+//!
+//! | suite | kind | module |
+//! |---|---|---|
+//! | `stencils` | stencil: Jacobi (seed 002) vs the seed's kernels, 3-D heat, tuning, small grids | `stencil/` |
+//! | `sweeps`, `sweeps-check`, `chain` | sweep: seed 001's sweeps, their bitwise check, the latency floor | `sweep/` |
+//! | `lattice`, `fracture`, `fracture-study` | lattice: Ising, seed 003's fracture and its statistics | `lattice/` |
+//! | `elements`, `element-matrices` | element: one explicit step (seed 000), matrices (seed 004) | `element/` |
+//! | `scaling` | stencils and the explicit FEM step split over several devices | `scaling.rs` |
+//! | `roofline` | copy bandwidth and FMA rate only | `roofline.rs` |
 //!
 //! ```text
 //! cargo run --release --bin clforge-bench -- stencils [--device gpu] [--sizes 512x256,4096,512x512x512]
 //!     [--quick] [--json target/bench.json] [--reps 50] [--retune] [--no-f64]
-//! cargo run --release --bin clforge-bench -- roofline
 //! cargo run --release --bin clforge-bench -- elements [--quick] [--json F] [--sizes 2048x1024,4096x2048,56x56x56]
+//! cargo run --release --bin clforge-bench -- element-matrices --device-only --min-order 3 --max-order 6
 //! ```
 //!
 //! Every time is the device time of profiling events (median, min, max of `--reps`
-//! launches after two warm-up launches). Every generated kernel is checked against the
-//! host reference on a small grid before it is timed. The `elements` suite times one explicit
-//! FEM step per schedule against seed 000's appendix kernels (see `elements/mod.rs`).
+//! launches after two warm-up launches) unless a suite says otherwise. Every kernel is checked
+//! against its host reference on a small grid before it is timed. Shared by the suites:
+//! `measure.rs` (timing), `options.rs` and `report.rs` (the stencil and element tables),
+//! `roofline.rs`, `real.rs`, and `baselines/` (the seeds' kernels, sources in `bench/baselines/`).
 
 mod baselines;
-mod chain;
-mod elements;
-mod forming;
-mod fracture;
-mod kernels;
+mod element;
 mod lattice;
 mod measure;
 mod options;
@@ -27,8 +33,8 @@ mod real;
 mod report;
 mod roofline;
 mod scaling;
-mod stencils;
-mod sweeps;
+mod stencil;
+mod sweep;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -69,8 +75,8 @@ enum Suite {
     FractureStudy,
     /// Seed 004's table: f64 element stiffness matrices of trunk hexahedra, p = 1..6.
     ElementMatrices,
-    /// Stencils split over every device of the chosen kind (`Devices`): weak and strong
-    /// scaling of Jacobi 2-D and the 3-D heat step, halo exchange time.
+    /// Split over every device of the chosen kind (`Devices`): weak and strong scaling of
+    /// Jacobi 2-D, the 3-D heat step and the explicit FEM step, halo exchange time.
     Scaling,
 }
 
@@ -217,13 +223,13 @@ fn main() -> Result<()> {
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let m = cli.sizes.as_ref().and_then(|s| s.first()).map(|s| s.dims()[0]);
-        let sel = forming::Selection {
+        let sel = element::forming::Selection {
             min_order: cli.min_order,
             kernels: cli.kernels.clone(),
             device_only: cli.device_only,
             tune: cli.tune,
         };
-        let report = forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
+        let report = element::forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
         return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Scaling {
@@ -234,7 +240,7 @@ fn main() -> Result<()> {
         return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Chain {
-        let report = chain::run(&dev, reps)?;
+        let report = sweep::chain::run(&dev, reps)?;
         return publish(&report.table(), &report, cli.json.as_deref());
     }
     if cli.suite == Suite::Lattice {
@@ -248,7 +254,7 @@ fn main() -> Result<()> {
                 .collect()
         });
         return if cli.suite == Suite::Fracture {
-            let r = fracture::run(&dev, cli.quick, sizes.as_deref(), cli.serial_up_to)?;
+            let r = lattice::fracture::run(&dev, cli.quick, sizes.as_deref(), cli.serial_up_to)?;
             publish(&r.table(), &r, cli.json.as_deref())
         } else {
             let size = sizes.and_then(|s| s.first().copied()).unwrap_or(if cli.quick {
@@ -263,7 +269,7 @@ fn main() -> Result<()> {
             if seeds < 2 {
                 bail!("--seeds {seeds}: a statistical comparison needs at least 2 seeds per schedule");
             }
-            let r = fracture::study(cli.on_device.then_some(&dev), size, seeds, cli.thinning, threads)?;
+            let r = lattice::fracture::study(cli.on_device.then_some(&dev), size, seeds, cli.thinning, threads)?;
             publish(&r.table(), &r, cli.json.as_deref())
         };
     }
@@ -272,25 +278,25 @@ fn main() -> Result<()> {
             .sizes
             .clone()
             .unwrap_or_else(|| vec![Shape::d2(2048, 2048), Shape::d2(16384, 16384)]);
-        return sweeps::check(&dev, &sizes);
+        return sweep::check(&dev, &sizes);
     }
     if cli.suite == Suite::Sweeps {
-        let report = sweeps::run(&dev, cli.quick, reps)?;
+        let report = sweep::run(&dev, cli.quick, reps)?;
         print!("{}", report.table());
         if let Some(path) = &cli.json {
-            sweeps::write_json(&report, path)?;
+            sweep::write_json(&report, path)?;
             eprintln!("wrote {}", path.display());
         }
         return Ok(());
     }
     let report = match cli.suite {
-        Suite::Stencils => stencils::run(&dev, &opts, "stencils")?,
+        Suite::Stencils => stencil::run(&dev, &opts, "stencils")?,
         Suite::Elements => {
             let sizes = match &cli.sizes {
                 Some(sizes) => sizes.clone(),
-                None => elements::default_sizes(&dev, cli.quick),
+                None => element::default_sizes(&dev, cli.quick),
             };
-            elements::run(&dev, &opts, &sizes)?
+            element::run(&dev, &opts, &sizes)?
         }
         Suite::Sweeps
         | Suite::SweepsCheck

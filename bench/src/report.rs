@@ -204,6 +204,25 @@ impl Report {
     /// The table for stdout.
     pub fn table(&self) -> String {
         let mut s = String::new();
+        self.head(&mut s);
+        self.results_table(&mut s);
+        self.tuning_table(&mut s);
+        self.iterations_table(&mut s);
+        if !self.elements.is_empty() {
+            s.push_str(&elements_table(&self.elements, self.copy_gb_s));
+        }
+        for skip in &self.skipped {
+            let _ = writeln!(s, "skipped: {skip}");
+        }
+        if let Some(cache) = &self.tune_cache {
+            let _ = writeln!(s, "\ntuning cache: {cache}");
+        }
+        let _ = writeln!(s, "wall time {:.1} s", self.wall_s);
+        s
+    }
+
+    /// The suite, the device, how times are taken, the roofline and the checks.
+    fn head(&self, s: &mut String) {
         let d = &self.device;
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let _ = writeln!(
@@ -259,7 +278,10 @@ impl Report {
             "\nchecks: {} kernels/configs match the host reference on small grids ({exact} bit for bit, worst relative error {worst:.1e})",
             self.checks.len()
         );
+    }
 
+    /// Per case and shape, every implementation's times.
+    fn results_table(&self, s: &mut String) {
         let mut groups: Vec<(&str, &str)> = Vec::new();
         for r in &self.results {
             if !groups.contains(&(r.case.as_str(), r.shape.as_str())) {
@@ -314,7 +336,10 @@ impl Report {
                 );
             }
         }
+    }
 
+    /// The tuner's choice per case against the default configuration.
+    fn tuning_table(&self, s: &mut String) {
         if !self.tuning.is_empty() {
             let _ = writeln!(
                 s,
@@ -333,6 +358,10 @@ impl Report {
                 );
             }
         }
+    }
+
+    /// The small-grid study: batched, synchronous and raw launches.
+    fn iterations_table(&self, s: &mut String) {
         if !self.iterations.is_empty() {
             let _ = writeln!(
                 s,
@@ -362,17 +391,6 @@ impl Report {
                 );
             }
         }
-        if !self.elements.is_empty() {
-            s.push_str(&elements_table(&self.elements, self.copy_gb_s));
-        }
-        for skip in &self.skipped {
-            let _ = writeln!(s, "skipped: {skip}");
-        }
-        if let Some(cache) = &self.tune_cache {
-            let _ = writeln!(s, "\ntuning cache: {cache}");
-        }
-        let _ = writeln!(s, "wall time {:.1} s", self.wall_s);
-        s
     }
 }
 
@@ -453,7 +471,7 @@ fn elements_table(rows: &[ElementRow], copy_gb_s: f64) -> String {
                 let under: Vec<&str> = under.map(|r| r.schedule.as_str()).collect();
                 let _ = writeln!(
                     s,
-                    "  target (issue 4): 1000 steps of 2M elements <= 50 ms with the best schedule: {} {:.2} ms ({}; \
+                    "  target: 1000 steps of 2M elements <= 50 ms with the best schedule: {} {:.2} ms ({}; \
                      its own roofline {:.2} ms); >= 70 % of own roofline: {}",
                     b.schedule,
                     b.ms_per_1000_steps,

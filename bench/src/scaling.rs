@@ -1,4 +1,4 @@
-//! The `scaling` suite (issue 13): stencils split over several devices of one host
+//! The `scaling` suite: stencils split over several devices of one host
 //! (`Devices`, deep halos exchanged through the host), weak and strong scaling.
 //!
 //! Devices: every device of the chosen device's kind (all GPUs of the machine); on a machine
@@ -258,11 +258,11 @@ case!(heat, ScaleHeat, "heat-3d", []);
 /// the node gather) on `dev` alone or split over `devices` (`SplitStepper`, ghosts exchanged
 /// every `depth` steps); the split run is checked bit for bit first.
 fn fem(dev: &Device, devices: Option<&Devices>, elements: [usize; 2], steps: usize) -> Result<Timing> {
-    use clforge::runtime::element::schedule::Schedule;
+    use clforge::runtime::element::schedule::ForceSchedule;
     use clforge::runtime::element::split::SplitStepper;
     use clforge::runtime::element::stepper::{Explicit, Stepper};
-    let model = crate::elements::model::model(elements, true)?;
-    let config = crate::elements::model::config(Schedule::Gather);
+    let model = crate::element::model::model(elements, true)?;
+    let config = crate::element::model::config(ForceSchedule::Gather);
     let n = model.dof_count();
     let u0: Vec<f32> = noise(Shape::d1(n), 4)?.data().iter().map(|x| x * 1e-3).collect();
     let zero = vec![0f32; n];

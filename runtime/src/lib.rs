@@ -49,7 +49,7 @@ pub use grid::{
     check_shape, Boundary, DeviceGrid, Grid, Grid1, Grid2, Grid3, HostGrid, Packable, PackedGrid, Point, Shape, Sweep,
     Sweep1, Sweep2, Sweep3, TargetGrid, UpdateRegion,
 };
-pub use launch::{KernelArg, KernelScalar, Max, Min, PackedArg, Reduce, Reduction, Sum};
+pub use launch::{Bind, KernelArg, KernelScalar, Max, Min, PackedArg, Reduce, Reduction, Sum};
 pub use params::{Params, StructBytes, StructDecl};
 
 #[cfg(feature = "mpi")]

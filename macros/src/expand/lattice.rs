@@ -3,7 +3,7 @@
 //! the same random numbers).
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Binding, Body, Program};
+use crate::ir::{Body, Program};
 use crate::model::lattice::Lattice;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -27,28 +27,13 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
     let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
-    // `LatticePlan::run` binds the user's arguments in order, then the extents, then the
-    // stream and the colour: the kernel's signature must start that way.
-    let expected: Vec<Binding> = (0..k.args.len())
-        .map(Binding::UserArg)
-        .chain((0..3).map(Binding::Extent))
-        .collect();
     let Some(kernel) = p.kernels.first() else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
             "a lattice rule without its kernel",
         ));
     };
-    // seed (2 words), step, colour; an unpacked rule also its place in a split lattice (4).
-    let named = if l.packed { 4 } else { 8 };
-    if kernel.params.len() != expected.len() + named
-        || kernel.params.iter().zip(&expected).any(|(q, e)| q.binding != *e)
-    {
-        return Err(crate::diag::internal(
-            item.sig.ident.span(),
-            "the lattice kernel's signature differs from the plan's argument order",
-        ));
-    }
+    let params = super::bind::binds(kernel, &k.args);
     let kname = &kernel.name;
     let l_state = l.state;
     let colours = l.colours;
@@ -156,6 +141,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, text: &str) -> s
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     kernel: #kname,
+                    params: #params,
                     colours: #colours,
                     packed: #packed,
                     origin: #origin,

@@ -3,6 +3,7 @@
 //! `source.rs` for the source's run-time completion; `checks.rs` for assumed-type checks.
 //! Reads the model, the IR and the rendered text; never decides anything about a kernel.
 
+pub mod bind;
 pub mod checks;
 pub mod element;
 pub mod lattice;

@@ -2,7 +2,7 @@
 //! host reference driver.
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Binding, Body, Program};
+use crate::ir::{Body, Program};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -41,41 +41,10 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                 Some(why) => quote!(::core::option::Option::Some(#why)),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local })
+            let params = super::bind::binds(kn, &k.args);
+            quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local, params: #params })
         })
         .collect();
-    // `StencilPlan` binds the output, the user's arguments in order, then the extents: the IR's
-    // signature of every variant must say the same.
-    let expected: Vec<Binding> = std::iter::once(Binding::Output)
-        .chain((1..=k.more.len()).map(Binding::MoreOutput))
-        .chain(
-            (0..k.args.len())
-                .filter(|&i| !matches!(k.args[i], crate::model::Arg::Point { .. }))
-                .map(Binding::UserArg),
-        )
-        .chain((0..3).map(Binding::Extent))
-        .chain(
-            k.uses_point
-                .then(|| (0..3).map(Binding::Origin).chain((0..3).map(Binding::WholeExtent)))
-                .into_iter()
-                .flatten(),
-        )
-        .chain(
-            (k.out_reduce.is_some() || k.more.iter().any(|o| o.reduce.is_some()))
-                .then(|| (0..6).map(Binding::ReduceBox))
-                .into_iter()
-                .flatten(),
-        )
-        .collect();
-    if p.kernels
-        .iter()
-        .any(|kn| kn.params.iter().map(|q| &q.binding).ne(expected.iter()))
-    {
-        return Err(crate::diag::internal(
-            item.sig.ident.span(),
-            "a stencil kernel's signature differs from the plan's argument order",
-        ));
-    }
     let names: Vec<&String> = p.kernels.iter().map(|k| &k.name).collect();
     let [plain, tiled, vector, steps, march] = names[..] else {
         return Err(crate::diag::internal(

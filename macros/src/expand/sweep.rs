@@ -2,7 +2,7 @@
 //! the host reference (the sequential sweep, in place).
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Binding, Body, Program};
+use crate::ir::{Body, Program};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -28,22 +28,6 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
     let value_bytes = k.out.bytes();
     let local_bytes = p.kernels.get(2).map_or(0, |kn| kn.local_bytes_per_point);
-    // `SweepPlan::run` binds the user's arguments in order, then the extents, then the
-    // schedule's own parameters: every kernel's signature must start that way.
-    let expected: Vec<Binding> = (0..k.args.len())
-        .map(Binding::UserArg)
-        .chain((0..3).map(Binding::Extent))
-        .collect();
-    if p.kernels.len() != 9
-        || p.kernels
-            .iter()
-            .any(|kn| kn.params.len() < expected.len() || kn.params.iter().zip(&expected).any(|(q, e)| q.binding != *e))
-    {
-        return Err(crate::diag::internal(
-            item.sig.ident.span(),
-            "a sweep kernel's signature differs from the plan's argument order",
-        ));
-    }
     let schedules: Vec<TokenStream> = p
         .kernels
         .iter()
@@ -53,7 +37,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                 Some(why) => quote!(::core::option::Option::Some(#why)),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable })
+            let params = super::bind::binds(kn, &k.args);
+            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable, params: #params })
         })
         .collect();
 

@@ -10,7 +10,7 @@ use crate::element::kernels::{At, ElementKernels};
 use crate::element::load::check_load;
 use crate::element::mesh::Mesh;
 use crate::element::reference::padded;
-use crate::element::schedule::{Pass, Schedule};
+use crate::element::schedule::{ForceSchedule, Pass};
 use crate::element::spec::ElementSpec;
 use crate::element::step::blocks::block_control;
 use crate::element::step::real::Real;
@@ -70,7 +70,7 @@ pub(crate) fn int_index(what: &str, n: usize) -> Result<i32> {
 pub(crate) fn check_launches(
     info: &DeviceInfo,
     spec: &ElementSpec,
-    schedule: Schedule,
+    schedule: ForceSchedule,
     passes: &[Pass],
     real_bytes: usize,
 ) -> Result<()> {
@@ -87,7 +87,7 @@ pub(crate) fn check_launches(
             });
         }
     }
-    if let Schedule::BlockedMaterial(b) = schedule {
+    if let ForceSchedule::BlockedMaterial(b) = schedule {
         let nd = spec.nd();
         let ndp = nd.div_ceil(clforge_abi::LANES) * clforge_abi::LANES;
         // `real` is `float` or `double` (`real_bytes`); mask words are 4-byte `uint`s.
@@ -186,13 +186,13 @@ pub(crate) struct DeviceLoad<R: Real> {
     pub(crate) n: usize,
 }
 
-/// The explicit step on an OpenCL device, for any [`Schedule`], in precision `R`: `f32` (the
+/// The explicit step on an OpenCL device, for any [`ForceSchedule`], in precision `R`: `f32` (the
 /// default) or `f64` (`Stepper::<f64>::new`; the device needs `cl_khr_fp64`). The element
 /// kernels are the same source built with `real` = `R`; the model's `f64` matrices, masses and
 /// loads are rounded to `R` on upload, as [`HostStepper<R>`] rounds them.
 pub struct Stepper<R: Real = f32> {
     pub(crate) spec: ElementSpec,
-    pub(crate) schedule: Schedule,
+    pub(crate) schedule: ForceSchedule,
     pub(crate) program: Program,
     pub(crate) passes: Vec<Pass>,
     pub(crate) mesh_dims: [i32; 3],
@@ -316,7 +316,7 @@ impl<R: Real> Stepper<R> {
             })
             .collect();
         let (control, masks) = match (schedule, &model.mesh) {
-            (Schedule::BlockedMaterial(b), Mesh::Structured(m)) => block_control(b, m, &model.elements)?,
+            (ForceSchedule::BlockedMaterial(b), Mesh::Structured(m)) => block_control(b, m, &model.elements)?,
             _ => (vec![0; 4], vec![0]),
         };
         let (minv, damp) = model.integration(config.alpha);
@@ -327,7 +327,7 @@ impl<R: Real> Stepper<R> {
         };
         let zeros = vec![R::default(); n];
         let mass_table = match (&model.mesh, schedule) {
-            (Mesh::Structured(_), Schedule::Gather) if !model.per_element && spec.nodes <= MAX_CLASS_ROLES => {
+            (Mesh::Structured(_), ForceSchedule::Gather) if !model.per_element && spec.nodes <= MAX_CLASS_ROLES => {
                 mass_table(&conn, spec.nodes, spec.dofs, &model.fixed, &minv, &damp)
                     .map(|(tab, bits)| -> Result<MassTable<R>> {
                         Ok(MassTable {
@@ -438,7 +438,7 @@ impl<R: Real> Stepper<R> {
         }
         self.u.write_at(first, u)?;
         self.v.write_at(first, v)?;
-        if self.schedule == Schedule::Gather {
+        if self.schedule == ForceSchedule::Gather {
             // The fused gather starts each step from `C·v` itself: there is no `F` to keep.
             return Ok(());
         }
@@ -512,7 +512,7 @@ impl<R: Real> Stepper<R> {
                 self.v.write_at_async(Lane::Compute, first, v, &[])?,
             ]
         };
-        if self.schedule != Schedule::Gather {
+        if self.schedule != ForceSchedule::Gather {
             crate::error::check_len("damping staging", v.len(), f.len())?;
             for ((f, &c), &v) in f.iter_mut().zip(self.damping(first, v.len())?).zip(v) {
                 *f = c * v;
@@ -623,7 +623,7 @@ impl<R: Real> Stepper<R> {
         let [nx, ny, nz] = self.mesh_dims;
         // Per-element G_e are in element order on any mesh: the unstructured kernel reads them
         // with the connectivity (a structured grid's too).
-        if self.schedule == Schedule::Unstructured || self.gather_unstructured || self.per_element {
+        if self.schedule == ForceSchedule::Unstructured || self.gather_unstructured || self.per_element {
             let at = At {
                 program: &self.program,
                 global: &[self.n_elements],

@@ -10,8 +10,8 @@
 //! through host memory. Nodes are numbered per part as: own nodes that are ghosts elsewhere,
 //! other own nodes, ghosts — so an exchange reads and writes one contiguous range per part.
 //!
-//! The sub-models step with `Schedule::Gather` (the node gather on their unstructured
-//! sub-meshes) unless the configuration asks for `Schedule::Unstructured`. With the gather, each
+//! The sub-models step with `ForceSchedule::Gather` (the node gather on their unstructured
+//! sub-meshes) unless the configuration asks for `ForceSchedule::Unstructured`. With the gather, each
 //! DOF sums its elements in element order on any number of parts: without loads a split run
 //! gives the bits of one device's gather on the same mesh as an unstructured mesh.
 
@@ -24,7 +24,7 @@ use crate::element::load::Load;
 use crate::element::mesh::{ElementMap, Mesh, UnstructuredMesh};
 use crate::element::plan::{Explicit, Stepper};
 use crate::element::problem::{Model, StepperConfig};
-use crate::element::schedule::Schedule;
+use crate::element::schedule::ForceSchedule;
 use crate::element::stability::{check_time_step, StabilityBound};
 use crate::element::step::real::Real;
 use crate::error::{Error, Result};
@@ -221,8 +221,8 @@ pub(crate) fn partition(model: &Model, weights: &[f64], layers: usize, config: &
             }
         }
         let schedule = match config.schedule {
-            Schedule::Unstructured => Schedule::Unstructured,
-            _ => Schedule::Gather,
+            ForceSchedule::Unstructured => ForceSchedule::Unstructured,
+            _ => ForceSchedule::Gather,
         };
         let cfg = StepperConfig { schedule, ..*config };
         let mut parts = Vec::with_capacity(k);
@@ -307,7 +307,7 @@ impl<R: Real> SplitStepper<R> {
     }
 
     /// Whether exchanges inside a `step(n)` overlap interior work: asked for by
-    /// [`Devices::overlap`], on two or more devices, with the node gather (`Schedule::Gather`).
+    /// [`Devices::overlap`], on two or more devices, with the node gather (`ForceSchedule::Gather`).
     pub fn overlaps(&self) -> bool {
         self.overlap
     }

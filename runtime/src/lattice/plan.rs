@@ -6,7 +6,8 @@ use crate::buffer::Scalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::grid::{check_shape, Boundary, DeviceGrid, Shape};
-use crate::launch::{check_arg_shapes, kernel_args, KernelArg, ParamsCache, MAX_INDEX};
+use crate::launch::bind::{bind_vec, Sources};
+use crate::launch::{check_arg_shapes, KernelArg, ParamsCache, MAX_INDEX};
 use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
 
 use super::spec::*;
@@ -274,20 +275,27 @@ impl LatticePlan {
         launch: impl FnOnce(&[Arg<'_>]) -> Result<T>,
     ) -> Result<T> {
         let params = self.params.refresh(device, args)?;
-        let mut cl = kernel_args(args, &params);
-        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        cl.extend([
-            Arg::i32(nx),
-            Arg::i32(ny),
-            Arg::i32(nz),
-            Arg::u32(seed as u32),
-            Arg::u32((seed >> 32) as u32),
-            Arg::u32(step),
-            Arg::i32(colour as i32),
-        ]);
-        if !self.spec.packed {
-            cl.extend(self.place.map(Arg::i32));
-        }
+        // The place of a slab (its first row and plane, the whole lattice's rows and planes).
+        let place = self.place;
+        let named = [
+            ("clforge_seed_lo", Arg::u32(seed as u32)),
+            ("clforge_seed_hi", Arg::u32((seed >> 32) as u32)),
+            ("clforge_step", Arg::u32(step)),
+            ("clforge_colour", Arg::i32(colour as i32)),
+            ("clforge_oy", Arg::i32(place[0])),
+            ("clforge_oz", Arg::i32(place[1])),
+            ("clforge_gny", Arg::i32(place[2])),
+            ("clforge_gnz", Arg::i32(place[3])),
+        ];
+        let sources = Sources {
+            kernel: self.spec.kernel,
+            args,
+            params: &params,
+            extents: self.shape.dims().map(|d| d as i32),
+            named: &named,
+            ..Sources::default()
+        };
+        let cl = bind_vec(self.spec.params, &sources)?;
         launch(&cl)
     }
 

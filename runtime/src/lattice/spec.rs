@@ -25,6 +25,8 @@ pub struct LatticeSpec {
     pub boundary: Boundary,
     /// The kernel's OpenCL name (one launch per colour).
     pub kernel: &'static str,
+    /// Where each of the kernel's parameters comes from, in its parameter order.
+    pub params: &'static [clforge_abi::Bind],
     /// Colours: 2 (the checkerboard `(x + y + z) % 2`) or `2^rank` (the parity classes
     /// `(x % 2) + 2 (y % 2) + 4 (z % 2)`).
     pub colours: usize,

@@ -113,23 +113,6 @@ pub(crate) fn check_arg_shapes(shape: Shape, args: &[KernelArg<'_>]) -> Result<(
     Ok(())
 }
 
-/// The kernel arguments of `args` in order, params blocks from `params` (see
-/// [`ParamsCache::refresh`]).
-pub(crate) fn kernel_args<'a>(args: &[KernelArg<'a>], params: &'a [(Vec<u8>, ConstBuffer)]) -> Vec<Arg<'a>> {
-    let mut slot = 0;
-    args.iter()
-        .map(|a| match &a.0 {
-            ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
-            ArgKind::Params(_) => {
-                slot += 1;
-                params.get(slot - 1).map_or(Arg::i32(0), |p| Arg::constant(&p.1))
-            }
-            // Not an argument of the kernels that take these lists.
-            ArgKind::Reduction { .. } => Arg::i32(0),
-        })
-        .collect()
-}
-
 impl Clone for ParamsCache {
     fn clone(&self) -> Self {
         ParamsCache(Mutex::new(lock(&self.0).clone()))

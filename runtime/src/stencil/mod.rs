@@ -54,7 +54,7 @@ mod tests {
     use crate::device::Device;
     use crate::error::Error;
     use crate::grid::{Boundary, DeviceGrid, HostGrid};
-    use crate::launch::KernelArg;
+    use crate::launch::{Bind, KernelArg};
     use crate::params::{Params, StructBytes, StructDecl};
 
     struct Scale {
@@ -85,6 +85,18 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
     if (x < nx) out[x] = s->a * u[x] + s->b + t->a * c + t->b;
 }";
 
+    /// `out, u, s, t, c, nx, ny, nz`.
+    const SCALE_BINDS: &[Bind] = &[
+        Bind::Out(0),
+        Bind::Arg(0),
+        Bind::Arg(1),
+        Bind::Arg(2),
+        Bind::Arg(3),
+        Bind::Extent(0),
+        Bind::Extent(1),
+        Bind::Extent(2),
+    ];
+
     fn spec() -> StencilSpec {
         StencilSpec {
             name: "scale",
@@ -101,26 +113,31 @@ __kernel void scale_plain(__global float* out, __global const float* u, __consta
                     kernel: "scale_plain",
                     unavailable: None,
                     local_bytes_per_point: 0,
+                    params: SCALE_BINDS,
                 },
                 VariantSpec {
                     kernel: "scale_tiled",
                     unavailable: None,
                     local_bytes_per_point: 4,
+                    params: SCALE_BINDS,
                 },
                 VariantSpec {
                     kernel: "scale_vec8",
                     unavailable: None,
                     local_bytes_per_point: 0,
+                    params: SCALE_BINDS,
                 },
                 VariantSpec {
                     kernel: "scale_steps",
                     unavailable: Some("the test stencil is 1-D"),
                     local_bytes_per_point: 8,
+                    params: SCALE_BINDS,
                 },
                 VariantSpec {
                     kernel: "scale_march",
                     unavailable: None,
                     local_bytes_per_point: 4,
+                    params: SCALE_BINDS,
                 },
             ],
             default_tile: Tile { x: 64, y: 1, rows: 1 },

@@ -8,10 +8,12 @@ use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::grid::{DeviceGrid, Shape};
 use crate::launch::arg::ArgKind;
+use crate::launch::bind::{bind, Sources};
 use crate::launch::{
     check_arg_shapes, check_kernel_shape, check_packing, KernelArg, PackedArg, ParamsCache, MAX_INDEX,
 };
 use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
+use clforge_abi::Bind;
 
 use super::spec::*;
 use super::{Launch, StencilTarget};
@@ -36,6 +38,8 @@ pub struct StencilPlan {
     /// Reductions: the box of points that count, low corner then high (a split grid's own
     /// planes; the whole grid on one device).
     reduce_box: Option<[i32; 6]>,
+    /// Where each kernel parameter comes from (the macro's list for this variant).
+    binds: &'static [Bind],
     /// Reductions: the fold kernels (in output order), the launch's work-groups (partials per
     /// reduction) and the fold's work-group size.
     folds: &'static [&'static str],
@@ -124,6 +128,7 @@ impl StencilPlan {
                 [0, 0, 0, nx, ny, nz]
             }),
             kernel_ref: OnceLock::new(),
+            binds: spec.variant(config.variant).params,
             name: spec.name,
             packed: spec.packed,
             params: ParamsCache::default(),
@@ -308,38 +313,27 @@ impl StencilPlan {
         check_arg_shapes(self.shape, args)?;
         check_packing(self.name, self.packed, outs, args)?;
         let params = self.params.refresh(&self.device, args)?;
-        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        let extra = self.place.map_or(0, |_| 6) + self.reduce_box.map_or(0, |_| 6);
-        let count = outs.len() + args.len() + 3 + extra;
+        let sources = Sources {
+            kernel: &self.kernel,
+            outs,
+            args,
+            params: &params,
+            folds: &folds,
+            extents: self.shape.dims().map(|d| d as i32),
+            place: self.place,
+            reduce_box: self.reduce_box,
+            named: &[],
+        };
         let mut stack = [Arg::i32(0); STACK_ARGS];
         let mut heap = Vec::new();
+        let count = self.binds.len();
         let cl_args: &mut [Arg<'_>] = if count <= STACK_ARGS {
             &mut stack[..count]
         } else {
             heap.resize(count, Arg::i32(0));
             &mut heap
         };
-        let mut slot = 0;
-        let mut fold = 0;
-        for (a, cl) in outs.iter().chain(args).zip(cl_args.iter_mut()) {
-            *cl = match &a.0 {
-                ArgKind::Grid { arg, .. } | ArgKind::Scalar(arg) => *arg,
-                ArgKind::Params(_) => {
-                    slot += 1;
-                    Arg::constant(&params[slot - 1].1)
-                }
-                ArgKind::Reduction { .. } => {
-                    fold += 1;
-                    folds[fold - 1].partials()
-                }
-            };
-        }
-        let at = count - 3 - extra;
-        cl_args[at..at + 3].copy_from_slice(&[Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
-        let tail = self.place.iter().chain(&self.reduce_box).flatten();
-        for (cl, &v) in cl_args[at + 3..].iter_mut().zip(tail) {
-            *cl = Arg::i32(v);
-        }
+        bind(self.binds, &sources, cl_args)?;
         let kernel = self.program.cached_kernel(&self.kernel_ref, &self.kernel)?;
         let (global, offset) = range.map_or((&self.global[..], None), |(g, o)| (g, Some(o)));
         let sizes = (global, Some(&self.local[..]));

@@ -2,6 +2,7 @@
 
 use crate::device::DeviceInfo;
 use crate::grid::Boundary;
+use clforge_abi::Bind;
 
 use super::plan::local_points;
 use crate::launch::PackedArg;
@@ -80,6 +81,8 @@ pub struct VariantSpec {
     pub unavailable: Option<&'static str>,
     /// Bytes of `__local` memory per point of the work-group's tile (0: none).
     pub local_bytes_per_point: usize,
+    /// Where each of the kernel's parameters comes from, in its parameter order.
+    pub params: &'static [Bind],
 }
 
 /// What the runtime knows about one generated stencil (from the macro).

@@ -6,8 +6,10 @@ use crate::buffer::{Buffer, Scalar};
 use crate::device::{lock, Device, DeviceInfo, DeviceKind};
 use crate::error::{Error, Result};
 use crate::grid::{check_shape, Boundary, DeviceGrid, Shape};
-use crate::launch::{check_arg_shapes, kernel_args, KernelArg, ParamsCache};
+use crate::launch::bind::{bind_vec, position, Sources};
+use crate::launch::{check_arg_shapes, KernelArg, ParamsCache};
 use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
+use clforge_abi::Bind;
 
 use super::spec::*;
 use super::{SweepLaunch, SweepTarget};
@@ -80,6 +82,8 @@ pub struct SweepPlan {
     program: Program,
     spec: SweepSpec,
     kernel: &'static str,
+    /// Where each kernel parameter comes from (the macro's list for this schedule).
+    binds: &'static [Bind],
     schedule: Schedule,
     block: usize,
     phase: Option<usize>,
@@ -211,6 +215,7 @@ impl SweepPlan {
             program,
             spec,
             kernel: s.kernel,
+            binds: s.params,
             schedule: config.schedule,
             block,
             phase: (config.schedule == Schedule::Strip).then(|| config.phase.unwrap_or(DEFAULT_PHASE)),
@@ -267,9 +272,16 @@ impl SweepPlan {
         check_arg_shapes(self.buffer, args)?;
         let device = state.device();
         let params = self.params.refresh(device, args)?;
-        let mut cl = kernel_args(args, &params);
-        let [nx, ny, nz] = self.shape.dims().map(|d| d as i32);
-        cl.extend([Arg::i32(nx), Arg::i32(ny), Arg::i32(nz)]);
+        // Every launch binds the sweep's arguments from the schedule kernel's parameter list,
+        // with the values this schedule supplies by name.
+        let sources = |named| Sources {
+            kernel: self.kernel,
+            args,
+            params: &params,
+            extents: self.shape.dims().map(|d| d as i32),
+            named,
+            ..Sources::default()
+        };
         let kernel = self.program.cached_kernel(&self.kernel_ref, self.kernel)?;
         let l = self.block;
         let [bx, by, _] = self.blocks;
@@ -288,25 +300,29 @@ impl SweepPlan {
             }
         };
         match self.schedule {
-            Schedule::Serial => record(launch(&cl, &[1], &[1], true)?),
-            Schedule::Wave | Schedule::WaveLocal => {
-                let at = cl.len();
-                cl.push(Arg::i32(0));
-                for k in 0..n {
-                    // Blocks (i, k - i) with 0 <= i < bx and 0 <= k - i < by.
-                    let groups = k.min(bx - 1) + 1 - k.saturating_sub(by - 1);
-                    cl[at] = Arg::i32(k as i32);
-                    record(launch(&cl, &[groups * l], &[l], k == 0 || k + 1 == n)?);
-                }
+            Schedule::Serial => {
+                let src = sources(&[]);
+                record(launch(&bind_vec(self.binds, &src)?, &[1], &[1], true)?)
             }
-            Schedule::Blocks | Schedule::BlocksLocal => {
-                let at = cl.len();
-                cl.push(Arg::i32(0));
+            Schedule::Wave | Schedule::WaveLocal | Schedule::Blocks | Schedule::BlocksLocal => {
+                let diag = [("sw_diag", Arg::i32(0))];
+                let src = sources(&diag);
+                let mut cl = bind_vec(self.binds, &src)?;
+                let at = position(self.binds, "sw_diag");
                 for k in 0..n {
-                    // Block planes i + j + m = k; groups whose m falls outside return at once.
-                    let (gi, gj) = (k.min(bx - 1) + 1, k.min(by - 1) + 1);
-                    cl[at] = Arg::i32(k as i32);
-                    record(launch(&cl, &[gi * l, gj * l], &[l, l], k == 0 || k + 1 == n)?);
+                    if let Some(at) = at {
+                        cl[at] = Arg::i32(k as i32);
+                    }
+                    let last = k == 0 || k + 1 == n;
+                    if matches!(self.schedule, Schedule::Wave | Schedule::WaveLocal) {
+                        // Blocks (i, k - i) with 0 <= i < bx and 0 <= k - i < by.
+                        let groups = k.min(bx - 1) + 1 - k.saturating_sub(by - 1);
+                        record(launch(&cl, &[groups * l], &[l], last)?);
+                    } else {
+                        // Block planes i + j + m = k; groups whose m falls outside return at once.
+                        let (gi, gj) = (k.min(bx - 1) + 1, k.min(by - 1) + 1);
+                        record(launch(&cl, &[gi * l, gj * l], &[l, l], last)?);
+                    }
                 }
             }
             Schedule::Persistent | Schedule::PersistentLocal | Schedule::PersistentBlocks | Schedule::Strip => {
@@ -320,25 +336,28 @@ impl SweepPlan {
                     let zeros = vec![0; p.flags.len()];
                     p.flags.write(&zeros)?;
                 }
-                cl.push(Arg::buffer(&p.flags));
-                cl.push(Arg::buffer(&p.ticket));
+                // A strip's flag holds base + columns finished, base = epoch (mx + 1) mod 2^32:
+                // the previous sweep's values lie below every base of this one.
+                let base = (p.epoch as u32).wrapping_mul(self.region[0] as u32 + 1) as i32;
+                let mut named = vec![
+                    ("sw_flags", Arg::buffer(&p.flags)),
+                    ("sw_ticket", Arg::buffer(&p.ticket)),
+                    ("sw_epoch", Arg::i32(p.epoch)),
+                    ("sw_base", Arg::i32(base)),
+                ];
+                if let Some(order) = &p.order {
+                    named.push(("sw_order", Arg::buffer(order)));
+                }
+                let src = sources(&named);
+                let cl = bind_vec(self.binds, &src)?;
                 if self.schedule == Schedule::Strip {
-                    // A strip's flag holds base + columns finished, base = epoch (mx + 1) mod
-                    // 2^32: the previous sweep's values lie below every base of this one.
-                    let base = (p.epoch as u32).wrapping_mul(self.region[0] as u32 + 1) as i32;
-                    cl.push(Arg::i32(base));
                     let wg = l / self.rows.unwrap_or(DEFAULT_ROWS);
                     record(launch(&cl, &[by * wg], &[wg], true)?);
-                    return self.events(events, n);
-                }
-                cl.push(Arg::i32(p.epoch));
-                match &p.order {
-                    Some(order) => {
-                        cl.push(Arg::buffer(order));
-                        let cubes = bx * by * self.blocks[2];
-                        record(launch(&cl, &[cubes * l, l], &[l, l], true)?);
-                    }
-                    None => record(launch(&cl, &[bx * by * l], &[l], true)?),
+                } else if p.order.is_some() {
+                    let cubes = bx * by * self.blocks[2];
+                    record(launch(&cl, &[cubes * l, l], &[l, l], true)?);
+                } else {
+                    record(launch(&cl, &[bx * by * l], &[l], true)?);
                 }
             }
         }

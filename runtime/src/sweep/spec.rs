@@ -79,6 +79,8 @@ pub struct ScheduleSpec {
     pub kernel: &'static str,
     /// Why the schedule does not exist for this sweep, if it does not.
     pub unavailable: Option<&'static str>,
+    /// Where each of the kernel's parameters comes from, in its parameter order.
+    pub params: &'static [clforge_abi::Bind],
 }
 
 /// What the runtime knows about one generated sweep (from the macro).

@@ -56,7 +56,7 @@ pub const fn packed_len(n: usize) -> usize {
 /// What [`Forming::tune`] found: the fastest candidate, and each candidate's median time in
 /// seconds (`None` where the device refused it), in the order given.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Tuned {
+pub struct TunedAlgorithm {
     /// The candidate with the smallest median time.
     pub best: Algorithm,
     /// Every candidate with its median time in seconds, or `None` where the device refused it.
@@ -544,11 +544,11 @@ impl<E: Element> Forming<E> {
 
     /// Times each of `candidates` forming `elements` (the median of `reps` profiled runs,
     /// after one untimed run), and returns the fastest with every candidate's time in seconds
-    /// ([`Tuned`]), `None` for one the device refused (a shape past its registers, local memory or
+    /// ([`TunedAlgorithm`]), `None` for one the device refused (a shape past its registers, local memory or
     /// work-group size: such a candidate is left out, not an error). The matrices are formed
     /// into a scratch buffer; nothing of `self` or `elements` changes. Errors: no elements, no
     /// candidates, `reps` 0, or every candidate refused (the first refusal is returned).
-    pub fn tune(&self, elements: &Elements, candidates: &[Algorithm], reps: usize) -> Result<Tuned> {
+    pub fn tune(&self, elements: &Elements, candidates: &[Algorithm], reps: usize) -> Result<TunedAlgorithm> {
         if elements.m == 0 || candidates.is_empty() || reps == 0 {
             return Err(Error::InvalidConfig(format!(
                 "tuning `{}`'s element-matrix kernels needs elements ({}), candidates ({}) and \
@@ -579,7 +579,7 @@ impl<E: Element> Forming<E> {
             }
         }
         match best {
-            Some((best, _)) => Ok(Tuned { best, times }),
+            Some((best, _)) => Ok(TunedAlgorithm { best, times }),
             None => Err(first_error.unwrap_or_else(|| Error::InvalidConfig("no candidate ran".into()))),
         }
     }

@@ -29,7 +29,7 @@ pub(crate) fn block_control(b: Blocking, m: &StructuredMesh, map: &ElementMap) -
                         if *material.get_or_insert(mat) != mat {
                             return Err(Error::InvalidConfig(format!(
                                 "block ({bx}, {by}, {bz}) of {} x {} elements mixes materials {} and {mat}; \
-                                 `Schedule::BlockedMaterial` keeps one material per block",
+                                 `ForceSchedule::BlockedMaterial` keeps one material per block",
                                 b.l_x,
                                 b.rows(),
                                 material.unwrap_or(mat)

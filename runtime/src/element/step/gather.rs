@@ -4,7 +4,7 @@
 use crate::buffer::Buffer;
 use crate::device::DeviceInfo;
 use crate::element::plan::*;
-use crate::element::schedule::Schedule;
+use crate::element::schedule::ForceSchedule;
 use crate::element::spec::ElementSpec;
 use crate::element::Real;
 use crate::error::{Error, Result};
@@ -13,7 +13,7 @@ use crate::program::Program;
 impl<R: Real> Stepper<R> {
     /// Whether the structured gather looks M⁻¹ and the damping up by node class
     /// (`_gather_derived`: 8 fewer bytes per DOF and step) instead of reading them per DOF.
-    /// It does by default wherever it can: `Schedule::Gather` on a structured grid with one
+    /// It does by default wherever it can: `ForceSchedule::Gather` on a structured grid with one
     /// `K_e`, at most 9 nodes per element, and every node of a class (the roles it plays in
     /// the grid's elements) with the same masses, bit for bit, which holds for the masses the
     /// `Model` constructors compute on a uniform grid. Both kernels give the same bits.
@@ -27,7 +27,7 @@ impl<R: Real> Stepper<R> {
     pub fn set_derived_mass(&mut self, on: bool) -> Result<()> {
         if on && self.mass_table.is_none() {
             return Err(Error::InvalidConfig(format!(
-                "the `{}` stepper cannot look masses up by node class: that needs `Schedule::Gather` on a \
+                "the `{}` stepper cannot look masses up by node class: that needs `ForceSchedule::Gather` on a \
                  structured grid with one K_e, at most {MAX_CLASS_ROLES} nodes per element, and the same \
                  lumped masses at every node that belongs to the same elements' roles (a mass added at one \
                  node breaks this)",
@@ -38,10 +38,10 @@ impl<R: Real> Stepper<R> {
         Ok(())
     }
 
-    /// `Ok` where this stepper can run the class-table gather (`Schedule::Gather` with a class
+    /// `Ok` where this stepper can run the class-table gather (`ForceSchedule::Gather` with a class
     /// table), else the [`Error::InvalidConfig`] naming what needs it (`what`).
     pub(crate) fn class_gather(&self, what: &str) -> Result<()> {
-        if self.schedule == Schedule::Gather && self.mass_table.is_some() {
+        if self.schedule == ForceSchedule::Gather && self.mass_table.is_some() {
             return Ok(());
         }
         Err(Error::InvalidConfig(format!(

@@ -3,7 +3,7 @@
 
 use crate::element::kernels::{At, ElementKernels};
 use crate::element::plan::*;
-use crate::element::schedule::Schedule;
+use crate::element::schedule::ForceSchedule;
 use crate::element::Real;
 use crate::error::Result;
 use crate::program::{Event, Program};
@@ -22,7 +22,7 @@ impl<R: Real> Stepper<R> {
         while left > 0 {
             left -= 1;
             let t = self.steps as f64 * dt.widen();
-            if self.schedule == Schedule::Gather {
+            if self.schedule == ForceSchedule::Gather {
                 let pass = &self.passes[0];
                 // Several steps per launch while no load kicks the state between them.
                 let several = self.gather_steps;
@@ -110,10 +110,10 @@ impl<R: Real> Stepper<R> {
                 let a = at(&self.program, &p.global, p.local.as_deref());
                 let (u, f) = (&self.u, &mut self.f);
                 events.push(match self.schedule {
-                    Schedule::Coloured => {
+                    ForceSchedule::Coloured => {
                         kernels.coloured(a, &self.k, &self.elem_nodes, u, f, nx, ny, nz, sx, sy, sz)?
                     }
-                    Schedule::Unstructured if self.per_element => kernels.unstructured_pe(
+                    ForceSchedule::Unstructured if self.per_element => kernels.unstructured_pe(
                         a,
                         &self.k,
                         &self.elem_nodes_sorted,
@@ -122,7 +122,7 @@ impl<R: Real> Stepper<R> {
                         p.range.0 as i32,
                         p.range.1 as i32,
                     )?,
-                    Schedule::Unstructured => kernels.unstructured(
+                    ForceSchedule::Unstructured => kernels.unstructured(
                         a,
                         &self.k,
                         &self.elem_nodes_sorted,
@@ -131,12 +131,12 @@ impl<R: Real> Stepper<R> {
                         p.range.0 as i32,
                         p.range.1 as i32,
                     )?,
-                    Schedule::Computed => kernels.computed(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
-                    Schedule::Blocked(_) => kernels.blocked(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
-                    Schedule::BlockedMaterial(_) => {
+                    ForceSchedule::Computed => kernels.computed(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
+                    ForceSchedule::Blocked(_) => kernels.blocked(a, &self.k, u, f, nx, ny, nz, sx, sy, sz)?,
+                    ForceSchedule::BlockedMaterial(_) => {
                         kernels.blocked_mat(a, &self.control, &self.masks, &self.k_all, u, f, nx, ny, nz, sx, sy, sz)?
                     }
-                    Schedule::Gather => continue,
+                    ForceSchedule::Gather => continue,
                 });
             }
             let (global, local) = flat_launch(self.n_dofs, self.groups.flat_ok);

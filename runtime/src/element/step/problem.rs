@@ -2,7 +2,7 @@
 //! with its validation and energy; and [`StepperConfig`], how a run steps it.
 
 use crate::element::mesh::{ElementMap, Mesh};
-use crate::element::schedule::Schedule;
+use crate::element::schedule::ForceSchedule;
 use crate::element::spec::{Element, ElementSpec};
 use crate::element::{geometry, matrices, Real};
 use crate::error::{Error, Result};
@@ -25,8 +25,8 @@ pub struct Model {
     pub elements: ElementMap,
     /// `stiffness` and `stress` hold one matrix per element ([`Model::per_element`]) rather
     /// than one per material: meshes whose elements differ in shape (distorted quads, every
-    /// simplex mesh). Such models step on the device with `Schedule::Unstructured` or
-    /// `Schedule::Gather`.
+    /// simplex mesh). Such models step on the device with `ForceSchedule::Unstructured` or
+    /// `ForceSchedule::Gather`.
     pub per_element: bool,
     /// Lumped mass per DOF.
     pub mass: Vec<f64>,
@@ -165,7 +165,7 @@ impl Model {
     /// geometry ([`matrices::lumped_mass`]: row sums, or HRZ where a row sum is not positive).
     /// For meshes whose elements are not congruent: distorted or unstructured quads and hexes,
     /// and every simplex mesh. The device reads `K_e` by element index from global memory
-    /// (`nd²` floats per element and step) with `Schedule::Unstructured`; a congruent mesh in one
+    /// (`nd²` floats per element and step) with `ForceSchedule::Unstructured`; a congruent mesh in one
     /// material is faster with [`Model::of`], whose single `K_e` stays in constant memory.
     ///
     /// As [`Model::of`], the DOFs of nodes in no element are fixed, and an inverted or
@@ -548,7 +548,7 @@ fn check_orientation<E: Element>(coords: &[[f64; 3]], index: usize) -> Result<()
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepperConfig {
     /// How element forces are scattered.
-    pub schedule: Schedule,
+    pub schedule: ForceSchedule,
     /// Time step in s: `0 < dt ≤ SAFETY · Δt_crit` of
     /// [`stability_bound`](crate::element::stability::stability_bound), computed from the model's
     /// element matrices and masses when a stepper is made.

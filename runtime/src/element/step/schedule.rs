@@ -69,7 +69,7 @@ impl Blocking {
 
 /// How element forces `F -= K_e·U_e` are scattered without races.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Schedule {
+pub enum ForceSchedule {
     /// One launch per colour of a structured grid (4 in 2-D, 8 in 3-D), node indices loaded
     /// (seed algorithm 1).
     Coloured,
@@ -88,35 +88,35 @@ pub enum Schedule {
     Gather,
 }
 
-impl Schedule {
+impl ForceSchedule {
     /// The kernel's suffix: kernels are `<element>_<suffix>`.
     pub fn suffix(&self) -> &'static str {
         match self {
-            Schedule::Coloured => "coloured",
-            Schedule::Unstructured => "unstructured",
-            Schedule::Computed => "computed",
-            Schedule::Blocked(_) => "blocked",
-            Schedule::BlockedMaterial(_) => "blocked_mat",
-            Schedule::Gather => "gather",
+            ForceSchedule::Coloured => "coloured",
+            ForceSchedule::Unstructured => "unstructured",
+            ForceSchedule::Computed => "computed",
+            ForceSchedule::Blocked(_) => "blocked",
+            ForceSchedule::BlockedMaterial(_) => "blocked_mat",
+            ForceSchedule::Gather => "gather",
         }
     }
 
     /// Build options for this schedule's tunables.
     pub fn options(&self) -> String {
         match self {
-            Schedule::Blocked(b) | Schedule::BlockedMaterial(b) => b.options(),
+            ForceSchedule::Blocked(b) | ForceSchedule::BlockedMaterial(b) => b.options(),
             _ => String::new(),
         }
     }
 
     /// Every schedule for a structured mesh, blocked ones with `blocking`.
-    pub fn structured(blocking: Blocking) -> Vec<Schedule> {
+    pub fn structured(blocking: Blocking) -> Vec<ForceSchedule> {
         vec![
-            Schedule::Coloured,
-            Schedule::Computed,
-            Schedule::Blocked(blocking),
-            Schedule::BlockedMaterial(blocking),
-            Schedule::Gather,
+            ForceSchedule::Coloured,
+            ForceSchedule::Computed,
+            ForceSchedule::Blocked(blocking),
+            ForceSchedule::BlockedMaterial(blocking),
+            ForceSchedule::Gather,
         ]
     }
 }
@@ -136,12 +136,12 @@ pub struct Pass {
 
 /// The launches of one element-force sweep. `colour_sizes` are the element counts per colour
 /// of an unstructured mesh (elements stored colour by colour).
-pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<Vec<Pass>> {
-    let structured = |s: Schedule| -> Result<&StructuredMesh> {
+pub fn plan(schedule: ForceSchedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<Vec<Pass>> {
+    let structured = |s: ForceSchedule| -> Result<&StructuredMesh> {
         match mesh {
             Mesh::Structured(m) => m.check().map(|()| m),
             Mesh::Unstructured(_) => Err(Error::InvalidConfig(format!(
-                "schedule `{}` needs a structured mesh; use `Schedule::Gather` or `Schedule::Unstructured` for an unstructured one",
+                "schedule `{}` needs a structured mesh; use `ForceSchedule::Gather` or `ForceSchedule::Unstructured` for an unstructured one",
                 s.suffix()
             ))),
         }
@@ -154,7 +154,7 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
     let shift = |s: [usize; 3]| s.map(|v| v as i32);
     let mut passes = Vec::new();
     match schedule {
-        Schedule::Coloured | Schedule::Computed => {
+        ForceSchedule::Coloured | ForceSchedule::Computed => {
             let m = structured(schedule)?;
             for s in colours(m.dim) {
                 let global: Vec<usize> = (0..3).map(|k| m.elements[k].saturating_sub(s[k]).div_ceil(2)).collect();
@@ -168,7 +168,7 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
                 }
             }
         }
-        Schedule::Blocked(b) | Schedule::BlockedMaterial(b) => {
+        ForceSchedule::Blocked(b) | ForceSchedule::BlockedMaterial(b) => {
             let m = structured(schedule)?;
             if b.l_x == 0 || b.l_y == 0 || b.wi_size == 0 {
                 return Err(Error::InvalidConfig(format!(
@@ -200,7 +200,7 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
                 }
             }
         }
-        Schedule::Unstructured => {
+        ForceSchedule::Unstructured => {
             let mut first = 0;
             for &count in colour_sizes {
                 if count > 0 {
@@ -214,7 +214,7 @@ pub fn plan(schedule: Schedule, mesh: &Mesh, colour_sizes: &[usize]) -> Result<V
                 first += count;
             }
         }
-        Schedule::Gather => {
+        ForceSchedule::Gather => {
             // A structured grid: a work-item per node of the grid; any other mesh: a work-item
             // per DOF (`_gather_unstructured`, the stepper scales by the DOFs per node).
             let global = match mesh {

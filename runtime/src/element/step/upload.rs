@@ -7,7 +7,7 @@ use crate::element::mesh::{Mesh, UnstructuredMesh};
 use crate::element::plan::{assembled_stencil, assembles, class_gather_defaults, gather_options, kernel_fits, Groups};
 use crate::element::plan::{check_launches, default_local, int_index, interleaved, PE_GROUP};
 use crate::element::reference::padded;
-use crate::element::schedule::{plan, Pass, Schedule};
+use crate::element::schedule::{plan, ForceSchedule, Pass};
 use crate::element::spec::ElementSpec;
 use crate::element::stability::{check_time_step, StabilityBound};
 use crate::element::{
@@ -42,12 +42,12 @@ pub(crate) fn check_model<R: Real>(device: &Device, model: &Model, config: &Step
     let uniform = model.elements.is_uniform();
     let unstructured = matches!(model.mesh, Mesh::Unstructured(_));
     // The gather on an unstructured mesh reads a K_e per element (materials expanded).
-    let gather_unstructured = unstructured && schedule == Schedule::Gather;
-    let needs_uniform = !matches!(schedule, Schedule::BlockedMaterial(_)) && !gather_unstructured;
-    if model.per_element && !matches!(schedule, Schedule::Unstructured | Schedule::Gather) {
+    let gather_unstructured = unstructured && schedule == ForceSchedule::Gather;
+    let needs_uniform = !matches!(schedule, ForceSchedule::BlockedMaterial(_)) && !gather_unstructured;
+    if model.per_element && !matches!(schedule, ForceSchedule::Unstructured | ForceSchedule::Gather) {
         return Err(Error::InvalidConfig(format!(
-            "a model with one K_e per element (`Model::per_element`) steps with `Schedule::Unstructured` \
-                 (any mesh) or `Schedule::Gather` (any mesh), which read K_e by element index; schedule \
+            "a model with one K_e per element (`Model::per_element`) steps with `ForceSchedule::Unstructured` \
+                 (any mesh) or `ForceSchedule::Gather` (any mesh), which read K_e by element index; schedule \
                  `{}` shares one K_e per material",
             schedule.suffix()
         )));
@@ -56,7 +56,7 @@ pub(crate) fn check_model<R: Real>(device: &Device, model: &Model, config: &Step
     if needs_uniform && !uniform && !model.per_element {
         return Err(Error::InvalidConfig(format!(
             "schedule `{}` keeps one K_e in constant memory for all elements; a model with several materials \
-                 or cracked elements needs `Schedule::BlockedMaterial`",
+                 or cracked elements needs `ForceSchedule::BlockedMaterial`",
             schedule.suffix()
         )));
     }
@@ -95,13 +95,13 @@ pub(crate) fn check_model<R: Real>(device: &Device, model: &Model, config: &Step
 pub(crate) fn element_order(
     model: &Model,
     spec: &ElementSpec,
-    schedule: Schedule,
+    schedule: ForceSchedule,
     conn: &[u32],
 ) -> Result<(Vec<usize>, Vec<i32>, Vec<usize>)> {
     let ne = model.mesh.element_count();
     // Unstructured: elements stored colour by colour (a structured grid coloured as a mesh).
     Ok(match (&model.mesh, schedule) {
-        (mesh, Schedule::Unstructured) => {
+        (mesh, ForceSchedule::Unstructured) => {
             let (colours, count) = match mesh {
                 Mesh::Unstructured(m) => m.greedy_colours()?,
                 Mesh::Structured(m) => UnstructuredMesh::from_structured(m, spec.node_offsets)?.greedy_colours()?,
@@ -136,7 +136,7 @@ pub(crate) struct Built {
 pub(crate) fn build<R: Real>(
     device: &Device,
     model: &Model,
-    schedule: Schedule,
+    schedule: ForceSchedule,
     colour_sizes: &[usize],
     gather_unstructured: bool,
 ) -> Result<Built> {
@@ -149,7 +149,7 @@ pub(crate) fn build<R: Real>(
             p.global[0] = p.global[0].saturating_mul(spec.dofs);
         }
     }
-    if model.per_element && schedule == Schedule::Unstructured {
+    if model.per_element && schedule == ForceSchedule::Unstructured {
         // `_unstructured_pe` runs one work-item per row of K_e, in work-groups of whole
         // elements (about 256 work-items), so an element's rows share one multiprocessor.
         let group = nd * (PE_GROUP / nd).max(1);
@@ -175,7 +175,7 @@ pub(crate) fn build<R: Real>(
     // size with an awkward factorisation (a colour of a greedy colouring, a grid of 2^k + 1
     // nodes) its choice can be a work-group of a few work-items. The kernels skip the
     // work-items past their range, so the global size is rounded up to whole groups.
-    if schedule != Schedule::Gather {
+    if schedule != ForceSchedule::Gather {
         let pe = if model.per_element { "_pe" } else { "" };
         let kernel = format!("{}_{}{pe}", spec.name, schedule.suffix());
         for p in passes.iter_mut().filter(|p| p.local.is_none()) {
@@ -218,7 +218,7 @@ pub(crate) fn build<R: Real>(
 pub(crate) fn stiffness<R: Real>(
     device: &Device,
     model: &Model,
-    schedule: Schedule,
+    schedule: ForceSchedule,
     order: &[usize],
     gather_unstructured: bool,
 ) -> Result<(Buffer<R>, Buffer<R>)> {
@@ -244,7 +244,7 @@ pub(crate) fn stiffness<R: Real>(
             };
             padded(&k, nd, nd, ndp)
         };
-        if schedule == Schedule::Unstructured {
+        if schedule == ForceSchedule::Unstructured {
             // One work-item per row: the rows of one K_e one after another, unpadded.
             let unpadded = |e: usize| {
                 if model.elements.dead[e] {

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use clforge_runtime::tune::{candidates, Tuner};
-//! use clforge_runtime::{Buffer, Device, VariantSpec, DeviceGrid, LaunchConfig, Shape, KernelArg, StencilSpec, Boundary, Tile};
+//! use clforge_runtime::{Bind, Buffer, Device, VariantSpec, DeviceGrid, LaunchConfig, Shape, KernelArg, StencilSpec, Boundary, Tile};
 //!
 //! // A hand-written "stencil" (the macro generates these kernels for real ones).
 //! const SOURCE: &str = "
@@ -19,7 +19,8 @@
 //!     int x = get_global_id(0), y = get_global_id(1);
 //!     if (x < nx && y < ny) out[x + nx * y] = 2.0f * u[x + nx * y];
 //! }";
-//! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point };
+//! let params = &[Bind::Out(0), Bind::Arg(0), Bind::Extent(0), Bind::Extent(1), Bind::Extent(2)];
+//! let variant = |kernel, local_bytes_per_point| VariantSpec { kernel, unavailable: None, local_bytes_per_point, params };
 //! let spec = StencilSpec {
 //!     name: "twice", rank: 2, halo: [0; 3], boundary: Boundary::Clamp, lanes: 8, narrow: None, point: false,
 //!     folds: &[], packed: &[],

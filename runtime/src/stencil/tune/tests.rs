@@ -1,7 +1,7 @@
 use super::*;
 use crate::grid::Boundary;
 use crate::grid::DeviceGrid;
-use crate::launch::KernelArg;
+use crate::launch::{Bind, KernelArg};
 use crate::stencil::Variant;
 use std::cell::Cell;
 use std::fs;
@@ -69,6 +69,13 @@ fn spec() -> StencilSpec {
             kernel,
             unavailable: None,
             local_bytes_per_point,
+            params: &[
+                Bind::Out(0),
+                Bind::Arg(0),
+                Bind::Extent(0),
+                Bind::Extent(1),
+                Bind::Extent(2),
+            ],
         }),
         default_tile: Tile { x: 32, y: 32, rows: 4 },
         origin: "tune.rs",

@@ -156,7 +156,7 @@ pub struct Sample {
 
 /// Costs per schedule, fitted on one device for one sweep.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct Model {
+pub struct CostModel {
     /// `(schedule, costs)` for every schedule calibrated.
     pub costs: Vec<(Schedule, Costs)>,
     /// Blocks the device runs at once per work-group size: `concurrent_blocks`.
@@ -216,10 +216,10 @@ fn fit3(rows: &[[f64; 3]], y: &[f64]) -> [f64; 3] {
     solve(active)
 }
 
-impl Model {
+impl CostModel {
     /// Fits each schedule's costs to `samples` measured on `shape` (at least two block edges
     /// per schedule; one gives a fit with the launch cost only).
-    pub fn fit(spec: &SweepSpec, info: &DeviceInfo, shape: Shape, samples: &[Sample]) -> Result<Model> {
+    pub fn fit(spec: &SweepSpec, info: &DeviceInfo, shape: Shape, samples: &[Sample]) -> Result<CostModel> {
         let region = super::region(shape, spec.halo, spec.boundary);
         let mut costs = Vec::new();
         for s in Schedule::ALL {
@@ -257,7 +257,7 @@ impl Model {
                 spec.name
             )));
         }
-        Ok(Model {
+        Ok(CostModel {
             costs,
             info: info.clone(),
         })
@@ -387,7 +387,7 @@ pub struct Tuning {
     /// Every measured configuration.
     pub samples: Vec<Sample>,
     /// The costs fitted to them.
-    pub model: Model,
+    pub model: CostModel,
     /// The model's choice among the candidates.
     pub chosen: SweepConfig,
     /// Its predicted time.
@@ -444,7 +444,7 @@ pub fn tune(
             });
         }
     }
-    let model = Model::fit(spec, info, shape, &samples)?;
+    let model = CostModel::fit(spec, info, shape, &samples)?;
     let all: Vec<usize> = [4, 8, 16, 32, 64, 128].into();
     let (chosen, predicted_ns) = model
         .choose(spec, shape, &all)

@@ -18,5 +18,5 @@ mod msh;
 mod vtk;
 
 pub use cell::CellKind;
-pub use msh::{parse_msh, read_msh, write_msh, Block, Entity, ExtractedMesh, MshMesh, PhysicalGroup};
+pub use msh::{parse_msh, read_msh, write_msh, Block, ExtractedMesh, MshEntity, MshMesh, PhysicalGroup};
 pub use vtk::{write_vtu, Field, Location, Values, VtkSeries};

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// A Gmsh model entity (point, curve, surface or volume) and the physical groups it belongs to.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Entity {
+pub struct MshEntity {
     /// 0 point, 1 curve, 2 surface, 3 volume.
     pub dim: usize,
     /// Its tag among the entities of its dimension.
@@ -88,7 +88,7 @@ pub struct MshMesh {
     /// One block per cell kind present, in [`CellKind`] order.
     pub blocks: Vec<Block>,
     /// The model entities of `$Entities`.
-    pub entities: Vec<Entity>,
+    pub entities: Vec<MshEntity>,
     /// Every physical group named in `$PhysicalNames` or used by an entity, by dimension and tag.
     pub groups: Vec<PhysicalGroup>,
 }
@@ -557,13 +557,13 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 
 type Msh = mshio::MshFile<u64, i32, f64>;
 
-fn entities(msh: &Msh) -> Vec<Entity> {
+fn entities(msh: &Msh) -> Vec<MshEntity> {
     let Some(e) = &msh.data.entities else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for p in &e.points {
-        out.push(Entity {
+        out.push(MshEntity {
             dim: 0,
             tag: p.tag,
             physical: p.physical_tags.clone(),
@@ -573,7 +573,7 @@ fn entities(msh: &Msh) -> Vec<Entity> {
     macro_rules! push {
         ($list:expr, $dim:expr) => {
             for c in $list {
-                out.push(Entity {
+                out.push(MshEntity {
                     dim: $dim,
                     tag: c.tag,
                     physical: c.physical_tags.clone(),
@@ -721,7 +721,7 @@ fn scan_node_tags(bytes: &[u8], head: &Header) -> Option<Vec<u64>> {
     Some(tags)
 }
 
-fn elements(msh: &Msh, node_tags: &[u64], entities: &[Entity], origin: &str) -> Result<Vec<Block>> {
+fn elements(msh: &Msh, node_tags: &[u64], entities: &[MshEntity], origin: &str) -> Result<Vec<Block>> {
     let Some(elements) = &msh.data.elements else {
         return Ok(Vec::new());
     };
@@ -864,7 +864,7 @@ fn msh_text(mesh: &MshMesh) -> Result<String> {
                 } else {
                     vec![b.physical[e]]
                 };
-                entities.push(Entity {
+                entities.push(MshEntity {
                     dim,
                     tag,
                     physical,

@@ -6,6 +6,7 @@ mod cases;
 mod heat;
 mod iterations;
 mod jacobi;
+pub mod kernels;
 mod temporal;
 
 use std::collections::HashSet;
@@ -16,13 +17,13 @@ use clforge::runtime::tune::Tuner;
 use clforge::runtime::{Device, DeviceKind, Event, LaunchConfig, Shape, StencilSpec, Variant};
 
 use crate::baselines::seed002::{Seed, SeedKernel, SeedShape};
-use crate::kernels::Heat3d;
 use crate::measure::{time_launches, Progress, Stats};
 use crate::options::{describe, new_report, Options};
 use crate::real::Real;
 use crate::report::{Check, Report, Row, TuneRow};
 use crate::roofline;
 use cases::{JacobiKernel, PackedKernel, StencilCase};
+use kernels::Heat3d;
 
 /// Shared state of one run.
 struct Ctx<'a> {

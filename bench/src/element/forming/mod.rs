@@ -15,19 +15,20 @@
 //! counted once per pair. Bytes: the packed output written once. The f64 FMA rate and the
 //! copy bandwidth are measured in the same run.
 
-use std::time::Instant;
+mod order;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clforge::prelude::*;
-use clforge::runtime::abi::modal::{b_nonzeros, Mma, Staging, Tiling};
-use clforge::runtime::element::forming::{form_host, packed_len, Algorithm, Forming};
+use clforge::runtime::abi::modal::{Mma, Staging, Tiling};
+use clforge::runtime::element::forming::Algorithm;
 use clforge::runtime::element::hybrid::{self, Assignment, Hybrid, Worker};
 use clforge::runtime::element::Element;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::measure::{self, Reps, Stats};
+use crate::measure::{Reps, Stats};
 use crate::roofline;
+use order::order;
 
 /// An isotropic solid (Lamé constants).
 #[derive(Clone, Copy, Debug)]
@@ -360,212 +361,6 @@ impl Selection {
         let label = a.label();
         self.kernels.is_empty() || self.kernels.iter().any(|k| label.starts_with(k.as_str()))
     }
-}
-
-fn order<E: Element<Material = Iso>>(
-    dev: &Device,
-    p: usize,
-    m: usize,
-    quick: bool,
-    reps: Reps,
-    threads: usize,
-    sel: &Selection,
-) -> Result<OrderRow> {
-    let mut rng = SmallRng::seed_from_u64(p as u64);
-    let coords = hexahedra::<E>(&mut rng, m);
-    let mats: Vec<Iso> = (0..m)
-        .map(|_| Iso {
-            lambda: rng.random_range(0.5..2.0),
-            mu: rng.random_range(0.3..1.5),
-        })
-        .collect();
-    let ne = E::NODES * 3;
-    let np = packed_len(ne);
-    let nq = E::QUADRATURE.pow(3);
-    let nnz = b_nonzeros(3, 3, 6).len() as f64;
-    let nf = E::NODES as f64;
-    let fma = nq as f64 * (nf * 6.0 * nnz + nf * (nf + 1.0) / 2.0 * 3.0 * nnz);
-    let gflop = 2.0 * fma * m as f64 / 1e9;
-    // The moment form: dim² per pair and point (plus scaling g_b by w), dofs² dim² per pair.
-    let pairs = nf * (nf + 1.0) / 2.0;
-    let moments_gflop = 2.0 * (nq as f64 * (pairs * 9.0 + nf * 3.0) + pairs * 81.0) * m as f64 / 1e9;
-    let out_gb = (m * np * 8) as f64 / 1e9;
-
-    let forming = Forming::<E>::new(dev)?;
-    if algorithms::<E>(quick)
-        .iter()
-        .any(|a| matches!(a, Algorithm::Mma(_)) && sel.keeps(a))
-    {
-        eprintln!(
-            "p = {p}: the mma kernels run {}",
-            if forming.tensor_cores() {
-                "on tensor cores (mma.sync f64)"
-            } else {
-                "as per-work-item products (no mma.sync f64 here)"
-            }
-        );
-    }
-    // Check every kernel on the first elements.
-    let check_m = m.min(8);
-    let reference = form_host::<E>(&coords[..check_m * 24], &mats[..check_m], threads)?;
-    let small = forming.upload(&coords[..check_m * 24], &mats[..check_m])?;
-    // (shapes whose local memory the device does not have are left out)
-    let local = dev.info().local_mem_bytes as usize;
-    let algos: Vec<Algorithm> = algorithms::<E>(quick)
-        .into_iter()
-        .filter(|a| sel.keeps(a))
-        .filter(|a| !matches!(a, Algorithm::Mma(t) if t.local_bytes(E::NODES, 3, 6) > local))
-        .collect();
-    let probing = std::env::var(clforge::runtime::element::forming::PROBE_ENV).is_ok_and(|v| !v.trim().is_empty());
-    if probing {
-        eprintln!(
-            "WARNING: {} is set: the kernels run with probe options and their matrices are not checked",
-            clforge::runtime::element::forming::PROBE_ENV
-        );
-    }
-    // A shape the device cannot launch (registers or local memory past its limits:
-    // CL_OUT_OF_RESOURCES) is reported and left out, as one the device cannot build.
-    let mut algos = algos;
-    algos.retain(|a| match forming.form(&small, *a) {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("  p = {p}: skipping {}: {e}", a.label());
-            false
-        }
-    });
-    for &a in algos.iter().filter(|_| !probing) {
-        let got = forming.form(&small, a)?.0.to_host()?;
-        for e in 0..check_m {
-            let block = &reference[e * np..(e + 1) * np];
-            let scale = block.iter().fold(0.0f64, |x, v| x.max(v.abs()));
-            for (i, (g, h)) in got[e * np..(e + 1) * np].iter().zip(block).enumerate() {
-                if (g - h).abs() > 1e-12 * scale {
-                    bail!("p = {p}, {}: element {e} entry {i}: device {g} vs host {h}", a.label());
-                }
-            }
-        }
-    }
-    let t0 = Instant::now();
-    let elements = forming.upload(&coords, &mats)?;
-    dev.finish()?;
-    let upload_s = t0.elapsed().as_secs_f64();
-    let mut out = clforge::runtime::Buffer::<f64>::new(dev, (m * np).max(1))?;
-    let mut kernels = Vec::new();
-    for &a in &algos {
-        // One launch to size the repetitions: slow kernels are timed fewer times.
-        let first = forming.form_into(&elements, a, &mut out)?;
-        first.wait()?;
-        let once_s = first.duration_ns()? as f64 / 1e9;
-        let timed = if once_s > 2.0 {
-            3
-        } else if once_s > 0.2 {
-            5
-        } else {
-            reps.timed
-        };
-        let time = measure::time_launches(Reps { warmup: 0, timed }, || {
-            Ok(forming.form_into(&elements, a, &mut out)?)
-        })?;
-        let s = time.median_us / 1e6;
-        let t1 = Instant::now();
-        let host = out.to_vec()?;
-        let download_s = t1.elapsed().as_secs_f64();
-        drop(host);
-        let own = if matches!(a, Algorithm::Mma(_)) || a.label().ends_with("-mom") {
-            moments_gflop
-        } else {
-            gflop
-        };
-        kernels.push(KernelRow {
-            kernel: a.label(),
-            gflop_s: gflop / s,
-            own_gflop_s: own / s,
-            write_gb_s: out_gb / s,
-            with_transfers_s: upload_s + s + download_s,
-            time,
-        });
-        eprintln!("  p = {p}: {} {:.4} s", a.label(), s);
-    }
-    let tuned = if sel.tune {
-        let t = Instant::now();
-        let tuned = forming.tune(&elements, &forming.candidates(), reps.timed.min(10))?;
-        let wall_s = t.elapsed().as_secs_f64();
-        // The choice forms the host's matrices too.
-        let got = forming.form(&small, tuned.best)?.0.to_host()?;
-        for e in 0..check_m {
-            let block = &reference[e * np..(e + 1) * np];
-            let scale = block.iter().fold(0.0f64, |x, v| x.max(v.abs()));
-            for (i, (g, h)) in got[e * np..(e + 1) * np].iter().zip(block).enumerate() {
-                if !probing && (g - h).abs() > 1e-12 * scale {
-                    bail!(
-                        "p = {p}, tuned {}: element {e} entry {i}: device {g} vs host {h}",
-                        tuned.best.label()
-                    );
-                }
-            }
-        }
-        let best_s = tuned
-            .times
-            .iter()
-            .find(|(a, _)| *a == tuned.best)
-            .and_then(|(_, t)| *t)
-            .unwrap_or(f64::NAN);
-        eprintln!(
-            "  p = {p}: Forming::tune chose {} ({best_s:.4} s) in {wall_s:.1} s",
-            tuned.best.label()
-        );
-        Some(TunedRow {
-            best: tuned.best.label(),
-            best_s,
-            times: tuned.times.iter().map(|(a, t)| (a.label(), *t)).collect(),
-            wall_s,
-        })
-    } else {
-        None
-    };
-    let best = kernels
-        .iter()
-        .min_by(|a, b| a.time.median_us.total_cmp(&b.time.median_us))
-        .map(|k| (k.kernel.clone(), k.time.median_us / 1e6, k.with_transfers_s))
-        .unwrap_or_default();
-    // Host: about a second's worth of elements on one core.
-    let per_elem_guess = fma / 2e9;
-    let host_m = ((1.0 / per_elem_guess) as usize).clamp(threads.max(4), m);
-    let (mut host_1_s, mut host_all_s, mut hybrid) = (f64::NAN, f64::NAN, None);
-    if !sel.device_only {
-        let t = Instant::now();
-        form_host::<E>(&coords[..host_m * 24], &mats[..host_m], 1)?;
-        host_1_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
-        let t = Instant::now();
-        form_host::<E>(&coords[..host_m * 24], &mats[..host_m], threads)?;
-        host_all_s = t.elapsed().as_secs_f64() * m as f64 / host_m as f64;
-        let mut work = Hybrid::new(std::slice::from_ref(dev), threads)?;
-        work.add::<E>(&coords, &mats)?;
-        hybrid = Some(hybrid_row(&work, &[m])?);
-    }
-    let seed = if m == 10_000 { SEED_BEST_S[p - 1] } else { None };
-    Ok(OrderRow {
-        p,
-        ne,
-        points: nq,
-        m,
-        gflop,
-        out_gb,
-        kernels,
-        best: best.0,
-        best_s: best.1,
-        host_m,
-        host_1_s,
-        host_all_s,
-        threads,
-        seed_best_s: seed,
-        speedup_kernel: seed.map(|s| s / best.1),
-        speedup_transfers: seed.map(|s| s / best.2),
-        hybrid,
-        best_of_fma_roofline: None,
-        best_of_bounding_roofline: None,
-        tuned,
-    })
 }
 
 /// Seed 004's non-uniform case: `m1` p = 1 and `m3` p = 3 elements split by measured rates.

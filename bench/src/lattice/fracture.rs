@@ -1,4 +1,4 @@
-//! Seed 003's fracture (issue 10): the `fracture` suite times the device's work-queue schedule
+//! Seed 003's fracture: the `fracture` suite times the device's work-queue schedule
 //! to completion (the crack touching the four vertical faces) beside the serial reference on one
 //! core of the same run, after checking the device against its host replay; the `fracture-study`
 //! suite compares the two schedules statistically (many seeds per (K1, K2) pair of the thesis'

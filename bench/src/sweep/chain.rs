@@ -1,5 +1,5 @@
 //! The `chain` suite: the latency floor of any sweep schedule that is bitwise equal to the
-//! sequential sweep (issue 9, docs/SWEEPS.md "The floor").
+//! sequential sweep (docs/SWEEPS.md "The floor").
 //!
 //! A forward 2-D sweep's points form a dependence chain of nx + ny − 1 points (each reads the
 //! new value of the one before it); a schedule may reorder everything else, but it must run

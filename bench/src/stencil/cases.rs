@@ -8,11 +8,11 @@ use clforge::runtime::{
     Shape, StencilPlan, StencilSpec,
 };
 
-use crate::baselines::seed002::{self, SeedKernel, SeedShape};
-use crate::kernels::{
+use super::kernels::{
     Body, Coeffs, Coeffs64, Heat3d, Jacobi, JacobiComputed, JacobiComputedF64, JacobiF64, JacobiPacked,
     JacobiPackedF64, BODY, FLUID, OUTFLOW,
 };
+use crate::baselines::seed002::{self, SeedKernel, SeedShape};
 use crate::options::describe;
 use crate::real::Real;
 use crate::report::Check;

@@ -7,8 +7,8 @@ use anyhow::Result;
 use clforge::runtime::{Arg, Buffer, ConstBuffer, Device, LaunchConfig, Params, StencilPlan, StencilSpec, Variant};
 
 use super::cases::{self, JacobiCase, JacobiHost};
+use super::kernels::{Coeffs, Jacobi};
 use super::Ctx;
-use crate::kernels::{Coeffs, Jacobi};
 use crate::measure::device_sum_ns;
 use crate::options::describe;
 use crate::report::IterRow;

@@ -6,8 +6,8 @@ use std::time::Instant;
 use anyhow::Result;
 use clforge::runtime::{DeviceGrid, DeviceKind, Event, HostGrid, LaunchConfig, PingPong, Shape, Tile, Variant};
 
+use super::kernels::{Coeffs, JacobiFixed, BODY, FLUID};
 use super::Ctx;
-use crate::kernels::{Coeffs, JacobiFixed, BODY, FLUID};
 use crate::measure::device_sum_ns;
 use crate::options::describe;
 use crate::report::IterRow;

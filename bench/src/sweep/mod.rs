@@ -1,4 +1,4 @@
-//! The `sweeps` suite (issue 9): seed 001's in-place sweeps on every schedule and block edge,
+//! The `sweeps` suite: seed 001's in-place sweeps on every schedule and block edge,
 //! each checked bit for bit against the sequential host sweep on a small grid first, then
 //! timed (device time of the whole sweep, first launch's start to last launch's end; median of
 //! the runs) beside the device's copy bandwidth measured in the same run, the sequential host
@@ -8,6 +8,8 @@
 //! backward sweep with u, v, f and a mask) at 3600×1800; an in-place 5-point Gauss–Seidel
 //! sweep at 16384² (two f32 arrays per point: the bandwidth case); seed 001's 3-D Poisson step
 //! (eq. 10, forward) at 320×320×240.
+
+pub mod chain;
 
 use std::time::Instant;
 
@@ -202,38 +204,82 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
     let start = Instant::now();
     let mut progress = Progress::new(9);
     let roof = roofline::measure(dev, quick, reps, |m| progress.step(m))?;
-    let copy = roof.copy_gb_s();
-    let runs = if quick { 3 } else { 10 };
     let ([s2, s16], s3) = sizes(dev, quick);
-    let mut rows = Vec::new();
-    let mut summaries = Vec::new();
-
-    // 2-D transport: wind and source fields as the example's, mask on the outer ring.
-    let k = Transport {
-        mu: 10.0,
-        sigma: 1e-4,
-        tau: 1.0,
-        h1: 10.0,
-        h2: 10.0,
-    };
-    let inputs2 = |shape: Shape| -> Result<_> {
-        let [nx, ny, _] = shape.dims();
-        let u = fill(shape, |i| 5.0 + noise(i))?;
-        let v = fill(shape, |i| 2.0 * noise(i + 7))?;
-        let f = fill(shape, |i| if i % 9973 == 0 { 100.0 } else { 0.0 })?;
-        let mask = HostGrid::from_fn(shape, |[x, y, _]| {
-            u8::from(x == 0 || y == 0 || x + 1 == nx || y + 1 == ny)
-        })?;
-        let c = fill(shape, |i| (1.0 + noise(i + 3)).max(0.0))?;
-        Ok((c, u, v, f, mask))
+    let mut suite = Suite {
+        dev,
+        runs: if quick { 3 } else { 10 },
+        copy: roof.copy_gb_s(),
+        rows: Vec::new(),
+        summaries: Vec::new(),
     };
     // Correctness first, on a small grid, every schedule and two blocks.
-    {
+    suite.check_transport()?;
+    progress.step(&format!("transport {s2}"));
+    let splitting_step_us = suite.transport(s2)?;
+    progress.step(&format!("Gauss-Seidel {s16}"));
+    suite.gauss_seidel(s16)?;
+    progress.step(&format!("Poisson 3-D {s3}"));
+    suite.poisson3(s3)?;
+    progress.finish();
+    Ok(Report {
+        device: dev.info().name.clone(),
+        copy_gb_s: suite.copy,
+        rows: suite.rows,
+        summaries: suite.summaries,
+        splitting_step_us,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// One run of the suite: its device, sweeps per timing, the copy rate and the tables so far.
+struct Suite<'a> {
+    dev: &'a Device,
+    runs: usize,
+    copy: f64,
+    rows: Vec<Row>,
+    summaries: Vec<Summary>,
+}
+
+/// The transport sweeps' inputs: c, u, v, f and the mask.
+type TransportInputs = (HostGrid<f32>, HostGrid<f32>, HostGrid<f32>, HostGrid<f32>, HostGrid<u8>);
+
+/// The transport sweeps' coefficients.
+const TRANSPORT: Transport = Transport {
+    mu: 10.0,
+    sigma: 1e-4,
+    tau: 1.0,
+    h1: 10.0,
+    h2: 10.0,
+};
+
+/// 2-D transport: wind and source fields as the example's, mask on the outer ring.
+fn transport_inputs(shape: Shape) -> Result<TransportInputs> {
+    let [nx, ny, _] = shape.dims();
+    let u = fill(shape, |i| 5.0 + noise(i))?;
+    let v = fill(shape, |i| 2.0 * noise(i + 7))?;
+    let f = fill(shape, |i| if i % 9973 == 0 { 100.0 } else { 0.0 })?;
+    let mask = HostGrid::from_fn(shape, |[x, y, _]| {
+        u8::from(x == 0 || y == 0 || x + 1 == nx || y + 1 == ny)
+    })?;
+    let c = fill(shape, |i| (1.0 + noise(i + 3)).max(0.0))?;
+    Ok((c, u, v, f, mask))
+}
+
+/// Whether two grids hold the same bits.
+fn same_bits(a: &HostGrid<f32>, b: &HostGrid<f32>) -> bool {
+    a.data().iter().zip(b.data()).all(|(a, b)| a.to_bits() == b.to_bits())
+}
+
+impl Suite<'_> {
+    /// The transport step (forward and backward) on every schedule the device allows and two
+    /// blocks, bit for bit against the sequential host sweeps on a small grid.
+    fn check_transport(&self) -> Result<()> {
+        let (dev, k) = (self.dev, &TRANSPORT);
         let small = Shape::d2(45, 29);
-        let (c, u, v, f, mask) = inputs2(small)?;
+        let (c, u, v, f, mask) = transport_inputs(small)?;
         let mut want = c.clone();
-        TransportFwd::apply_host(&mut want, &u, &v, &f, &mask, &k)?;
-        TransportBwd::apply_host(&mut want, &u, &v, &f, &mask, &k)?;
+        TransportFwd::apply_host(&mut want, &u, &v, &f, &mask, k)?;
+        TransportBwd::apply_host(&mut want, &u, &v, &f, &mask, k)?;
         let spec = TransportFwd::spec();
         for s in spec
             .available()
@@ -248,28 +294,25 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
                     DeviceGrid::from_host(dev, &f)?,
                     DeviceGrid::from_host(dev, &mask)?,
                 );
-                TransportFwd::sweep(&config, &mut dc, &du, &dv, &df, &dm, &k)?;
-                TransportBwd::sweep(&config, &mut dc, &du, &dv, &df, &dm, &k)?;
-                let got = dc.to_host()?;
-                if got
-                    .data()
-                    .iter()
-                    .zip(want.data())
-                    .any(|(a, b)| a.to_bits() != b.to_bits())
-                {
+                TransportFwd::sweep(&config, &mut dc, &du, &dv, &df, &dm, k)?;
+                TransportBwd::sweep(&config, &mut dc, &du, &dv, &df, &dm, k)?;
+                if !same_bits(&dc.to_host()?, &want) {
                     bail!("transport step on {s} L={l} differs from the sequential host sweeps");
                 }
             }
         }
+        Ok(())
     }
-    progress.step(&format!("transport {s2}"));
-    let mut best_fwd = f64::MAX;
-    let mut best_bwd = f64::MAX;
-    {
-        let (c, u, v, f, mask) = inputs2(s2)?;
+
+    /// The transport forward sweep on every configuration the tuner measured, the backward one
+    /// on the fastest; returns the splitting step (the two fastest, µs).
+    fn transport(&mut self, s2: Shape) -> Result<Option<f64>> {
+        let (dev, k) = (self.dev, &TRANSPORT);
+        let (mut best_fwd, mut best_bwd) = (f64::MAX, f64::MAX);
+        let (c, u, v, f, mask) = transport_inputs(s2)?;
         let mut host = c.clone();
         let t = Instant::now();
-        TransportFwd::apply_host(&mut host, &u, &v, &f, &mask, &k)?;
+        TransportFwd::apply_host(&mut host, &u, &v, &f, &mask, k)?;
         let host_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut dc = DeviceGrid::from_host(dev, &c)?;
         let (du, dv, df, dm) = (
@@ -278,36 +321,36 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
             DeviceGrid::from_host(dev, &f)?,
             DeviceGrid::from_host(dev, &mask)?,
         );
-        let tuning = TransportFwd::tune(&mut dc, &du, &dv, &df, &dm, &k)?;
+        let tuning = TransportFwd::tune(&mut dc, &du, &dv, &df, &dm, k)?;
         // u, v, f (f32) and the mask (u8) read once, c read and written: 21 bytes per point.
         let bytes = 21.0 * s2.len() as f64;
         let spec = TransportFwd::spec();
         for config in measured_configs(&tuning) {
             let plan = TransportFwd::plan(dev, &config, s2)?;
-            let stats = time_sweeps(runs, || {
-                TransportFwd::sweep_plan(&plan, &mut dc, &du, &dv, &df, &dm, &k)
+            let stats = time_sweeps(self.runs, || {
+                TransportFwd::sweep_plan(&plan, &mut dc, &du, &dv, &df, &dm, k)
             })?;
             best_fwd = best_fwd.min(stats.median_us);
-            rows.push(row(
-                "transport forward",
-                s2,
-                &plan,
-                stats,
-                bytes,
-                copy,
-                tuning.model.predict_ns(&spec, s2, &config),
-            ));
+            let predicted = tuning.model.predict_ns(&spec, s2, &config);
+            self.rows
+                .push(row("transport forward", s2, &plan, stats, bytes, self.copy, predicted));
         }
         let plan_b = TransportBwd::plan(dev, &tuning.fastest, s2)?;
-        let stats_b = time_sweeps(runs, || {
-            TransportBwd::sweep_plan(&plan_b, &mut dc, &du, &dv, &df, &dm, &k)
+        let stats_b = time_sweeps(self.runs, || {
+            TransportBwd::sweep_plan(&plan_b, &mut dc, &du, &dv, &df, &dm, k)
         })?;
         best_bwd = best_bwd.min(stats_b.median_us);
-        rows.push(row("transport backward", s2, &plan_b, stats_b, bytes, copy, None));
-        summaries.push(summary("transport forward", s2, host_ms, &rows, tuning, &spec));
+        self.rows
+            .push(row("transport backward", s2, &plan_b, stats_b, bytes, self.copy, None));
+        self.summaries
+            .push(summary("transport forward", s2, host_ms, &self.rows, tuning, &spec));
+        Ok((best_fwd < f64::MAX && best_bwd < f64::MAX).then_some(best_fwd + best_bwd))
     }
-    progress.step(&format!("Gauss-Seidel {s16}"));
-    {
+
+    /// The in-place Gauss–Seidel sweep on every configuration the tuner measured; one sweep from
+    /// the same start on both sides compared bit for bit.
+    fn gauss_seidel(&mut self, s16: Shape) -> Result<()> {
+        let dev = self.dev;
         let u = fill(s16, noise)?;
         let mut host = u.clone();
         let t = Instant::now();
@@ -319,33 +362,25 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
         let spec = GaussSeidel::spec();
         for config in measured_configs(&tuning) {
             let plan = GaussSeidel::plan(dev, &config, s16)?;
-            let stats = time_sweeps(runs, || GaussSeidel::sweep_plan(&plan, &mut du))?;
-            rows.push(row(
-                "gauss-seidel",
-                s16,
-                &plan,
-                stats,
-                bytes,
-                copy,
-                tuning.model.predict_ns(&spec, s16, &config),
-            ));
+            let stats = time_sweeps(self.runs, || GaussSeidel::sweep_plan(&plan, &mut du))?;
+            let predicted = tuning.model.predict_ns(&spec, s16, &config);
+            self.rows
+                .push(row("gauss-seidel", s16, &plan, stats, bytes, self.copy, predicted));
         }
-        // One sweep from the same start on both sides, compared bit for bit.
         let mut check = DeviceGrid::from_host(dev, &u)?;
         GaussSeidel::sweep(&tuning.fastest, &mut check)?;
-        if check
-            .to_host()?
-            .data()
-            .iter()
-            .zip(host.data())
-            .any(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if !same_bits(&check.to_host()?, &host) {
             bail!("Gauss-Seidel {s16} on {:?} differs from the host sweep", tuning.fastest);
         }
-        summaries.push(summary("gauss-seidel", s16, host_ms, &rows, tuning, &spec));
+        self.summaries
+            .push(summary("gauss-seidel", s16, host_ms, &self.rows, tuning, &spec));
+        Ok(())
     }
-    progress.step(&format!("Poisson 3-D {s3}"));
-    {
+
+    /// Seed 001's 3-D Poisson forward step on every sample the tuner took, the fastest checked
+    /// bit for bit against the host sweep.
+    fn poisson3(&mut self, s3: Shape) -> Result<()> {
+        let dev = self.dev;
         let h = 1.0f32 / 320.0;
         let tau = 0.5 * h;
         let s = 0.5 * 3.0 / (h * h);
@@ -368,39 +403,20 @@ pub fn run(dev: &Device, quick: bool, reps: Reps) -> Result<Report> {
         for sample in &tuning.samples {
             let config = SweepConfig::with_block(sample.schedule, sample.block);
             let plan = Poisson3Fwd::plan(dev, &config, s3)?;
-            let stats = time_sweeps(runs, || Poisson3Fwd::sweep_plan(&plan, &mut dp, &df, &k))?;
-            rows.push(row(
-                "poisson 3-D",
-                s3,
-                &plan,
-                stats,
-                bytes,
-                copy,
-                tuning.model.predict_ns(&spec, s3, &config),
-            ));
+            let stats = time_sweeps(self.runs, || Poisson3Fwd::sweep_plan(&plan, &mut dp, &df, &k))?;
+            let predicted = tuning.model.predict_ns(&spec, s3, &config);
+            self.rows
+                .push(row("poisson 3-D", s3, &plan, stats, bytes, self.copy, predicted));
         }
         let mut check = DeviceGrid::from_host(dev, &p)?;
         Poisson3Fwd::sweep(&tuning.fastest, &mut check, &df, &k)?;
-        if check
-            .to_host()?
-            .data()
-            .iter()
-            .zip(host.data())
-            .any(|(a, b)| a.to_bits() != b.to_bits())
-        {
+        if !same_bits(&check.to_host()?, &host) {
             bail!("Poisson 3-D on {:?} differs from the host sweep", tuning.fastest);
         }
-        summaries.push(summary("poisson 3-D", s3, host_ms, &rows, tuning, &spec));
+        self.summaries
+            .push(summary("poisson 3-D", s3, host_ms, &self.rows, tuning, &spec));
+        Ok(())
     }
-    progress.finish();
-    Ok(Report {
-        device: dev.info().name.clone(),
-        copy_gb_s: copy,
-        rows,
-        summaries,
-        splitting_step_us: (best_fwd < f64::MAX && best_bwd < f64::MAX).then_some(best_fwd + best_bwd),
-        wall_s: start.elapsed().as_secs_f64(),
-    })
 }
 
 /// The tuner's samples, and the strip schedule's also with other phases than the default.

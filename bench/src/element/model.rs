@@ -5,7 +5,7 @@
 use anyhow::Result;
 use clforge::element;
 use clforge::runtime::element::mesh::{Mesh, StructuredMesh, UnstructuredMesh};
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{wave_speed, Model, StepperConfig};
 use clforge::runtime::element::Element;
 
@@ -80,7 +80,7 @@ pub fn model(elements: [usize; 2], unstructured: bool) -> Result<Model> {
 }
 
 /// Time step and damping of every run, with `schedule`.
-pub fn config(schedule: Schedule) -> StepperConfig {
+pub fn config(schedule: ForceSchedule) -> StepperConfig {
     StepperConfig {
         schedule,
         dt: DT,

@@ -47,8 +47,8 @@ pub fn jacobi_f64(psi: &Grid<f64>, w: &Grid<f64>, cell: &Grid<u8>, k: &Coeffs64)
     }
 }
 
-/// [`jacobi`] with the cell kinds stored 2 bits per point on the device (issue 14: "masks read
-/// as packed"): a quarter of a byte per point instead of a byte, 12.25 bytes per point in f32
+/// [`jacobi`] with the cell kinds stored 2 bits per point on the device (a mask that has to be
+/// read, read in fewer bytes): a quarter of a byte per point instead of a byte, 12.25 bytes per point in f32
 /// instead of 13. The host reference is the same function, taking the `HostGrid<u8>`.
 #[stencil(boundary = clamp, packed(cell = 2))]
 pub fn jacobi_packed(psi: &Grid<f32>, w: &Grid<f32>, cell: &Grid<u8>, k: &Coeffs) -> f32 {

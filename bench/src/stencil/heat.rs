@@ -5,8 +5,8 @@ use anyhow::{Context, Result};
 use clforge::runtime::{LaunchConfig, Shape, Tile, Variant};
 
 use super::cases::{self, HeatCase};
+use super::kernels::Heat3d;
 use super::{time_and_tune, Ctx, Timed};
-use crate::kernels::Heat3d;
 
 pub(super) fn heat_configs() -> Vec<LaunchConfig> {
     vec![

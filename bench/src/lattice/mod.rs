@@ -1,8 +1,10 @@
-//! The `lattice` suite (issue 10): the 2-D Ising model written with `#[clforge::lattice]`
+//! The `lattice` suite: the 2-D Ising model written with `#[clforge::lattice]`
 //! (checkerboard Metropolis, one `i32` spin per site, Philox draws), checked bit for bit against
 //! its host replay on a small lattice first, then timed per step (device time from colour 0's
 //! start to colour 1's end, median of the steps) at several sizes beside the device's copy
 //! bandwidth measured in the same run and the host reference on one core.
+
+pub mod fracture;
 
 use std::time::Instant;
 

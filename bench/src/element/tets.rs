@@ -1,8 +1,8 @@
-//! The unstructured half of the `elements` suite (issue 12): one explicit step of linear
+//! The unstructured half of the `elements` suite: one explicit step of linear
 //! elastic tetrahedra with **one `K_e` per element** (`Model::per_element`), in `f32` and `f64`,
 //! with both schedules that read `K_e` by element index on an unstructured mesh:
-//! `Schedule::Unstructured` (greedy colours, a launch per colour, then the integration) and
-//! `Schedule::Gather` (one launch: a work-item per DOF gathers its node's element rows, fused
+//! `ForceSchedule::Unstructured` (greedy colours, a launch per colour, then the integration) and
+//! `ForceSchedule::Gather` (one launch: a work-item per DOF gathers its node's element rows, fused
 //! with the integration).
 //!
 //! The mesh: `nx × ny × nz` unit cubes, each cut into the 6 tetrahedra of Kuhn's triangulation
@@ -25,15 +25,21 @@
 use anyhow::{bail, Result};
 use clforge::element;
 use clforge::runtime::element::mesh::{Mesh, UnstructuredMesh};
-use clforge::runtime::element::schedule::Schedule;
+use clforge::runtime::element::schedule::ForceSchedule;
 use clforge::runtime::element::stepper::{stability_bound, HostStepper, Model, Stepper, StepperConfig};
 use clforge::runtime::element::Real;
 use clforge::runtime::Device;
 
+use super::timing::{time_tets, timed_row, RowHead};
+use super::{batch_steps, CHECK_STEPS};
+use crate::measure::Progress;
+use crate::options::Options;
+use crate::report::{Check, Report};
+
 /// An isotropic solid: Lamé constants and density.
 #[derive(Clone, Copy, Debug)]
 pub struct Solid {
-    pub iso: crate::forming::Iso,
+    pub iso: crate::element::forming::Iso,
     pub rho: f64,
 }
 
@@ -49,7 +55,7 @@ mod tet4 {
     }
 
     pub fn material(m: &Solid) -> [[f64; 6]; 6] {
-        crate::forming::hooke(&m.iso)
+        crate::element::forming::hooke(&m.iso)
     }
 
     pub fn density(m: &Solid) -> f64 {
@@ -148,7 +154,7 @@ pub fn model(cubes: [usize; 3], seed: u64) -> Result<Model> {
     let mut noise = Noise(seed ^ 0x0005_DEEC_E66D);
     let materials: Vec<Solid> = (0..mesh.element_count())
         .map(|_| Solid {
-            iso: crate::forming::Iso {
+            iso: crate::element::forming::Iso {
                 lambda: 0.3 + noise.next(),
                 mu: 0.3 + 0.7 * noise.next(),
             },
@@ -159,7 +165,7 @@ pub fn model(cubes: [usize; 3], seed: u64) -> Result<Model> {
 }
 
 /// Half the stability limit, light damping.
-pub fn config(model: &Model, schedule: Schedule) -> Result<StepperConfig> {
+pub fn config(model: &Model, schedule: ForceSchedule) -> Result<StepperConfig> {
     let alpha = 0.01;
     Ok(StepperConfig {
         schedule,
@@ -184,7 +190,7 @@ fn rel_error<R: Real>(a: &[R], b: &[R]) -> f64 {
 
 /// Steps `model` `steps` times on the device and the host in `R` from a random state; the
 /// relative error of `u` and `v`, or an error above `tol`.
-pub fn check<R: Real>(dev: &Device, model: &Model, schedule: Schedule, steps: usize, tol: f64) -> Result<f64> {
+pub fn check<R: Real>(dev: &Device, model: &Model, schedule: ForceSchedule, steps: usize, tol: f64) -> Result<f64> {
     let n = model.dof_count();
     let mut noise = Noise(7);
     let u: Vec<R> = (0..n).map(|_| R::of(1e-3 * (noise.next() - 0.5))).collect();
@@ -205,6 +211,96 @@ pub fn check<R: Real>(dev: &Device, model: &Model, schedule: Schedule, steps: us
         );
     }
     Ok(err)
+}
+
+/// The per-element tetrahedra ([`tets`]) on `cubes`: checked against the host in f32 and f64
+/// on a small mesh, then one step timed in each precision.
+pub(super) fn run_tets(
+    dev: &Device,
+    opts: &Options,
+    report: &mut Report,
+    copy: f64,
+    progress: &mut Progress,
+    cubes: [usize; 3],
+) -> Result<()> {
+    progress.step("tet4 per element: check f32 and f64 against the host stepper");
+    let small = model([5, 4, 3], 11)?;
+    let shape = format!(
+        "5x4x3 cubes x 6 tets ({} elements), {CHECK_STEPS} steps",
+        small.mesh.element_count()
+    );
+    // The coloured scatter and the node gather, each with its own minimum bytes.
+    let schedules = [
+        (
+            ForceSchedule::Unstructured,
+            "tet4_unstructured_pe",
+            "greedy colours, K_e per element",
+        ),
+        (
+            ForceSchedule::Gather,
+            "tet4_gather_unstructured",
+            "node lists, K_e per element",
+        ),
+    ];
+    for (schedule, kernel, config) in schedules {
+        for (real, err) in [
+            ("f32", check::<f32>(dev, &small, schedule, CHECK_STEPS, 1e-5)?),
+            ("f64", check::<f64>(dev, &small, schedule, CHECK_STEPS, 1e-12)?),
+        ] {
+            report.checks.push(Check {
+                kernel: format!("{kernel} {real}"),
+                config: config.into(),
+                shape: shape.clone(),
+                max_rel_err: err,
+                exact: err == 0.0,
+            });
+        }
+    }
+    let [nx, ny, nz] = cubes;
+    progress.step(&format!("tet4 per element: model of {nx}x{ny}x{nz} cubes x 6 tets"));
+    let model = model(cubes, 3)?;
+    let batch = batch_steps(dev, opts.quick);
+    let (ne, nodes) = (model.mesh.element_count(), model.mesh.node_count());
+    for real in ["f32", "f64"] {
+        let label = format!("{nx}x{ny}x{nz} cubes x 6 tet4 {real}");
+        let bytes = if real == "f32" { 4 } else { 8 };
+        for (schedule, kernels, config, min) in [
+            (
+                ForceSchedule::Unstructured,
+                "tet4_unstructured_pe (one launch per colour) + tet4_integrate",
+                "greedy colours, elements stored colour by colour",
+                (min_bytes(ne, nodes, bytes), MIN_BYTES),
+            ),
+            (
+                ForceSchedule::Gather,
+                "tet4_gather_unstructured (+ tet4_kick per load)",
+                "a work-item per DOF walks its node's element list",
+                (min_bytes_gather(ne, nodes, bytes), MIN_BYTES_GATHER),
+            ),
+        ] {
+            progress.step(&format!("tet4 per element: {label}, {schedule:?}"));
+            let (time, wall_ms, launches) = match real {
+                "f32" => time_tets::<f32>(dev, &model, schedule, opts.reps, batch)?,
+                _ => time_tets::<f64>(dev, &model, schedule, opts.reps, batch)?,
+            };
+            let head = RowHead {
+                case: format!("tet4 elasticity, K_e per element, {real}"),
+                elements: label.clone(),
+                element_count: ne,
+                node_count: nodes,
+                implementation: "clforge",
+                schedule: match schedule {
+                    ForceSchedule::Gather => "gather-unstructured".into(),
+                    _ => "unstructured-pe".into(),
+                },
+                kernels: kernels.into(),
+                config: config.into(),
+                launches_per_step: launches,
+            };
+            report.elements.push(timed_row(head, min, time, (wall_ms, batch), copy));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
