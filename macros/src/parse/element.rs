@@ -273,22 +273,6 @@ fn array_of(ty: &syn::Type) -> Option<(&syn::Type, usize, Span)> {
     }
 }
 
-pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s), ..
-                }) => Some(s.value().trim_end().to_string()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
-}
-
 fn require_pub(vis: &syn::Visibility, ident: &Ident, errors: &mut Errors) {
     if matches!(vis, syn::Visibility::Inherited) {
         errors.spanned(
@@ -593,7 +577,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
 
     Ok(Element {
         name: name.clone(),
-        doc: doc_lines(&module.attrs),
+        doc: super::doc_lines(&module.attrs),
         file: name.span().file(),
         line: line_of(module.mod_token.span),
         dim,

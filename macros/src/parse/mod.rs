@@ -56,3 +56,20 @@ mod tests {
         assert_eq!(rust_text(&e), "k.a * (psi.at(1, 0) + psi.at(-1, 0)) + w.at(0, 0).abs()");
     }
 }
+
+/// The doc comment lines of an item, as written (`/// text` -> ` text`).
+pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s), ..
+                }) => Some(s.value().trim_end().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
