@@ -59,6 +59,8 @@ pub fn bits_window(offset: [i64; 3]) -> String {
 pub struct Emitter<'a> {
     pub k: &'a StencilBody,
     pub access: Access,
+    /// The lanes of the kernel being printed (1 for scalar code): its `ir::Kernel::lanes`.
+    pub lanes: usize,
 }
 
 // C precedence, higher binds tighter.
@@ -137,9 +139,8 @@ fn paren(text: String, p: u8, min: u8) -> String {
     }
 }
 
-/// `float8`: the vector type of a scalar.
-fn ty_vec(t: Scalar) -> String {
-    let vlanes = crate::lower::variants::lanes();
+/// `float8`: the vector type of a scalar, `vlanes` wide.
+fn ty_vec(t: Scalar, vlanes: usize) -> String {
     format!("{}{vlanes}", t.cl())
 }
 
@@ -157,8 +158,7 @@ pub fn aligned_macro(dx: i64) -> String {
 /// `LANES`): `CLFORGE_AV(T, p, i)` the vector of type `T` at `p + i` (`i` a multiple of its
 /// lanes), and per offset the `LANES` points from there, lane by lane from the vector and the
 /// one before or after it (the compiler loads each vector once for all the reads that share it).
-pub fn aligned_macros(halo: usize) -> Vec<String> {
-    let vlanes = crate::lower::variants::lanes();
+pub fn aligned_macros(halo: usize, vlanes: usize) -> Vec<String> {
     let l = vlanes as i64;
     let mut out = vec!["#define CLFORGE_AV(T, p, i) (*(__global const T*)((p) + (i)))".to_string()];
     for dx in (-(halo as i64)..=halo as i64).filter(|&d| d != 0) {
@@ -220,14 +220,12 @@ pub fn packed_read(name: &str, at: &str, bits: u32, elem: Scalar) -> String {
 
 /// The vector variant's helper that reads `LANES` consecutive points of a grid packed `bits`
 /// bits per point (`uint8`), defined by [`unpack_lanes_helper`].
-pub fn unpack_lanes_fn(bits: u32) -> String {
-    let vlanes = crate::lower::variants::lanes();
+pub fn unpack_lanes_fn(bits: u32, vlanes: usize) -> String {
     format!("clforge_unpack{vlanes}_b{bits}")
 }
 
 /// The definition of [`unpack_lanes_fn`]`(bits)`: lane `k` is [`packed_read`] at `i + k`.
-pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
-    let vlanes = crate::lower::variants::lanes();
+pub fn unpack_lanes_helper(bits: u32, vlanes: usize) -> Vec<String> {
     let per = 32 / bits;
     let mut out = vec![
         format!(
@@ -237,7 +235,7 @@ pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
         "   read lane by lane: they may straddle two words */".into(),
         format!(
             "uint{vlanes} {}(__global const uint* clforge_w, const int clforge_i)",
-            unpack_lanes_fn(bits)
+            unpack_lanes_fn(bits, vlanes)
         ),
         "{".into(),
         format!("    uint{vlanes} clforge_v;"),
@@ -305,7 +303,7 @@ impl Emitter<'_> {
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
     pub fn ty(&self, ty: Scalar, varying: bool) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if self.vector() && varying {
             match ty {
                 Scalar::Bool => format!("int{vlanes}"),
@@ -403,7 +401,7 @@ impl Emitter<'_> {
 
     /// [`Self::mask_as`] with the precedence of the text, for an operand of an operator.
     fn mask_as_p(&self, e: &Expr, bits: u32) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let (text, p) = self.print(e);
         if !e.varying {
             let t = Self::mask_type(bits);
@@ -418,7 +416,7 @@ impl Emitter<'_> {
 
     /// A uniform operand used in a vector expression: broadcast where OpenCL would not.
     fn widen(&self, e: &Expr, ty: Scalar, force: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let (text, p) = self.print(e);
         if !self.vector() || e.varying {
             return (text, p);
@@ -446,7 +444,7 @@ impl Emitter<'_> {
     /// the slab's origin, wrapped where periodic (a split slab's halo planes past the grid's
     /// end); in vector code the lanes' `x` are consecutive.
     fn point(&self, axis: usize) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let (v, o, n) = (
             ["x", "y", "z"][axis],
             ["ox", "oy", "oz"][axis],
@@ -495,7 +493,7 @@ impl Emitter<'_> {
     }
 
     fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let name = &self.k.arg_names[arg];
         let wrapped = self.k.boundary != Boundary::Fixed
             && !matches!(
@@ -543,8 +541,8 @@ impl Emitter<'_> {
             Access::VectorAligned if self.packed(arg).is_none() => {
                 let row = linear("c", [0, offset[1], offset[2]], "nx", "nxy");
                 let ty = match &self.k.args[arg] {
-                    crate::model::Arg::Field(f) => ty_vec(f.elem),
-                    _ => ty_vec(self.k.out),
+                    crate::model::Arg::Field(f) => ty_vec(f.elem, self.lanes),
+                    _ => ty_vec(self.k.out, self.lanes),
                 };
                 format!("{}({ty}, {name}, {row})", aligned_macro(offset[0]))
             }
@@ -559,10 +557,10 @@ impl Emitter<'_> {
                 match self.packed(arg) {
                     // Lane by lane: eight points may straddle two words.
                     Some((bits, elem)) => {
-                        let lanes = format!("{}({name}, {at})", unpack_lanes_fn(bits));
+                        let lanes = format!("{}({name}, {at})", unpack_lanes_fn(bits, self.lanes));
                         match elem {
                             Scalar::U32 => lanes,
-                            e => format!("convert_{}({lanes})", ty_vec(e)),
+                            e => format!("convert_{}({lanes})", ty_vec(e, self.lanes)),
                         }
                     }
                     None => format!("vload{vlanes}(0, {name} + {at})"),
@@ -785,7 +783,7 @@ impl Emitter<'_> {
     }
 
     fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         use BinOp::*;
         let vec_expr = self.vector() && e.varying;
         if op == Rem && l.ty.is_float() {
@@ -803,7 +801,7 @@ impl Emitter<'_> {
                 let lanes: Vec<String> = (0..vlanes)
                     .map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i)))
                     .collect();
-                return (format!("({})({})", ty_vec(l.ty), lanes.join(", ")), P_ATOM);
+                return (format!("({})({})", ty_vec(l.ty, self.lanes), lanes.join(", ")), P_ATOM);
             }
             let args = [l, r].map(|x| self.widen(x, l.ty, vec_expr).0);
             return (format!("fmod({}, {})", args[0], args[1]), P_ATOM);
@@ -890,7 +888,7 @@ impl Emitter<'_> {
 
     /// `as_uint(x)` (or `as_uint8`) around an `int` operand printed as `text`.
     fn as_uint(&self, text: &str, vector: bool) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if vector {
             format!("as_uint{vlanes}({text})")
         } else {
@@ -900,7 +898,7 @@ impl Emitter<'_> {
 
     /// `as_int(<unsigned arithmetic>)`: Rust's wrapping `i32` arithmetic.
     fn wrapping_i32(&self, unsigned: &str, vector: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if vector {
             (format!("as_int{vlanes}({unsigned})"), P_ATOM)
         } else {
@@ -911,7 +909,7 @@ impl Emitter<'_> {
     /// Rust's `as`: float to integer saturates (NaN gives 0), `u32` to `i32` reinterprets
     /// the bits, other integer casts keep the low bits, bools are 0 or 1.
     fn cast(&self, x: &Expr, ty: Scalar, vec_expr: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let from = x.ty;
         if vec_expr {
             let t = format!("{}{vlanes}", ty.cl());
@@ -927,7 +925,7 @@ impl Emitter<'_> {
                 (f, t) if f.is_float() && !t.is_float() => (
                     format!(
                         "select(convert_{tv}_sat({inner}), ({tv})(0), convert_{m}{vlanes}(isnan({inner})))",
-                        tv = ty_vec(t),
+                        tv = ty_vec(t, self.lanes),
                         m = Self::mask_type(t.bits())
                     ),
                     P_ATOM,
@@ -948,7 +946,7 @@ impl Emitter<'_> {
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         use MathFn::*;
         let float = e.ty.is_float();
         let name = match f {
@@ -1025,7 +1023,7 @@ impl Emitter<'_> {
                     format!("{lane_fn}({})", a.join(", "))
                 })
                 .collect();
-            return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
+            return (format!("({})({})", ty_vec(e.ty, self.lanes), lanes.join(", ")), P_ATOM);
         }
         let call = format!("{name}({})", texts.join(", "));
         // Through helpers that pass NaN through: PoCL's `round`, `floor`, `ceil` gave 0 (and 2),

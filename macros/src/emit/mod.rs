@@ -5,6 +5,7 @@ pub mod c;
 pub mod element;
 pub mod expr;
 pub mod forming;
+pub mod reduce;
 pub mod signature;
 pub mod stencil;
 

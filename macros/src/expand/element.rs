@@ -2,13 +2,13 @@
 //! beside it the element type (`mod quad4` -> `Quad4`) implementing the runtime's `Element`.
 
 use super::type_ident;
-use crate::ir::{Body, Program};
+use crate::ir::{Body, Program, Sources};
 use crate::model::element::{Element, Poly};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> syn::Result<TokenStream> {
+pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources) -> syn::Result<TokenStream> {
     let Body::Element(body) = &p.body else {
         return Err(crate::diag::internal(
             module.ident.span(),
@@ -95,12 +95,12 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, source: &str) -> 
         }
     );
     let launchers = super::launch::inherent(&p.kernels);
-    let forming_source = match &e.modal {
-        Some(_) => source.to_string(),
-        None => crate::render::element::render_forming(p).map_err(|f| match f {
-            crate::render::Failure::User(e) => e,
-            crate::render::Failure::Internal(msg) => crate::diag::internal(m.span(), msg),
-        })?,
+    let source = sources.text.as_str();
+    let Some(forming_source) = &sources.forming else {
+        return Err(crate::diag::internal(
+            m.span(),
+            "an element rendered without its forming program",
+        ));
     };
     if let Some(modal) = &e.modal {
         return Ok(expand_modal(

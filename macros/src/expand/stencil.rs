@@ -2,11 +2,11 @@
 //! host reference driver.
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Binding, Body, Program};
+use crate::ir::{Binding, Body, Program, Sources};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenStream> {
+pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result<TokenStream> {
     let Body::Stencil(k) = &p.body else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
@@ -18,7 +18,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
     let ty_name = type_ident(fn_name)?;
-    let source_fn = source::source_fn(name, text, &p.completion);
+    let source_fn = source::source_fn(name, &sources.parts, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
 
     let boundary = boundary_tokens(k.boundary);
@@ -27,13 +27,17 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let origin = format!("{}:{}", p.origin.file, p.origin.line);
     let (tx, ty, wy) = k.tile;
     let lanes = k.lanes;
-    let narrow_lanes = crate::lower::variants::NARROW_LANES;
-    let narrow_kernel = crate::lower::variants::vector_kernel(&p.origin.name, narrow_lanes);
+    let narrow = match p.narrow() {
+        Some(kn) => {
+            let (kname, lanes) = (&kn.name, kn.lanes);
+            quote!(::core::option::Option::Some((#kname, #lanes)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let uses_point = k.uses_point;
     // The runtime's `Variant` order: plain, tiled, vector, steps, march.
     let variants: Vec<TokenStream> = p
-        .kernels
-        .iter()
+        .variants()
         .map(|kn| {
             let kname = &kn.name;
             let local = kn.local_bytes_per_point;
@@ -67,8 +71,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                 .flatten(),
         )
         .collect();
-    if p.kernels
-        .iter()
+    if p.variants()
+        .chain(p.narrow())
         .any(|kn| kn.params.iter().map(|q| &q.binding).ne(expected.iter()))
     {
         return Err(crate::diag::internal(
@@ -76,7 +80,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
             "a stencil kernel's signature differs from the plan's argument order",
         ));
     }
-    let names: Vec<&String> = p.kernels.iter().map(|k| &k.name).collect();
+    let names: Vec<&String> = p.variants().map(|k| &k.name).collect();
     let [plain, tiled, vector, steps, march] = names[..] else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
@@ -300,7 +304,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
              order of the function's tuple."
         ),
     };
-    let folds: Vec<String> = crate::render::stencil::fold_kernels(&p.origin.name, k);
+    let folds = p.folds().map(|(kn, _)| &kn.name);
     // The packed grids by their position among the launch's arguments (less `at: Point`).
     let packed: Vec<TokenStream> = k
         .args
@@ -353,7 +357,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
                     halo: [#hx, #hy, #hz],
                     boundary: #boundary,
                     lanes: #lanes,
-                    narrow: ::core::option::Option::Some((#narrow_kernel, #narrow_lanes)),
+                    narrow: #narrow,
                     point: #uses_point,
                     folds: &[#(#folds),*],
                     variants: [#(#variants),*],

@@ -2,11 +2,11 @@
 //! the host reference (the sequential sweep, in place).
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Binding, Body, Program};
+use crate::ir::{Binding, Body, Program, Sources};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenStream> {
+pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result<TokenStream> {
     let Body::Sweep(sw) = &p.body else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
@@ -19,7 +19,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
     let ty_name = type_ident(fn_name)?;
-    let source_fn = source::source_fn(name, text, &p.completion);
+    let source_fn = source::source_fn(name, &sources.parts, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
     let boundary = boundary_tokens(k.boundary);
     let rank = k.rank;

@@ -5,7 +5,7 @@ use super::stencil::{defines_view, tunables_view, DefineView};
 use super::{render_extension, render_template, Failure};
 use crate::emit::element::{lines, ElementLines};
 use crate::emit::signature;
-use crate::ir::{Body, Program};
+use crate::ir::{Body, Program, Sources};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -152,6 +152,17 @@ pub fn render_forming(p: &Program) -> Result<String, Failure> {
         &format!("element `{}`", p.origin.name),
         &v,
     )?)
+}
+
+/// Both of an element's programs, as the driver hands them to `expand`: the family's and the
+/// forming kernels'. A modal element has only the forming program, which is then its main one.
+pub fn render_sources(p: &Program) -> Result<Sources, Failure> {
+    let text = render(p)?;
+    let forming = match &p.body {
+        Body::Element(b) if b.forming.modal.is_some() => text.clone(),
+        _ => render_forming(p)?,
+    };
+    Ok(super::sources(text, Some(forming)))
 }
 
 /// Renders the element family: the explicit central-difference step of seed 000 for one

@@ -75,7 +75,8 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
     };
     let mut body = emit_coords(k, 0..k.rank);
     let access = if l.packed { Access::Bits } else { Access::Global };
-    body.extend(emit_body(k, file, access, &store));
+    // The site update is scalar (`Kernel::lanes` 1).
+    body.extend(emit_body(k, file, access, 1, &store));
     let windows = l
         .windows
         .iter()

@@ -74,8 +74,9 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let state_tile = k.tile_names[sw.state].clone();
     let global_store = |v: &str| format!("{state_name}[c] = {v};");
     let tiled_store = |v: &str| format!("{state_tile}[t] = {v};");
+    // Every sweep kernel is scalar (`Kernel::lanes` 1).
     let mut global_body = emit_coords(k, 0..k.rank);
-    global_body.extend(emit_body(k, file, Access::Global, &global_store));
+    global_body.extend(emit_body(k, file, Access::Global, 1, &global_store));
     let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
     if p.kernels.len() != 9 {
         return Err(format!(
@@ -84,7 +85,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             p.kernels.len()
         ));
     }
-    let tiled_body = emit_body(k, file, Access::Tiled, &tiled_store);
+    let tiled_body = emit_body(k, file, Access::Tiled, 1, &tiled_store);
     // The strip schedule keeps each row's recent new values in a local ring (fixed boundary:
     // no clamped read can land on a point the ring does not hold).
     let ring = k.boundary == crate::model::Boundary::Fixed;
@@ -99,7 +100,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
         }
     };
     let mut strip_body = emit_coords(k, 0..k.rank);
-    strip_body.extend(emit_body(k, file, Access::Strip, &strip_store));
+    strip_body.extend(emit_body(k, file, Access::Strip, 1, &strip_store));
     let helpers = super::helpers_used(global_body.iter().chain(&tiled_body).chain(&strip_body));
     Ok(SweepView {
         name: p.origin.name.clone(),
