@@ -127,7 +127,7 @@ impl Kind for Sweep {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        let (stencil, state, reads) = parse::stencil::sweep_from_syn(item, args.boundary)?;
+        let (stencil, state, reads) = parse::sweep::from_syn(item, args.boundary)?;
         Ok(model::sweep::Sweep {
             stencil,
             state,
@@ -165,7 +165,7 @@ impl Kind for Lattice {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        parse::stencil::lattice_from_syn(item, args.boundary)
+        parse::lattice::from_syn(item, args.boundary)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::lattice::lower(model)
