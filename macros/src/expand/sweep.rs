@@ -24,38 +24,8 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
     let boundary = boundary_tokens(k.boundary);
     let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
+    let spec = spec(item, p)?;
     let [fx, fy, fz] = sw.forward;
-    let origin = format!("{}:{}", p.origin.file, p.origin.line);
-    let value_bytes = k.out.bytes();
-    let local_bytes = p.kernels.get(2).map_or(0, |kn| kn.local_bytes_per_point);
-    // `SweepPlan::run` binds the user's arguments in order, then the extents, then the
-    // schedule's own parameters: every kernel's signature must start that way.
-    let expected: Vec<Binding> = (0..k.args.len())
-        .map(Binding::UserArg)
-        .chain((0..3).map(Binding::Extent))
-        .collect();
-    if p.kernels.len() != 9
-        || p.kernels
-            .iter()
-            .any(|kn| kn.params.len() < expected.len() || kn.params.iter().zip(&expected).any(|(q, e)| q.binding != *e))
-    {
-        return Err(crate::diag::internal(
-            item.sig.ident.span(),
-            "a sweep kernel's signature differs from the plan's argument order",
-        ));
-    }
-    let schedules: Vec<TokenStream> = p
-        .kernels
-        .iter()
-        .map(|kn| {
-            let kname = &kn.name;
-            let unavailable = match &kn.unavailable {
-                Some(why) => quote!(::core::option::Option::Some(#why)),
-                None => quote!(::core::option::Option::None),
-            };
-            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable })
-        })
-        .collect();
 
     let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
     let (p_, shape, config, plan, device, value, scratch, events) = (
@@ -112,18 +82,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
 
             /// What the runtime needs to know to run the schedules.
             pub fn spec() -> #rt::SweepSpec {
-                #rt::SweepSpec {
-                    name: #name,
-                    rank: #rank,
-                    halo: [#hx, #hy, #hz],
-                    boundary: #boundary,
-                    forward: [#fx, #fy, #fz],
-                    schedules: [#(#schedules),*],
-                    value_bytes: #value_bytes,
-                    local_bytes_per_point: #local_bytes,
-                    origin: #origin,
-                    source: Self::source(),
-                }
+                #spec
             }
 
             /// Builds (once, cached) and sizes a schedule for grids of `shape` on a `Device`, or
@@ -181,5 +140,69 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
         }
 
         #checks
+    })
+}
+
+/// The `SweepSpec` literal: the schedules with their availability, after checking that every
+/// kernel binds as `SweepPlan::run` does.
+fn spec(item: &syn::ItemFn, p: &Program) -> syn::Result<TokenStream> {
+    let Body::Sweep(sw) = &p.body else {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "sweep expansion of another kind",
+        ));
+    };
+    let k = &sw.body;
+    let rt = rt();
+    let name = &p.origin.name;
+    let boundary = boundary_tokens(k.boundary);
+    let rank = k.rank;
+    let [hx, hy, hz] = k.access.halo;
+    let [fx, fy, fz] = sw.forward;
+    let origin = format!("{}:{}", p.origin.file, p.origin.line);
+    let value_bytes = k.out.bytes();
+    let local_bytes = p.kernels.get(2).map_or(0, |kn| kn.local_bytes_per_point);
+    // `SweepPlan::run` binds the user's arguments in order, then the extents, then the
+    // schedule's own parameters: every kernel's signature must start that way.
+    let expected: Vec<Binding> = (0..k.args.len())
+        .map(Binding::UserArg)
+        .chain((0..3).map(Binding::Extent))
+        .collect();
+    if p.kernels.len() != 9
+        || p.kernels
+            .iter()
+            .any(|kn| kn.params.len() < expected.len() || kn.params.iter().zip(&expected).any(|(q, e)| q.binding != *e))
+    {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "a sweep kernel's signature differs from the plan's argument order",
+        ));
+    }
+    let schedules: Vec<TokenStream> = p
+        .kernels
+        .iter()
+        .map(|kn| {
+            let kname = &kn.name;
+            let unavailable = match &kn.unavailable {
+                Some(why) => quote!(::core::option::Option::Some(#why)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable })
+        })
+        .collect();
+
+    Ok(quote! {
+    #rt::SweepSpec {
+        name: #name,
+        rank: #rank,
+        halo: [#hx, #hy, #hz],
+        boundary: #boundary,
+        forward: [#fx, #fy, #fz],
+        schedules: [#(#schedules),*],
+        value_bytes: #value_bytes,
+        local_bytes_per_point: #local_bytes,
+        origin: #origin,
+        source: Self::source(),
+    }
     })
 }
