@@ -27,6 +27,78 @@ pub(super) fn gen_element(rng: &mut SmallRng) -> Input {
     } else {
         rng.random_range(2..=3)
     };
+    let Shapes {
+        coords,
+        node_rows,
+        lets,
+        shapes,
+        nodes,
+    } = shapes(rng, dim, order);
+    let (op, strains, mat_ty, rows) = material(rng, dim);
+    let quadrature = if rng.random_bool(0.9) {
+        rng.random_range(1..=6)
+    } else {
+        rng.random_range(0..9)
+    };
+    let mut attr = format!("dim = {dim}, nodes = {nodes}, operator = {op}, quadrature = {quadrature}");
+    if rng.random_bool(0.2) {
+        attr += &format!(", dofs = {}", rng.random_range(0..4));
+    }
+    let extra = user_kernels(rng, &mut attr);
+    let thickness = if dim == 2 && rng.random_bool(0.3) {
+        format!("pub fn thickness(m: &{mat_ty}) -> f64 {{ 1.0 }}")
+    } else {
+        String::new()
+    };
+    let name = ["quad4", "hex8", "bar2", "e", "r#yield", "__", "_1", "ψ", "Quad", "a_b_"];
+    let name = if rng.random_bool(0.8) {
+        name[..4].choose(rng)
+    } else {
+        name.choose(rng)
+    }
+    .expect("names");
+    let vis = ["pub ", "", "pub(crate) "];
+    let v = |rng: &mut SmallRng| {
+        if rng.random_bool(0.95) {
+            vis[0]
+        } else {
+            vis.choose(rng).expect("vis")
+        }
+    };
+    let (v1, v2, v3, v4) = (v(rng), v(rng), v(rng), v(rng));
+    let item = format!(
+        "pub mod {name} {{
+            use super::*;
+            {v1}const NODES: [[f64; {dim}]; {nodes}] = [{}];
+            {v2}fn shape({}) -> [f64; {nodes}] {{ {lets} [{}] }}
+            {v3}fn material(m: &{mat_ty}) -> [[f64; {strains}]; {strains}] {{ let c = 1.0; [{}] }}
+            {v4}fn density(m: &{mat_ty}) -> f64 {{ 1.0 }}
+            {thickness}
+            {extra}
+        }}",
+        node_rows.join(", "),
+        coords
+            .iter()
+            .map(|c| format!("{c}: f64"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        shapes.join(", "),
+        rows.join(", "),
+    );
+    Input::new(Target::Element, attr, item)
+}
+
+/// An element's nodes and shape functions: the tensor grid of Lagrange nodes of `order`, in a
+/// random order, sometimes through `let`s, sometimes with one odd function.
+pub(super) struct Shapes {
+    coords: Vec<String>,
+    node_rows: Vec<String>,
+    lets: String,
+    shapes: Vec<String>,
+    nodes: usize,
+}
+
+pub(super) fn shapes(rng: &mut SmallRng, dim: usize, order: usize) -> Shapes {
     let coords: Vec<String> = (0..dim.min(3))
         .map(|a| {
             if rng.random_bool(0.9) {
@@ -119,6 +191,17 @@ pub(super) fn gen_element(rng: &mut SmallRng) -> Input {
         .expect("odd")
         .replace("shapes[0]", &shapes[i]);
     }
+    Shapes {
+        coords,
+        node_rows,
+        lets,
+        shapes,
+        nodes,
+    }
+}
+
+/// The operator, the strains, the material type and the rows of `material`.
+pub(super) fn material(rng: &mut SmallRng, dim: usize) -> (String, usize, &'static str, Vec<String>) {
     let ops: &[&str] = match dim {
         2 => &["plane_stress", "plane_strain", "diffusion"],
         3 => &["elasticity", "diffusion"],
@@ -175,18 +258,13 @@ pub(super) fn gen_element(rng: &mut SmallRng) -> Input {
             )
         })
         .collect();
-    let quadrature = if rng.random_bool(0.9) {
-        rng.random_range(1..=6)
-    } else {
-        rng.random_range(0..9)
-    };
-    let mut attr = format!("dim = {dim}, nodes = {nodes}, operator = {op}, quadrature = {quadrature}");
-    if rng.random_bool(0.2) {
-        attr += &format!(", dofs = {}", rng.random_range(0..4));
-    }
-    let mut extra = String::new();
+    (op, strains, mat_ty, rows)
+}
+
+/// Sometimes a user template and its `extern "OpenCL"` kernels (right or wrong), added to `attr`.
+pub(super) fn user_kernels(rng: &mut SmallRng, attr: &mut String) -> String {
     if rng.random_bool(0.15) {
-        attr += ", template = \"../examples/templates/strain_energy.cl.tera\"";
+        *attr += ", template = \"../examples/templates/strain_energy.cl.tera\"";
         let kernel = if rng.random_bool(0.6) {
             "fn strain_energy(k: &[f32], elem_nodes: &[i32], u: &[f32], energy: &mut [f32], volume: f32, count: i32);"
                 .to_string()
@@ -223,49 +301,9 @@ pub(super) fn gen_element(rng: &mut SmallRng) -> Input {
             .expect("names");
             format!("fn {kname}({});", ps.join(", "))
         };
-        extra = format!("extern \"OpenCL\" {{ /// Doc */ here.\n {kernel} }}");
+        return format!("extern \"OpenCL\" {{ /// Doc */ here.\n {kernel} }}");
     }
-    let thickness = if dim == 2 && rng.random_bool(0.3) {
-        format!("pub fn thickness(m: &{mat_ty}) -> f64 {{ 1.0 }}")
-    } else {
-        String::new()
-    };
-    let name = ["quad4", "hex8", "bar2", "e", "r#yield", "__", "_1", "ψ", "Quad", "a_b_"];
-    let name = if rng.random_bool(0.8) {
-        name[..4].choose(rng)
-    } else {
-        name.choose(rng)
-    }
-    .expect("names");
-    let vis = ["pub ", "", "pub(crate) "];
-    let v = |rng: &mut SmallRng| {
-        if rng.random_bool(0.95) {
-            vis[0]
-        } else {
-            vis.choose(rng).expect("vis")
-        }
-    };
-    let (v1, v2, v3, v4) = (v(rng), v(rng), v(rng), v(rng));
-    let item = format!(
-        "pub mod {name} {{
-            use super::*;
-            {v1}const NODES: [[f64; {dim}]; {nodes}] = [{}];
-            {v2}fn shape({}) -> [f64; {nodes}] {{ {lets} [{}] }}
-            {v3}fn material(m: &{mat_ty}) -> [[f64; {strains}]; {strains}] {{ let c = 1.0; [{}] }}
-            {v4}fn density(m: &{mat_ty}) -> f64 {{ 1.0 }}
-            {thickness}
-            {extra}
-        }}",
-        node_rows.join(", "),
-        coords
-            .iter()
-            .map(|c| format!("{c}: f64"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        shapes.join(", "),
-        rows.join(", "),
-    );
-    Input::new(Target::Element, attr, item)
+    String::new()
 }
 
 pub(super) fn gen_params(rng: &mut SmallRng) -> Input {

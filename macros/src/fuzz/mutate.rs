@@ -352,39 +352,7 @@ pub(super) fn mutate_tokens(root: &mut Vec<Tok>, seeds: &[Input], rng: &mut Smal
             }
         }
         // New offsets for a read: `at(...)`.
-        6 => {
-            let at = leaves(root, &|t| matches!(t, TokenTree::Ident(id) if id == "at"));
-            if let Some((p, i)) = at.choose(rng).cloned() {
-                let list = list_mut(root, &p);
-                if let Some(Tok::Group(Delimiter::Parenthesis, args)) = list.get_mut(i + 1) {
-                    let offsets = [
-                        "0",
-                        "1",
-                        "-1",
-                        "3",
-                        "-7",
-                        "2147483647",
-                        "-2147483648",
-                        "9223372036854775807",
-                        "-9223372036854775807",
-                        "18446744073709551615",
-                        "4294967296",
-                        "1_000_000",
-                        "(-(-2))",
-                        "0u8",
-                        "1.0",
-                        "i",
-                    ];
-                    let n = if rng.random_bool(0.8) {
-                        args.iter().filter(|t| is_comma(t)).count() + 1
-                    } else {
-                        rng.random_range(0..5)
-                    };
-                    let text: Vec<&str> = (0..n).map(|_| *offsets.choose(rng).expect("offsets")).collect();
-                    *args = lex(&text.join(", "));
-                }
-            }
-        }
+        6 => new_offsets(root, rng),
         _ => {
             let list = list_mut(root, &path);
             if list.is_empty() {
@@ -472,6 +440,41 @@ pub(super) fn mutate_tokens(root: &mut Vec<Tok>, seeds: &[Input], rng: &mut Smal
                     }
                 }
             }
+        }
+    }
+}
+
+/// New offsets for a read `at(...)`: the same number mostly, extremes of every form.
+fn new_offsets(root: &mut Vec<Tok>, rng: &mut SmallRng) {
+    let at = leaves(root, &|t| matches!(t, TokenTree::Ident(id) if id == "at"));
+    if let Some((p, i)) = at.choose(rng).cloned() {
+        let list = list_mut(root, &p);
+        if let Some(Tok::Group(Delimiter::Parenthesis, args)) = list.get_mut(i + 1) {
+            let offsets = [
+                "0",
+                "1",
+                "-1",
+                "3",
+                "-7",
+                "2147483647",
+                "-2147483648",
+                "9223372036854775807",
+                "-9223372036854775807",
+                "18446744073709551615",
+                "4294967296",
+                "1_000_000",
+                "(-(-2))",
+                "0u8",
+                "1.0",
+                "i",
+            ];
+            let n = if rng.random_bool(0.8) {
+                args.iter().filter(|t| is_comma(t)).count() + 1
+            } else {
+                rng.random_range(0..5)
+            };
+            let text: Vec<&str> = (0..n).map(|_| *offsets.choose(rng).expect("offsets")).collect();
+            *args = lex(&text.join(", "));
         }
     }
 }
