@@ -1,7 +1,8 @@
 //! STAGE Rust output: the user's item kept as written, plus what clforge generates beside it.
 //! One file per kind (`stencil.rs`, `element.rs`); `params.rs` for `#[derive(Params)]`;
 //! `source.rs` for the source's run-time completion; `checks.rs` for assumed-type checks.
-//! Reads the model, the IR and the rendered text; never decides anything about a kernel.
+//! Reads the model, the IR and the rendered sources (`ir::Sources`, made by the driver);
+//! never renders, and never decides anything about a kernel.
 
 pub mod checks;
 pub mod element;

@@ -1,7 +1,8 @@
 //! The kernel IR: what will be printed, for every kind. `lower` decides it; `emit` and
-//! `render` print it; `expand` reads it (with the model and the rendered text) to write the
-//! Rust side. No later stage decides anything about a kernel: its name, parameters, whether a
-//! variant exists (and why not), tunables and local memory are all here.
+//! `render` print it; `expand` reads it (with the model and the rendered [`Sources`]) to write
+//! the Rust side. No later stage decides anything about a kernel: its name, parameters, lanes,
+//! role (a variant, the narrow vector build, a reduction's fold), whether a variant exists (and
+//! why not), tunables and local memory are all here.
 //!
 //! A [`Program`] is what one annotated item generates: several kernels sharing one OpenCL
 //! source. Each [`Kernel`] states its ABI once, as a [`Param`] list: the template prints the

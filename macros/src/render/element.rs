@@ -179,10 +179,7 @@ pub fn render(p: &Program) -> Result<String, Failure> {
     )?;
     if let Some(ext) = &p.extension {
         let user = render_extension(ext, &v)?;
-        text.push_str(&format!(
-            "\n/* ---- kernels of the user template {} ---- */\n",
-            ext.shown
-        ));
+        text.push_str(&crate::emit::user_template_banner(&ext.shown));
         text.push_str(user.trim_start_matches('\n'));
         if !text.ends_with('\n') {
             text.push('\n');
