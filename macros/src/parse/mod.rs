@@ -50,17 +50,6 @@ pub fn rust_text(tokens: &impl quote::ToTokens) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rust_text_reads_like_source() {
-        let e: syn::Expr = syn::parse_quote!(k.a * (psi.at(1, 0) + psi.at(-1, 0)) + w.at(0, 0).abs());
-        assert_eq!(rust_text(&e), "k.a * (psi.at(1, 0) + psi.at(-1, 0)) + w.at(0, 0).abs()");
-    }
-}
-
 /// The doc comment lines of an item, as written (`/// text` -> ` text`).
 pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
@@ -76,4 +65,15 @@ pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_text_reads_like_source() {
+        let e: syn::Expr = syn::parse_quote!(k.a * (psi.at(1, 0) + psi.at(-1, 0)) + w.at(0, 0).abs());
+        assert_eq!(rust_text(&e), "k.a * (psi.at(1, 0) + psi.at(-1, 0)) + w.at(0, 0).abs()");
+    }
 }

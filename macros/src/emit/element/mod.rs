@@ -337,7 +337,7 @@ pub fn lines(v: &ElementBody) -> Result<ElementLines, String> {
         gather: gather::roles(&s, false, &node_ids, &pack_u),
         gather_pe: gather::roles(&s, true, &node_ids, &pack_u),
         gather_tail: c::lines(&gather_tail),
-        gather_init_derived: c::lines(&gather::derived_init(&s, (d == 2).then(|| gather::v_pair()), &|k| {
+        gather_init_derived: c::lines(&gather::derived_init(&s, (d == 2).then(gather::v_pair), &|k| {
             gather::v_of(&s, k)
         })),
         gather_tail_derived: c::lines(&gather_tail_derived),

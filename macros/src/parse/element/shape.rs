@@ -96,7 +96,7 @@ fn shape_fn(f: &syn::ItemFn, dim: usize, nodes: usize, g: &mut Geometry, errors:
         let mut sp = ShapeParser {
             coords,
             lets: HashMap::new(),
-            errors: errors,
+            errors,
         };
         g.shape_fns = sp.body(&f.block, nodes);
     }
