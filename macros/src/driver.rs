@@ -24,13 +24,13 @@ fn pipeline<K: Kind>(attr: TokenStream, item: &K::Item) -> syn::Result<TokenStre
     let model = K::parse(&args, item)?;
     // [model] -> [ir::Program]
     let program = K::lower(&model)?;
-    // [ir::Program] -> OpenCL text
-    let text = K::render(&program).map_err(|f| match f {
+    // [ir::Program] -> OpenCL sources
+    let sources = K::render(&program).map_err(|f| match f {
         render::Failure::User(e) => e,
         render::Failure::Internal(e) => diag::internal(K::span(item), e),
     })?;
-    // [model, ir::Program, text] -> Rust
-    K::expand(item, &model, &program, &text)
+    // [model, ir::Program, sources] -> Rust
+    K::expand(item, &model, &program, &sources)
 }
 
 /// `#[derive(Params)]`: the struct's OpenCL declaration and bytes, or the error.

@@ -2,7 +2,7 @@
 //! kind means a `parse/<kind>.rs`, `model/<kind>.rs`, `lower/<kind>.rs`, `render/<kind>.rs`,
 //! `templates/<kind>/`, `expand/<kind>.rs` and one `impl Kind` here (docs/ARCHITECTURE.md).
 
-use crate::ir::Program;
+use crate::ir::{Program, Sources};
 use crate::{expand, lower, model, parse, render};
 use proc_macro2::{Span, TokenStream};
 
@@ -27,10 +27,11 @@ pub trait Kind {
     fn parse(args: &Self::Args, item: &Self::Item) -> syn::Result<Self::Model>;
     /// [model] -> [ir::Program]
     fn lower(model: &Self::Model) -> syn::Result<Program>;
-    /// [ir::Program] -> OpenCL text
-    fn render(program: &Program) -> Result<String, render::Failure>;
-    /// [model, ir::Program, text] -> Rust
-    fn expand(item: &Self::Item, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream>;
+    /// [ir::Program] -> OpenCL sources
+    fn render(program: &Program) -> Result<Sources, render::Failure>;
+    /// [model, ir::Program, sources] -> Rust
+    fn expand(item: &Self::Item, model: &Self::Model, program: &Program, sources: &Sources)
+        -> syn::Result<TokenStream>;
 }
 
 /// `#[clforge::stencil]` on a point-update function.
@@ -56,11 +57,16 @@ impl Kind for Stencil {
     fn lower(model: &model::Stencil) -> syn::Result<Program> {
         lower::stencil::lower(model)
     }
-    fn render(program: &Program) -> Result<String, render::Failure> {
-        Ok(render::stencil::render(program)?)
+    fn render(program: &Program) -> Result<Sources, render::Failure> {
+        Ok(render::sources(render::stencil::render(program)?, None))
     }
-    fn expand(item: &syn::ItemFn, _: &model::Stencil, program: &Program, text: &str) -> syn::Result<TokenStream> {
-        expand::stencil::expand(item, program, text)
+    fn expand(
+        item: &syn::ItemFn,
+        _: &model::Stencil,
+        program: &Program,
+        sources: &Sources,
+    ) -> syn::Result<TokenStream> {
+        expand::stencil::expand(item, program, sources)
     }
 }
 
@@ -90,11 +96,16 @@ impl Kind for Element {
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::element::lower(model).map(lower::per_element::with_kernels)
     }
-    fn render(program: &Program) -> Result<String, render::Failure> {
-        render::element::render(program)
+    fn render(program: &Program) -> Result<Sources, render::Failure> {
+        render::element::render_sources(program)
     }
-    fn expand(item: &syn::ItemMod, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
-        expand::element::expand(item, model, program, text)
+    fn expand(
+        item: &syn::ItemMod,
+        model: &Self::Model,
+        program: &Program,
+        sources: &Sources,
+    ) -> syn::Result<TokenStream> {
+        expand::element::expand(item, model, program, sources)
     }
 }
 
@@ -116,7 +127,7 @@ impl Kind for Sweep {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        let (stencil, state, reads) = parse::stencil::sweep_from_syn(item, args.boundary)?;
+        let (stencil, state, reads) = parse::sweep::from_syn(item, args.boundary)?;
         Ok(model::sweep::Sweep {
             stencil,
             state,
@@ -127,11 +138,11 @@ impl Kind for Sweep {
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::sweep::lower(model)
     }
-    fn render(program: &Program) -> Result<String, render::Failure> {
-        Ok(render::sweep::render(program)?)
+    fn render(program: &Program) -> Result<Sources, render::Failure> {
+        Ok(render::sources(render::sweep::render(program)?, None))
     }
-    fn expand(item: &syn::ItemFn, _: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
-        expand::sweep::expand(item, program, text)
+    fn expand(item: &syn::ItemFn, _: &Self::Model, program: &Program, sources: &Sources) -> syn::Result<TokenStream> {
+        expand::sweep::expand(item, program, sources)
     }
 }
 
@@ -154,15 +165,20 @@ impl Kind for Lattice {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        parse::stencil::lattice_from_syn(item, args.boundary)
+        parse::lattice::from_syn(item, args.boundary)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::lattice::lower(model)
     }
-    fn render(program: &Program) -> Result<String, render::Failure> {
-        Ok(render::lattice::render(program)?)
+    fn render(program: &Program) -> Result<Sources, render::Failure> {
+        Ok(render::sources(render::lattice::render(program)?, None))
     }
-    fn expand(item: &syn::ItemFn, model: &Self::Model, program: &Program, text: &str) -> syn::Result<TokenStream> {
-        expand::lattice::expand(item, model, program, text)
+    fn expand(
+        item: &syn::ItemFn,
+        model: &Self::Model,
+        program: &Program,
+        sources: &Sources,
+    ) -> syn::Result<TokenStream> {
+        expand::lattice::expand(item, model, program, sources)
     }
 }

@@ -126,7 +126,8 @@ fn stencil_stages_one_by_one() {
         (model.name.to_string(), model.rank, model.args.len()),
         ("smooth".into(), 1, 2)
     );
-    // lower: every variant with its ABI in order (output, user arguments, extents)
+    // lower: every kernel with its ABI in order (output, user arguments, extents): the five
+    // variants, then the narrow vector build
     let program = lower::stencil::lower(&model).expect("lower");
     let names: Vec<&str> = program.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(
@@ -136,9 +137,12 @@ fn stencil_stages_one_by_one() {
             "smooth_tiled",
             "smooth_vec8",
             "smooth_steps",
-            "smooth_march"
+            "smooth_march",
+            "smooth_vec4"
         ]
     );
+    let lanes: Vec<usize> = program.kernels.iter().map(|k| k.lanes).collect();
+    assert_eq!(lanes, [1, 1, 8, 1, 1, 4]);
     let plain: Vec<&str> = program.kernels[0].params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(&plain[..3], ["out", "u", "k"], "{plain:?}");
     // render: the signature printed from the IR
@@ -146,7 +150,7 @@ fn stencil_stages_one_by_one() {
     assert!(text.contains("__kernel"), "{text}");
     assert!(text.contains("smooth_plain("), "{text}");
     // expand: the kernel type and its source parts
-    let out = crate::expand::stencil::expand(&item, &program, &text)
+    let out = crate::expand::stencil::expand(&item, &program, &render::sources(text, None))
         .expect("expand")
         .to_string();
     assert!(out.contains("struct Smooth"), "{out}");

@@ -5,8 +5,11 @@ pub mod c;
 pub mod element;
 pub mod expr;
 pub mod forming;
+pub mod lattice;
+pub mod reduce;
 pub mod signature;
 pub mod stencil;
+pub mod sweep;
 
 /// User text (a doc line, a Rust expression) made safe inside a C comment: no `*/` or `/*`, no
 /// line breaks, no trigraph `??`, no line splice.
@@ -18,6 +21,11 @@ pub fn comment(text: &str) -> String {
         }
     }
     s.trim_end_matches('\\').to_string()
+}
+
+/// The comment that opens the kernels a user template adds after the family's.
+pub fn user_template_banner(shown: &str) -> String {
+    format!("\n/* ---- kernels of the user template {shown} ---- */\n")
 }
 
 /// A file name made safe inside a `#line` string.

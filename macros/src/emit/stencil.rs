@@ -2,24 +2,37 @@
 
 use super::c::{self, Op};
 use super::expr::{coord_name, Access, Emitter};
+use super::reduce::reduce_fn;
 use super::LineMarks;
 use crate::ir::stencil::StencilBody;
-use crate::model::{Boundary, ReduceOp, Scalar};
+use crate::model::{Boundary, Scalar};
 
 /// Printed statements longer than this break at the branches of a select chain.
 const WIDTH: usize = 100;
 
 /// Lines of a point update: `#line` where the Rust line changes, one `const` per `let`, and
-/// the store of the result.
-pub fn emit_body(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&str) -> String) -> Vec<String> {
-    emit_outputs(k, file, access, &|_, v| store(v))
+/// the store of the result, for a kernel of `lanes` lanes (1: scalar code).
+pub fn emit_body(
+    k: &StencilBody,
+    file: &str,
+    access: Access,
+    lanes: usize,
+    store: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    emit_outputs(k, file, access, lanes, &|_, v| store(v))
 }
 
 /// [`emit_body`] for every output of a system of fields: `store(name, value)` writes output
 /// `name` (`out`, then the outputs' own names in order).
-pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(&str, &str) -> String) -> Vec<String> {
-    let vlanes = crate::lower::variants::lanes();
-    let em = Emitter { k, access };
+pub fn emit_outputs(
+    k: &StencilBody,
+    file: &str,
+    access: Access,
+    lanes: usize,
+    store: &dyn Fn(&str, &str) -> String,
+) -> Vec<String> {
+    let vlanes = lanes;
+    let em = Emitter { k, access, lanes };
     let mut marks = LineMarks::default();
     let mut lines = Vec::new();
     // A statement may span several lines (a broken select chain): the template indents each.
@@ -53,14 +66,14 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
         let text = match reduce {
             // Only the points of the reduction's box count (a split grid's halo planes do not).
             Some(r) if vector => {
-                let f = reduce_fn(r.op, ty, true);
+                let f = reduce_fn(r.op, ty, vlanes);
                 format!(
                     "{} = IN_REDUCED_YZ(y, z) ? {f}({}, {value}, x, rx0, rx1) : {};",
                     r.acc, r.acc, r.acc
                 )
             }
             Some(r) => {
-                let f = reduce_fn(r.op, ty, false);
+                let f = reduce_fn(r.op, ty, 1);
                 format!("{} = IN_REDUCED(x, y, z) ? {f}({}, {value}) : {};", r.acc, r.acc, r.acc)
             }
             None => store(name, &value),
@@ -70,16 +83,34 @@ pub fn emit_outputs(k: &StencilBody, file: &str, access: Access, store: &dyn Fn(
     lines
 }
 
-/// The generated function that folds a value (`vector`: the lanes of a `float8`, in order)
-/// into a reduction's accumulator: `clforge_max_f32`, `clforge_fold8_sum_f64`, ...
-pub fn reduce_fn(op: ReduceOp, ty: Scalar, vector: bool) -> String {
-    let vlanes = crate::lower::variants::lanes();
-    let fold = if vector {
-        format!("fold{vlanes}_")
-    } else {
-        String::new()
-    };
-    format!("clforge_{fold}{}_{}", op.name(), ty.rust())
+/// The store of a scalar kernel: `out[c] = v;`.
+pub fn store_scalar(out: &str, value: &str) -> String {
+    format!("{out}[c] = {value};")
+}
+
+/// The store of a vector kernel of `lanes` lanes: `vstore8(v, 0, out + c);`.
+pub fn store_vector(out: &str, value: &str, lanes: usize) -> String {
+    format!("vstore{lanes}({value}, 0, {out} + c);")
+}
+
+/// The store of a vector kernel at an aligned row position, a whole vector of `ty`:
+/// `*(__global float8*)(out + c) = v;`.
+pub fn store_aligned(out: &str, value: &str, ty: Scalar, lanes: usize) -> String {
+    format!("*(__global {}{lanes}*)({out} + c) = {value};", ty.cl())
+}
+
+/// The steps variant's store into the next step's local buffer: `s_next[t] = v;`.
+pub fn store_steps(value: &str) -> String {
+    format!("s_next[t] = {value};")
+}
+
+/// The value a tiled kernel stages for grid point `(gx, gy, gz)` of grid `name`: the point
+/// itself, or a packed grid's point unpacked (`bits` per point, the tile holds one value).
+pub fn staged_load(name: &str, packed: Option<u32>, elem: Scalar) -> String {
+    match packed {
+        Some(bits) => super::expr::packed_read(name, "AT(gx, gy, gz)", bits, elem),
+        None => format!("{name}[AT(gx, gy, gz)]"),
+    }
 }
 
 /// The march variant's plane pointers at plane `z`: per staged grid and per z offset `dz` it

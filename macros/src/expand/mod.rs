@@ -1,7 +1,8 @@
 //! STAGE Rust output: the user's item kept as written, plus what clforge generates beside it.
 //! One file per kind (`stencil.rs`, `element.rs`); `params.rs` for `#[derive(Params)]`;
 //! `source.rs` for the source's run-time completion; `checks.rs` for assumed-type checks.
-//! Reads the model, the IR and the rendered text; never decides anything about a kernel.
+//! Reads the model, the IR and the rendered sources (`ir::Sources`, made by the driver);
+//! never renders, and never decides anything about a kernel.
 
 pub mod bind;
 pub mod checks;
@@ -52,7 +53,7 @@ pub type HostArg<'a> = &'a dyn Fn(&syn::Ident) -> TokenStream;
 /// The parameters and launch arguments of a generated `*_plan` call that runs on any target
 /// (a lattice rule's `step_plan`, a sweep's `sweep_plan`): each grid as `name: &L::Grid<T>`
 /// (`&mut` for the argument `state`), params and scalars as for a stencil, each made into the
-/// argument of the launch type `l` (`<<Plan as Trait>::Like as Launch>`); the point is not an
+/// argument of the launch type `l` (`<<Plan as Trait>::On as Place>`); the point is not an
 /// argument.
 pub fn target_args(args: &[Arg], state: usize, l: &TokenStream) -> (Vec<TokenStream>, Vec<TokenStream>) {
     args.iter()

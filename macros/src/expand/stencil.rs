@@ -2,11 +2,13 @@
 //! host reference driver.
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Body, Program};
+use crate::ir::stencil::StencilBody;
+use crate::ir::{Body, Program, Sources};
+use crate::model::{ReduceOp, Scalar};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenStream> {
+pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result<TokenStream> {
     let Body::Stencil(k) = &p.body else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
@@ -18,52 +20,29 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
     let ty_name = type_ident(fn_name)?;
-    let source_fn = source::source_fn(name, text, &p.completion);
+    let source_fn = source::source_fn(name, &sources.parts, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
-
     let boundary = boundary_tokens(k.boundary);
-    let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
-    let origin = format!("{}:{}", p.origin.file, p.origin.line);
-    let (tx, ty, wy) = k.tile;
-    let lanes = k.lanes;
-    let narrow_lanes = crate::lower::variants::NARROW_LANES;
-    let narrow_kernel = crate::lower::variants::vector_kernel(&p.origin.name, narrow_lanes);
-    let uses_point = k.uses_point;
-    // The runtime's `Variant` order: plain, tiled, vector, steps, march.
-    let variants: Vec<TokenStream> = p
-        .kernels
-        .iter()
-        .map(|kn| {
-            let kname = &kn.name;
-            let local = kn.local_bytes_per_point;
-            let unavailable = match &kn.unavailable {
-                Some(why) => quote!(::core::option::Option::Some(#why)),
-                None => quote!(::core::option::Option::None),
-            };
-            let params = super::bind::binds(kn, &k.args);
-            quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local, params: #params })
-        })
-        .collect();
-    let names: Vec<&String> = p.kernels.iter().map(|k| &k.name).collect();
+    check_narrow(item, p)?;
+    let names: Vec<&String> = p.variants().map(|k| &k.name).collect();
     let [plain, tiled, vector, steps, march] = names[..] else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
             "a stencil has five variants",
         ));
     };
-
-    // The generated functions' own parameters and locals resolve at the macro's definition
-    // site: a user argument named `out`, `p`, `shape`, `config` or `plan` cannot meet them.
-    let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
-    let (out, p_, shape, config, plan, device) = (
-        hygienic("out"),
-        hygienic("p"),
-        hygienic("shape"),
-        hygienic("config"),
-        hygienic("plan"),
-        hygienic("device"),
-    );
+    let spec = spec(p, k);
+    let h = Hygienic::new();
+    let Hygienic {
+        out,
+        p: p_,
+        shape,
+        config,
+        plan,
+        device,
+        target,
+    } = &h;
     let cursor = format_ident!("Grid{}", k.rank);
     let ArgTokens {
         dev_params,
@@ -73,218 +52,22 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         shape_checks,
     } = arg_tokens(
         &k.args,
-        &shape,
+        shape,
         &|n| quote!(&#rt::#cursor::new(#n, #p_, #boundary)),
         None,
     );
-    // The plan's launchers are generic over where the stencil runs (`runtime::Launch`: one
-    // device's `StencilPlan`, several devices' `SplitPlan`): grids are the plan's grids.
-    let target = syn::Ident::new("__ClforgePlan", proc_macro2::Span::mixed_site());
-    let (gen_params, gen_args): (Vec<TokenStream>, Vec<TokenStream>) = k
-        .args
-        .iter()
-        .map(|a| {
-            let n = a.name();
-            let label = n.to_string();
-            let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
-            match a {
-                crate::model::Arg::Field(f) => {
-                    let e = scalar_ty(f.elem);
-                    match f.packed {
-                        Some(bits) => {
-                            let bits = proc_macro2::Literal::u32_unsuffixed(bits);
-                            (
-                                quote!(#n: &#rt::PackedGrid<#e, #bits>),
-                                quote!(#l::packed_arg(#label, #n)),
-                            )
-                        }
-                        None => (quote!(#n: &#l::Grid<#e>), quote!(#l::grid_arg(#label, #n))),
-                    }
-                }
-                crate::model::Arg::Params { ty, .. } => (quote!(#n: &#ty), quote!(#l::params_arg(#n))),
-                crate::model::Arg::Scalar { ty, .. } => {
-                    let ty = scalar_ty(*ty);
-                    (quote!(#n: #ty), quote!(#l::scalar_arg(#n)))
-                }
-                crate::model::Arg::Point { .. } => (quote!(), quote!()),
-            }
-        })
-        .filter(|(p, _)| !p.is_empty())
-        .unzip();
-
-    // A system of fields: the output parameters are a tuple of grids (and reductions), one
-    // per output; a single reduction output is not a tuple.
-    let outs: Vec<(crate::model::Scalar, Option<crate::model::ReduceOp>)> =
-        std::iter::once((k.out, k.out_reduce.as_ref().map(|r| r.op)))
-            .chain(k.more.iter().map(|o| (o.ty, o.reduce.as_ref().map(|r| r.op))))
-            .collect();
-    let reduces = outs.iter().any(|(_, r)| r.is_some());
-    let system = outs.len() > 1 || reduces;
+    let (gen_params, gen_args) = plan_args(k, target);
+    let outs = Outputs::new(k, name, out);
     let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
-    let n_outs = outs.len();
-    let each: Vec<TokenStream> = (0..n_outs)
-        .map(|i| {
-            let i = syn::Index::from(i);
-            if n_outs == 1 {
-                quote!(#out)
-            } else {
-                quote!(#out.#i)
-            }
-        })
-        .collect();
-    let labels: Vec<String> = (0..n_outs).map(|i| format!("{name} output {i}")).collect();
-    let tuple = |tys: Vec<TokenStream>| {
-        if n_outs == 1 {
-            quote!(#(#tys)*)
-        } else {
-            quote!((#(#tys),*))
-        }
-    };
-    let red_ty = |t: crate::model::Scalar, op: crate::model::ReduceOp| {
-        let (t, op) = (scalar_ty(t), format_ident!("{}", op.rust()));
-        quote!(#rt::#op<#t>)
-    };
-    // The outputs' types: a grid (of the device, the plan's target or the host) or a
-    // reduction (the device-side `Reduction`, or on the host the `Max<T>` itself).
-    let out_types = |grid: &dyn Fn(TokenStream) -> TokenStream, host: bool| {
-        tuple(
-            outs.iter()
-                .map(|&(t, r)| match r {
-                    Some(op) if host => {
-                        let r = red_ty(t, op);
-                        quote!(&mut #r)
-                    }
-                    Some(op) => {
-                        let r = red_ty(t, op);
-                        quote!(&mut #rt::Reduction<#r>)
-                    }
-                    None => grid(scalar_ty(t)),
-                })
-                .collect(),
-        )
-    };
-    let dev_out = out_types(&|t| quote!(&mut #rt::DeviceGrid<#t>), false);
-    let plan_out = out_types(&|t| quote!(&mut #l::Grid<#t>), false);
-    let host_out = out_types(&|t| quote!(&mut #rt::HostGrid<#t>), true);
-    let dev_args: Vec<TokenStream> = outs
-        .iter()
-        .zip(&each)
-        .zip(&labels)
-        .map(|((&(_, r), o), label)| match r {
-            Some(_) => quote!(#rt::KernelArg::reduction(#label, &*#o)),
-            None => quote!(#rt::KernelArg::grid(#label, &*#o)),
-        })
-        .collect();
-    let plan_args: Vec<TokenStream> = outs
-        .iter()
-        .zip(&each)
-        .zip(&labels)
-        .map(|((&(_, r), o), label)| match r {
-            Some(_) => quote!(#l::reduction_arg(#label, &*#o)),
-            None => quote!(#l::grid_arg(#label, &*#o)),
-        })
-        .collect();
-    // Where the launch's shape and device come from: the first output grid, else the first
-    // grid argument (a stencil that only reduces).
-    let first_grid = outs
-        .iter()
-        .position(|(_, r)| r.is_none())
-        .map(|i| each[i].clone())
-        .or_else(|| {
-            k.args.iter().find_map(|a| match a {
-                crate::model::Arg::Field(f) => {
-                    let n = &f.name;
-                    Some(quote!(#n))
-                }
-                _ => None,
-            })
-        });
-    let vals: Vec<syn::Ident> = (0..n_outs)
-        .map(|i| syn::Ident::new(&format!("value_{i}"), proc_macro2::Span::mixed_site()))
-        .collect();
-    let (launch_body, launch_plan_body, enqueue_plan_body, host_shape, host_store) = if system {
-        let grid_checks: Vec<TokenStream> = outs
-            .iter()
-            .zip(&each)
-            .zip(&labels)
-            .filter(|((o, _), _)| o.1.is_none())
-            .map(|(((_, _), o), label)| quote!(#rt::check_shape(#label, #shape, #o.shape())?;))
-            .collect();
-        let inits: Vec<TokenStream> = outs
-            .iter()
-            .zip(&each)
-            .filter(|(o, _)| o.1.is_some())
-            .map(|(_, o)| quote!(*#o = #rt::Reduce::identity();))
-            .collect();
-        let stores: Vec<TokenStream> = outs
-            .iter()
-            .zip(&each)
-            .zip(&vals)
-            .map(|((&(_, r), o), v)| match r {
-                Some(_) => quote!(*#o = #rt::Reduce::combine(*#o, #v);),
-                None => quote!(#o.set(#p_, #v);),
-            })
-            .collect();
-        let bind = if n_outs == 1 {
-            quote!(let #(#vals)* = #fn_name(#(#host_args),*);)
-        } else {
-            quote!(let (#(#vals),*) = #fn_name(#(#host_args),*);)
-        };
-        (
-            quote! {
-                let #plan = #rt::StencilPlan::new(#first_grid.device(), Self::spec(), #config, #first_grid.shape())?;
-                #plan.launch_outputs(&[#(#dev_args),*], &[#(#launch_args),*])
-            },
-            quote!(#rt::Launch::launch_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
-            quote!(#rt::Launch::enqueue_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
-            quote! {
-                let #shape = #first_grid.shape();
-                #(#grid_checks)*
-                #(#inits)*
-            },
-            quote! {
-                #bind
-                #(#stores)*
-            },
-        )
-    } else {
-        (
-            quote! {
-                let #plan = #rt::StencilPlan::new(#out.device(), Self::spec(), #config, #out.shape())?;
-                #plan.launch(#out, &[#(#launch_args),*])
-            },
-            quote!(#rt::Launch::launch_args(#plan, #out, &[#(#gen_args),*])),
-            quote!(#rt::Launch::enqueue_args(#plan, #out, &[#(#gen_args),*])),
-            quote!(let #shape = #out.shape();),
-            quote!(#out.set(#p_, #fn_name(#(#host_args),*));),
-        )
-    };
-    let out_doc = match (n_outs, reduces) {
-        (1, false) => String::new(),
-        (1, true) => "`out` is the reduction the launch writes; read it with `Reduction::value`; the host reference \
-                      folds every point into it."
-            .to_string(),
-        (n, _) => format!(
-            "`out` is a tuple of the {n} outputs (grids, and reductions read with `Reduction::value`), in the \
-             order of the function's tuple."
-        ),
-    };
-    let folds: Vec<String> = crate::render::stencil::fold_kernels(&p.origin.name, k);
-    // The packed grids by their position among the launch's arguments (less `at: Point`).
-    let packed: Vec<TokenStream> = k
-        .args
-        .iter()
-        .filter(|a| !matches!(a, crate::model::Arg::Point { .. }))
-        .enumerate()
-        .filter_map(|(i, a)| match a {
-            crate::model::Arg::Field(f) => f.packed.map(|bits| {
-                let label = f.name.to_string();
-                quote!(#rt::PackedArg { arg: #i, name: #label, bits: #bits })
-            }),
-            _ => None,
-        })
-        .collect();
-
+    let (dev_out, plan_out, host_out) = out_types(&outs, &l);
+    let Bodies {
+        launch: launch_body,
+        launch_plan: launch_plan_body,
+        enqueue_plan: enqueue_plan_body,
+        host_shape,
+        host_store,
+    } = bodies(k, fn_name, &h, &outs, &launch_args, &host_args, &gen_args);
+    let out_doc = outs.doc();
     let doc = format!(
         "OpenCL kernels generated by clforge from [`{name}`]: `{plain}`, `{tiled}` and `{vector}`.\n\n\
          Read the generated code with [`{ty_name}::source`]; launch with [`{ty_name}::launch`]; the host reference is [`{ty_name}::apply_host`]."
@@ -316,21 +99,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
 
             /// What the runtime needs to know to launch the kernels.
             pub fn spec() -> #rt::StencilSpec {
-                #rt::StencilSpec {
-                    name: #name,
-                    rank: #rank,
-                    halo: [#hx, #hy, #hz],
-                    boundary: #boundary,
-                    lanes: #lanes,
-                    narrow: ::core::option::Option::Some((#narrow_kernel, #narrow_lanes)),
-                    point: #uses_point,
-                    folds: &[#(#folds),*],
-                    variants: [#(#variants),*],
-                    packed: &[#(#packed),*],
-                    default_tile: #rt::Tile { x: #tx, y: #ty, rows: #wy },
-                    origin: #origin,
-                    source: Self::source(),
-                }
+                #spec
             }
 
             /// Builds (once, cached) and sizes a launch of one variant for grids of `shape` on a
@@ -371,4 +140,379 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
 
         #checks
     })
+}
+
+/// The generated functions' own parameters and locals: they resolve at the macro's definition
+/// site, so a user argument named `out`, `p`, `shape`, `config` or `plan` cannot meet them.
+struct Hygienic {
+    out: syn::Ident,
+    p: syn::Ident,
+    shape: syn::Ident,
+    config: syn::Ident,
+    plan: syn::Ident,
+    device: syn::Ident,
+    /// The plan type of the launchers generic over where the stencil runs.
+    target: syn::Ident,
+}
+
+impl Hygienic {
+    fn new() -> Hygienic {
+        let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
+        Hygienic {
+            out: hygienic("out"),
+            p: hygienic("p"),
+            shape: hygienic("shape"),
+            config: hygienic("config"),
+            plan: hygienic("plan"),
+            device: hygienic("device"),
+            target: syn::Ident::new("__ClforgePlan", proc_macro2::Span::mixed_site()),
+        }
+    }
+}
+
+/// The narrow vector kernel shares the vector variant's spec, so its parameters must bind alike
+/// (the runtime binds it from the vector variant's list).
+fn check_narrow(item: &syn::ItemFn, p: &Program) -> syn::Result<()> {
+    let vector = p.variants().nth(2);
+    let same = |a: &crate::ir::Kernel, b: &crate::ir::Kernel| {
+        a.params
+            .iter()
+            .map(|q| &q.binding)
+            .eq(b.params.iter().map(|q| &q.binding))
+    };
+    match (p.narrow(), vector) {
+        (Some(n), Some(v)) if !same(n, v) => Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "the narrow vector kernel's parameters differ from the vector variant's",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The `StencilSpec` literal: what the runtime needs to know to launch the kernels.
+fn spec(p: &Program, k: &StencilBody) -> TokenStream {
+    let rt = rt();
+    let name = &p.origin.name;
+    let boundary = boundary_tokens(k.boundary);
+    let rank = k.rank;
+    let [hx, hy, hz] = k.access.halo;
+    let origin = format!("{}:{}", p.origin.file, p.origin.line);
+    let (tx, ty, wy) = k.tile;
+    let lanes = k.lanes;
+    let narrow = match p.narrow() {
+        Some(kn) => {
+            let (kname, lanes) = (&kn.name, kn.lanes);
+            quote!(::core::option::Option::Some((#kname, #lanes)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let uses_point = k.uses_point;
+    // The runtime's `Variant` order: plain, tiled, vector, steps, march.
+    let variants: Vec<TokenStream> = p
+        .variants()
+        .map(|kn| {
+            let kname = &kn.name;
+            let local = kn.local_bytes_per_point;
+            let unavailable = match &kn.unavailable {
+                Some(why) => quote!(::core::option::Option::Some(#why)),
+                None => quote!(::core::option::Option::None),
+            };
+            let params = super::bind::binds(kn, &k.args);
+            quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local, params: #params })
+        })
+        .collect();
+    let folds = p.folds().map(|(kn, _)| &kn.name);
+    // The packed grids by their position among the launch's arguments (less `at: Point`).
+    let packed: Vec<TokenStream> = k
+        .args
+        .iter()
+        .filter(|a| !matches!(a, crate::model::Arg::Point { .. }))
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            crate::model::Arg::Field(f) => f.packed.map(|bits| {
+                let label = f.name.to_string();
+                quote!(#rt::PackedArg { arg: #i, name: #label, bits: #bits })
+            }),
+            _ => None,
+        })
+        .collect();
+
+    quote! {
+    #rt::StencilSpec {
+        name: #name,
+        rank: #rank,
+        halo: [#hx, #hy, #hz],
+        boundary: #boundary,
+        lanes: #lanes,
+        narrow: #narrow,
+        point: #uses_point,
+        folds: &[#(#folds),*],
+        variants: [#(#variants),*],
+        packed: &[#(#packed),*],
+        default_tile: #rt::Tile { x: #tx, y: #ty, rows: #wy },
+        origin: #origin,
+        source: Self::source(),
+    }
+    }
+}
+
+/// The parameters and launch arguments of the launchers generic over the plan `target`
+/// (`runtime::Launch`: one device's `StencilPlan`, several devices' `SplitPlan`): grids are the
+/// plan's grids.
+fn plan_args(k: &StencilBody, target: &syn::Ident) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let rt = rt();
+    k.args
+        .iter()
+        .map(|a| {
+            let n = a.name();
+            let label = n.to_string();
+            let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
+            match a {
+                crate::model::Arg::Field(f) => {
+                    let e = scalar_ty(f.elem);
+                    match f.packed {
+                        Some(bits) => {
+                            let bits = proc_macro2::Literal::u32_unsuffixed(bits);
+                            (
+                                quote!(#n: &#rt::PackedGrid<#e, #bits>),
+                                quote!(#l::packed_arg(#label, #n)),
+                            )
+                        }
+                        None => (quote!(#n: &#l::Grid<#e>), quote!(#l::grid_arg(#label, #n))),
+                    }
+                }
+                crate::model::Arg::Params { ty, .. } => (quote!(#n: &#ty), quote!(#l::params_arg(#n))),
+                crate::model::Arg::Scalar { ty, .. } => {
+                    let ty = scalar_ty(*ty);
+                    (quote!(#n: #ty), quote!(#l::scalar_arg(#n)))
+                }
+                crate::model::Arg::Point { .. } => (quote!(), quote!()),
+            }
+        })
+        .filter(|(p, _)| !p.is_empty())
+        .unzip()
+}
+
+/// A system of fields: the output parameters are a tuple of grids (and reductions), one per
+/// output; a single reduction output is not a tuple.
+struct Outputs {
+    /// Each output's type and reduction.
+    outs: Vec<(Scalar, Option<ReduceOp>)>,
+    /// How the generated code names each: `out`, or `out.<i>` in a tuple.
+    each: Vec<TokenStream>,
+    /// Each output's name in errors.
+    labels: Vec<String>,
+}
+
+impl Outputs {
+    fn new(k: &StencilBody, name: &str, out: &syn::Ident) -> Outputs {
+        let outs: Vec<(Scalar, Option<ReduceOp>)> = std::iter::once((k.out, k.out_reduce.as_ref().map(|r| r.op)))
+            .chain(k.more.iter().map(|o| (o.ty, o.reduce.as_ref().map(|r| r.op))))
+            .collect();
+        let n_outs = outs.len();
+        let each = (0..n_outs)
+            .map(|i| {
+                let i = syn::Index::from(i);
+                if n_outs == 1 {
+                    quote!(#out)
+                } else {
+                    quote!(#out.#i)
+                }
+            })
+            .collect();
+        let labels = (0..n_outs).map(|i| format!("{name} output {i}")).collect();
+        Outputs { outs, each, labels }
+    }
+
+    fn reduces(&self) -> bool {
+        self.outs.iter().any(|(_, r)| r.is_some())
+    }
+
+    /// The launchers' documentation of `out`.
+    fn doc(&self) -> String {
+        let (n_outs, reduces) = (self.outs.len(), self.reduces());
+        match (n_outs, reduces) {
+            (1, false) => String::new(),
+            (1, true) => {
+                "`out` is the reduction the launch writes; read it with `Reduction::value`; the host reference \
+                          folds every point into it."
+                    .to_string()
+            }
+            (n, _) => format!(
+                "`out` is a tuple of the {n} outputs (grids, and reductions read with `Reduction::value`), in the \
+                 order of the function's tuple."
+            ),
+        }
+    }
+}
+
+/// The outputs' types: a grid (of the device, the plan's target `l` or the host) or a
+/// reduction (the device-side `Reduction`, or on the host the `Max<T>` itself).
+fn out_types(o: &Outputs, l: &TokenStream) -> (TokenStream, TokenStream, TokenStream) {
+    let rt = rt();
+    let (outs, n_outs) = (&o.outs, o.outs.len());
+    let tuple = |tys: Vec<TokenStream>| {
+        if n_outs == 1 {
+            quote!(#(#tys)*)
+        } else {
+            quote!((#(#tys),*))
+        }
+    };
+    let red_ty = |t: crate::model::Scalar, op: crate::model::ReduceOp| {
+        let (t, op) = (scalar_ty(t), format_ident!("{}", op.rust()));
+        quote!(#rt::#op<#t>)
+    };
+    let out_types = |grid: &dyn Fn(TokenStream) -> TokenStream, host: bool| {
+        tuple(
+            outs.iter()
+                .map(|&(t, r)| match r {
+                    Some(op) if host => {
+                        let r = red_ty(t, op);
+                        quote!(&mut #r)
+                    }
+                    Some(op) => {
+                        let r = red_ty(t, op);
+                        quote!(&mut #rt::Reduction<#r>)
+                    }
+                    None => grid(scalar_ty(t)),
+                })
+                .collect(),
+        )
+    };
+    let dev_out = out_types(&|t| quote!(&mut #rt::DeviceGrid<#t>), false);
+    let plan_out = out_types(&|t| quote!(&mut #l::Grid<#t>), false);
+    let host_out = out_types(&|t| quote!(&mut #rt::HostGrid<#t>), true);
+    (dev_out, plan_out, host_out)
+}
+
+/// The launchers' and the host reference's bodies.
+struct Bodies {
+    launch: TokenStream,
+    launch_plan: TokenStream,
+    enqueue_plan: TokenStream,
+    host_shape: TokenStream,
+    host_store: TokenStream,
+}
+
+fn bodies(
+    k: &StencilBody,
+    fn_name: &syn::Ident,
+    h: &Hygienic,
+    o: &Outputs,
+    launch_args: &[TokenStream],
+    host_args: &[TokenStream],
+    gen_args: &[TokenStream],
+) -> Bodies {
+    let rt = rt();
+    let Hygienic {
+        out,
+        p: p_,
+        shape,
+        config,
+        plan,
+        target,
+        ..
+    } = h;
+    let l = quote!(<<#target as #rt::Launch>::On as #rt::Place>);
+    let (outs, each, labels, n_outs) = (&o.outs, &o.each, &o.labels, o.outs.len());
+    let dev_args: Vec<TokenStream> = outs
+        .iter()
+        .zip(each)
+        .zip(labels)
+        .map(|((&(_, r), o), label)| match r {
+            Some(_) => quote!(#rt::KernelArg::reduction(#label, &*#o)),
+            None => quote!(#rt::KernelArg::grid(#label, &*#o)),
+        })
+        .collect();
+    let plan_args: Vec<TokenStream> = outs
+        .iter()
+        .zip(each)
+        .zip(labels)
+        .map(|((&(_, r), o), label)| match r {
+            Some(_) => quote!(#l::reduction_arg(#label, &*#o)),
+            None => quote!(#l::grid_arg(#label, &*#o)),
+        })
+        .collect();
+    // Where the launch's shape and device come from: the first output grid, else the first
+    // grid argument (a stencil that only reduces).
+    let first_grid = outs
+        .iter()
+        .position(|(_, r)| r.is_none())
+        .map(|i| each[i].clone())
+        .or_else(|| {
+            k.args.iter().find_map(|a| match a {
+                crate::model::Arg::Field(f) => {
+                    let n = &f.name;
+                    Some(quote!(#n))
+                }
+                _ => None,
+            })
+        });
+    let vals: Vec<syn::Ident> = (0..n_outs)
+        .map(|i| syn::Ident::new(&format!("value_{i}"), proc_macro2::Span::mixed_site()))
+        .collect();
+    let (launch, launch_plan, enqueue_plan, host_shape, host_store) = if o.outs.len() > 1 || o.reduces() {
+        let grid_checks: Vec<TokenStream> = outs
+            .iter()
+            .zip(each)
+            .zip(labels)
+            .filter(|((o, _), _)| o.1.is_none())
+            .map(|(((_, _), o), label)| quote!(#rt::check_shape(#label, #shape, #o.shape())?;))
+            .collect();
+        let inits: Vec<TokenStream> = outs
+            .iter()
+            .zip(each)
+            .filter(|(o, _)| o.1.is_some())
+            .map(|(_, o)| quote!(*#o = #rt::Reduce::identity();))
+            .collect();
+        let stores: Vec<TokenStream> = outs
+            .iter()
+            .zip(each)
+            .zip(&vals)
+            .map(|((&(_, r), o), v)| match r {
+                Some(_) => quote!(*#o = #rt::Reduce::combine(*#o, #v);),
+                None => quote!(#o.set(#p_, #v);),
+            })
+            .collect();
+        let bind = if n_outs == 1 {
+            quote!(let #(#vals)* = #fn_name(#(#host_args),*);)
+        } else {
+            quote!(let (#(#vals),*) = #fn_name(#(#host_args),*);)
+        };
+        (
+            quote! {
+                let #plan = #rt::StencilPlan::new(#first_grid.device(), Self::spec(), #config, #first_grid.shape())?;
+                #plan.launch_outputs(&[#(#dev_args),*], &[#(#launch_args),*])
+            },
+            quote!(#rt::Launch::launch_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
+            quote!(#rt::Launch::enqueue_outputs(#plan, &[#(#plan_args),*], &[#(#gen_args),*])),
+            quote! {
+                let #shape = #first_grid.shape();
+                #(#grid_checks)*
+                #(#inits)*
+            },
+            quote! {
+                #bind
+                #(#stores)*
+            },
+        )
+    } else {
+        (
+            quote! {
+                let #plan = #rt::StencilPlan::new(#out.device(), Self::spec(), #config, #out.shape())?;
+                #plan.launch(#out, &[#(#launch_args),*])
+            },
+            quote!(#rt::Launch::launch_args(#plan, #out, &[#(#gen_args),*])),
+            quote!(#rt::Launch::enqueue_args(#plan, #out, &[#(#gen_args),*])),
+            quote!(let #shape = #out.shape();),
+            quote!(#out.set(#p_, #fn_name(#(#host_args),*));),
+        )
+    };
+    Bodies {
+        launch,
+        launch_plan,
+        enqueue_plan,
+        host_shape,
+        host_store,
+    }
 }

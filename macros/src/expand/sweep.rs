@@ -2,11 +2,11 @@
 //! the host reference (the sequential sweep, in place).
 
 use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
-use crate::ir::{Body, Program};
+use crate::ir::{Body, Program, Sources};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenStream> {
+pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result<TokenStream> {
     let Body::Sweep(sw) = &p.body else {
         return Err(crate::diag::internal(
             item.sig.ident.span(),
@@ -19,28 +19,13 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
     let ty_name = type_ident(fn_name)?;
-    let source_fn = source::source_fn(name, text, &p.completion);
+    let source_fn = source::source_fn(name, &sources.parts, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
     let boundary = boundary_tokens(k.boundary);
     let rank = k.rank;
     let [hx, hy, hz] = k.access.halo;
+    let spec = spec(item, p)?;
     let [fx, fy, fz] = sw.forward;
-    let origin = format!("{}:{}", p.origin.file, p.origin.line);
-    let value_bytes = k.out.bytes();
-    let local_bytes = p.kernels.get(2).map_or(0, |kn| kn.local_bytes_per_point);
-    let schedules: Vec<TokenStream> = p
-        .kernels
-        .iter()
-        .map(|kn| {
-            let kname = &kn.name;
-            let unavailable = match &kn.unavailable {
-                Some(why) => quote!(::core::option::Option::Some(#why)),
-                None => quote!(::core::option::Option::None),
-            };
-            let params = super::bind::binds(kn, &k.args);
-            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable, params: #params })
-        })
-        .collect();
 
     let hygienic = |n: &str| syn::Ident::new(n, proc_macro2::Span::mixed_site());
     let (p_, shape, config, plan, device, value, scratch, events) = (
@@ -97,18 +82,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
 
             /// What the runtime needs to know to run the schedules.
             pub fn spec() -> #rt::SweepSpec {
-                #rt::SweepSpec {
-                    name: #name,
-                    rank: #rank,
-                    halo: [#hx, #hy, #hz],
-                    boundary: #boundary,
-                    forward: [#fx, #fy, #fz],
-                    schedules: [#(#schedules),*],
-                    value_bytes: #value_bytes,
-                    local_bytes_per_point: #local_bytes,
-                    origin: #origin,
-                    source: Self::source(),
-                }
+                #spec
             }
 
             /// Builds (once, cached) and sizes a schedule for grids of `shape` on a `Device`, or
@@ -166,5 +140,55 @@ pub fn expand(item: &syn::ItemFn, p: &Program, text: &str) -> syn::Result<TokenS
         }
 
         #checks
+    })
+}
+
+/// The `SweepSpec` literal: the schedules with their availability, after checking that every
+/// kernel binds as `SweepPlan::run` does.
+fn spec(item: &syn::ItemFn, p: &Program) -> syn::Result<TokenStream> {
+    let Body::Sweep(sw) = &p.body else {
+        return Err(crate::diag::internal(
+            item.sig.ident.span(),
+            "sweep expansion of another kind",
+        ));
+    };
+    let k = &sw.body;
+    let rt = rt();
+    let name = &p.origin.name;
+    let boundary = boundary_tokens(k.boundary);
+    let rank = k.rank;
+    let [hx, hy, hz] = k.access.halo;
+    let [fx, fy, fz] = sw.forward;
+    let origin = format!("{}:{}", p.origin.file, p.origin.line);
+    let value_bytes = k.out.bytes();
+    // The local-memory schedules stage the same block: their bytes per point are the spec's.
+    let local_bytes = p.kernels.iter().map(|kn| kn.local_bytes_per_point).max().unwrap_or(0);
+    let schedules: Vec<TokenStream> = p
+        .kernels
+        .iter()
+        .map(|kn| {
+            let kname = &kn.name;
+            let unavailable = match &kn.unavailable {
+                Some(why) => quote!(::core::option::Option::Some(#why)),
+                None => quote!(::core::option::Option::None),
+            };
+            let params = super::bind::binds(kn, &k.args);
+            quote!(#rt::ScheduleSpec { kernel: #kname, unavailable: #unavailable, params: #params })
+        })
+        .collect();
+
+    Ok(quote! {
+    #rt::SweepSpec {
+        name: #name,
+        rank: #rank,
+        halo: [#hx, #hy, #hz],
+        boundary: #boundary,
+        forward: [#fx, #fy, #fz],
+        schedules: [#(#schedules),*],
+        value_bytes: #value_bytes,
+        local_bytes_per_point: #local_bytes,
+        origin: #origin,
+        source: Self::source(),
+    }
     })
 }

@@ -1,7 +1,8 @@
 //! The kernel IR: what will be printed, for every kind. `lower` decides it; `emit` and
-//! `render` print it; `expand` reads it (with the model and the rendered text) to write the
-//! Rust side. No later stage decides anything about a kernel: its name, parameters, whether a
-//! variant exists (and why not), tunables and local memory are all here.
+//! `render` print it; `expand` reads it (with the model and the rendered [`Sources`]) to write
+//! the Rust side. No later stage decides anything about a kernel: its name, parameters, lanes,
+//! role (a variant, the narrow vector build, a reduction's fold), whether a variant exists (and
+//! why not), tunables and local memory are all here.
 //!
 //! A [`Program`] is what one annotated item generates: several kernels sharing one OpenCL
 //! source. Each [`Kernel`] states its ABI once, as a [`Param`] list: the template prints the
@@ -15,10 +16,12 @@
 
 pub mod element;
 pub mod expr;
+pub mod source;
 pub mod stencil;
 pub mod sweep;
 
 pub use expr::{Expr, Let, Op};
+pub use source::{Part, Sources};
 
 use crate::model::Scalar;
 
@@ -56,6 +59,26 @@ pub struct Program {
     pub extension: Option<Extension>,
 }
 
+impl Program {
+    /// The kernels the runtime chooses between ([`Role::Variant`]), in the IR's order.
+    pub fn variants(&self) -> impl Iterator<Item = &Kernel> {
+        self.kernels.iter().filter(|k| k.role == Role::Variant)
+    }
+
+    /// The narrow build of the vector variant, if the program has one ([`Role::Narrow`]).
+    pub fn narrow(&self) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.role == Role::Narrow)
+    }
+
+    /// The reductions' fold kernels with the outputs they fold, in the outputs' order.
+    pub fn folds(&self) -> impl Iterator<Item = (&Kernel, &str)> {
+        self.kernels.iter().filter_map(|k| match &k.role {
+            Role::Fold { output } => Some((k, output.as_str())),
+            _ => None,
+        })
+    }
+}
+
 /// A user's template file that adds kernels to a program (`template = "..."` in the attribute).
 #[derive(Clone, Debug)]
 pub struct Extension {
@@ -86,6 +109,11 @@ pub struct Kernel {
     pub variant: String,
     /// Parameters in ABI order.
     pub params: Vec<Param>,
+    /// Points per work-item along x: 1 for scalar code, the vector width of a vector kernel
+    /// (`float8` in `<name>_vec8`). The printer writes the kernel's vector types from it.
+    pub lanes: usize,
+    /// What the runtime does with the kernel.
+    pub role: Role,
     /// `Some(reason)` when the variant is not generated for this item.
     pub unavailable: Option<String>,
     /// Bytes of `__local` memory per point of the work-group's tile (0 when none); the runtime
@@ -112,6 +140,8 @@ impl Kernel {
             name: format!("{}_{variant}", origin.name),
             variant: variant.to_string(),
             params,
+            lanes: 1,
+            role: Role::Variant,
             unavailable: None,
             local_bytes_per_point: 0,
             dependence: None,
@@ -121,6 +151,20 @@ impl Kernel {
             doc: Vec::new(),
         }
     }
+}
+
+/// What the runtime does with a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// One of the program's variants or schedules: listed in the runtime's spec and chosen
+    /// between there ([`Program::variants`]).
+    Variant,
+    /// A narrower build of the vector variant (`<name>_vec4`, for GPUs): compiled in its place
+    /// where the runtime asks for it (`CLFORGE_VEC4`), with the same signature.
+    Narrow,
+    /// The fold of reduction output `output`'s work-group partials into one value, launched
+    /// after the variant that wrote them (`<name>_fold_<output>`).
+    Fold { output: String },
 }
 
 /// One kernel parameter.

@@ -178,7 +178,58 @@ pub fn program(origin: Origin, body: ElementBody) -> Program {
 /// Every kernel of the element family and its ABI. The generated launchers (`expand`) and the
 /// templates' signatures are printed from these lists.
 fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
-    let real = |name: &str, access| {
+    let ps = Params { lanes: b.lanes };
+    let k = |variant: &str, params: Vec<Param>| Kernel::new(origin, variant, params);
+    let cat = |parts: &[&[Param]]| parts.concat();
+    let [blocked, blocked_mat] = blocked_kernels(origin, b, &ps);
+    let [gather, gather_derived, gather_steps] = gather_kernels(origin, b, &ps);
+    let mut all = vec![
+        k(
+            "coloured",
+            cat(&[
+                &[ps.rows("K"), ps.global("elem_nodes", Scalar::I32), ps.u(), ps.f()],
+                &ps.grid(),
+                &ps.colour(),
+            ]),
+        ),
+        k(
+            "unstructured",
+            cat(&[
+                &[ps.rows("K"), ps.global("elem_nodes", Scalar::I32), ps.u(), ps.f()],
+                &[ps.int("first"), ps.int("count")],
+            ]),
+        ),
+        k(
+            "computed",
+            cat(&[&[ps.rows("K"), ps.u(), ps.f()], &ps.grid(), &ps.colour()]),
+        ),
+        blocked,
+        blocked_mat,
+        gather,
+        gather_derived,
+        gather_steps,
+    ];
+    all.extend(node_kernels(origin, &ps));
+    if b.forming.cell == clforge_abi::Cell::Simplex {
+        // A simplex has no place on a box grid: only the unstructured schedules exist for it.
+        for kn in all.iter_mut().filter(|k| STRUCTURED_ONLY.contains(&k.variant.as_str())) {
+            kn.unavailable = Some(
+                "a `cell = simplex` element has no place on a structured grid: it steps on unstructured meshes only"
+                    .into(),
+            );
+        }
+    }
+    all
+}
+
+/// The element kernels' parameters by kind, all bound by name (`lanes`: the packed rows' width).
+struct Params {
+    lanes: usize,
+}
+
+impl Params {
+    /// `__global real*`.
+    fn real(&self, name: &str, access: Access) -> Param {
         Param::new(
             name,
             Ty::Global {
@@ -188,19 +239,23 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             access,
             Binding::Named,
         )
-    };
-    let rows = |name: &str| {
+    }
+
+    /// `__constant real8*`: packed matrix rows.
+    fn rows(&self, name: &str) -> Param {
         Param::new(
             name,
             Ty::Constant {
                 elem: Elem::Real,
-                lanes: b.lanes,
+                lanes: self.lanes,
             },
             Access::Read,
             Binding::Named,
         )
-    };
-    let global = |name: &str, s: Scalar| {
+    }
+
+    /// `__global const T*`.
+    fn global(&self, name: &str, s: Scalar) -> Param {
         Param::new(
             name,
             Ty::Global {
@@ -210,29 +265,58 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             Access::Read,
             Binding::Named,
         )
-    };
-    let packed = |name: &str| {
+    }
+
+    /// `__global const real8*`: packed rows in global memory.
+    fn packed(&self, name: &str) -> Param {
         Param::new(
             name,
             Ty::Global {
                 elem: Elem::Real,
-                lanes: b.lanes,
+                lanes: self.lanes,
             },
             Access::Read,
             Binding::Named,
         )
-    };
-    let int = |name: &str| Param::new(name, Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named);
-    let value = |name: &str| Param::new(name, Ty::Value(Elem::Real), Access::Read, Binding::Named);
-    let grid = || ["nx", "ny", "nz"].map(int);
-    let colour = || ["sx", "sy", "sz"].map(int);
-    let u = || real("u", Access::Read);
-    let f = || real("f", Access::ReadWrite);
-    let cat = |parts: &[&[Param]]| parts.concat();
-    let k = |variant: &str, params: Vec<Param>| Kernel::new(origin, variant, params);
+    }
 
-    let mut blocked = k("blocked", cat(&[&[rows("K"), u(), f()], &grid(), &colour()]));
-    let mut blocked_mat = k(
+    fn int(&self, name: &str) -> Param {
+        Param::new(name, Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named)
+    }
+
+    fn value(&self, name: &str) -> Param {
+        Param::new(name, Ty::Value(Elem::Real), Access::Read, Binding::Named)
+    }
+
+    /// The element grid's extents.
+    fn grid(&self) -> [Param; 3] {
+        ["nx", "ny", "nz"].map(|n| self.int(n))
+    }
+
+    /// The colour of a coloured launch.
+    fn colour(&self) -> [Param; 3] {
+        ["sx", "sy", "sz"].map(|n| self.int(n))
+    }
+
+    fn u(&self) -> Param {
+        self.real("u", Access::Read)
+    }
+
+    fn f(&self) -> Param {
+        self.real("f", Access::ReadWrite)
+    }
+}
+
+/// The blocked schedules (seed algorithm 3): one material, and per-block materials.
+fn blocked_kernels(origin: &Origin, b: &ElementBody, ps: &Params) -> [Kernel; 2] {
+    let cat = |parts: &[&[Param]]| parts.concat();
+    let mut blocked = Kernel::new(
+        origin,
+        "blocked",
+        cat(&[&[ps.rows("K"), ps.u(), ps.f()], &ps.grid(), &ps.colour()]),
+    );
+    let mut blocked_mat = Kernel::new(
+        origin,
         "blocked_mat",
         cat(&[
             &[
@@ -245,18 +329,47 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
                     Access::Read,
                     Binding::Named,
                 ),
-                global("masks", Scalar::U32),
-                packed("Kg"),
-                u(),
-                f(),
+                ps.global("masks", Scalar::U32),
+                ps.packed("Kg"),
+                ps.u(),
+                ps.f(),
             ],
-            &grid(),
-            &colour(),
+            &ps.grid(),
+            &ps.colour(),
         ]),
     );
     for kn in [&mut blocked, &mut blocked_mat] {
         kn.unavailable = blocking_unavailable(b);
     }
+    [blocked, blocked_mat]
+}
+
+/// The node-centric gathers: per DOF, by the node's class, several steps per launch.
+fn gather_kernels(origin: &Origin, b: &ElementBody, ps: &Params) -> [Kernel; 3] {
+    let cat = |parts: &[&[Param]]| parts.concat();
+    let k = |variant: &str, params: Vec<Param>| Kernel::new(origin, variant, params);
+    let (real, rows, global, value, grid) = (
+        |n: &str, a| ps.real(n, a),
+        |n: &str| ps.rows(n),
+        |n: &str, s| ps.global(n, s),
+        |n: &str| ps.value(n),
+        || ps.grid(),
+    );
+    let gather = k(
+        "gather",
+        cat(&[
+            &[
+                rows("K"),
+                real("minv", Access::Read),
+                real("damp", Access::Read),
+                real("u_in", Access::Read),
+                real("u_out", Access::Write),
+                real("v", Access::ReadWrite),
+                value("dt"),
+            ],
+            &grid(),
+        ]),
+    );
     // The gather with M⁻¹ and C = −αM looked up by the node's class (which of its roles have an
     // element, `2^NODES` classes) instead of read per DOF, and fixed DOFs from a bit mask.
     let mut gather_derived = k(
@@ -308,61 +421,40 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
             )
         })
     });
-    let mut all = vec![
-        k(
-            "coloured",
-            cat(&[
-                &[rows("K"), global("elem_nodes", Scalar::I32), u(), f()],
-                &grid(),
-                &colour(),
-            ]),
-        ),
-        k(
-            "unstructured",
-            cat(&[
-                &[rows("K"), global("elem_nodes", Scalar::I32), u(), f()],
-                &[int("first"), int("count")],
-            ]),
-        ),
-        k("computed", cat(&[&[rows("K"), u(), f()], &grid(), &colour()])),
-        blocked,
-        blocked_mat,
-        k(
-            "gather",
-            cat(&[
-                &[
-                    rows("K"),
-                    real("minv", Access::Read),
-                    real("damp", Access::Read),
-                    real("u_in", Access::Read),
-                    real("u_out", Access::Write),
-                    real("v", Access::ReadWrite),
-                    value("dt"),
-                ],
-                &grid(),
-            ]),
-        ),
-        gather_derived,
-        gather_steps,
+    [gather, gather_derived, gather_steps]
+}
+
+/// The kernels over nodes and elements beside the force schedules: stresses, the node
+/// integration, loads and kicks.
+fn node_kernels(origin: &Origin, ps: &Params) -> Vec<Kernel> {
+    let cat = |parts: &[&[Param]]| parts.concat();
+    let k = |variant: &str, params: Vec<Param>| Kernel::new(origin, variant, params);
+    let (real, global, int, value) = (
+        |n: &str, a| ps.real(n, a),
+        |n: &str, s| ps.global(n, s),
+        |n: &str| ps.int(n),
+        |n: &str| ps.value(n),
+    );
+    vec![
         k(
             "stress",
             cat(&[
                 &[
-                    packed("G"),
+                    ps.packed("G"),
                     global("emat", Scalar::U8),
-                    u(),
+                    ps.u(),
                     real("stress", Access::Write),
                 ],
-                &grid(),
+                &ps.grid(),
             ]),
         ),
         k(
             "stress_unstructured",
             vec![
-                packed("G"),
+                ps.packed("G"),
                 global("emat", Scalar::U8),
                 global("elem_nodes", Scalar::I32),
-                u(),
+                ps.u(),
                 real("stress", Access::Write),
                 int("ne"),
             ],
@@ -402,17 +494,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
                 int("n"),
             ],
         ),
-    ];
-    if b.forming.cell == clforge_abi::Cell::Simplex {
-        // A simplex has no place on a box grid: only the unstructured schedules exist for it.
-        for kn in all.iter_mut().filter(|k| STRUCTURED_ONLY.contains(&k.variant.as_str())) {
-            kn.unavailable = Some(
-                "a `cell = simplex` element has no place on a structured grid: it steps on unstructured meshes only"
-                    .into(),
-            );
-        }
-    }
-    all
+    ]
 }
 
 /// The kernels that walk a structured element grid (the kick of loads serves both gathers,

@@ -1,10 +1,13 @@
-//! Stencil model -> IR program: the body lowered once, the access analysis, and the five
-//! variants (plain, tiled, vec8, steps, march) with their signatures, legality and local memory.
+//! Stencil model -> IR program: the body lowered once, the access analysis, the five
+//! variants (plain, tiled, vec8, steps, march) with their signatures, legality and local memory,
+//! the narrow vector kernel (vec4) and one fold kernel per reduction output.
 
 use super::body::{Lowerer, Names};
 use super::{access, variants};
 use crate::ir::stencil::{Output, Reduction, StencilBody};
-use crate::ir::{self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
+use crate::ir::{
+    self, Access, Binding, Body, Completion, Define, Elem, Kernel, Origin, Param, Program, Role, Tunable, Ty,
+};
 use crate::model::{Arg, Boundary, OutType, ReduceOp, Scalar, Stencil};
 use syn::ext::IdentExt;
 
@@ -27,7 +30,11 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
     let plain = Kernel::new(&origin, "plain", params.clone());
     let mut tiled = Kernel::new(&origin, "tiled", params.clone());
     tiled.local_bytes_per_point = variants::tiled_local_bytes(&body);
-    let vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
+    let mut vector = Kernel::new(&origin, &format!("vec{}", variants::LANES), params.clone());
+    vector.lanes = variants::LANES;
+    let mut narrow = Kernel::new(&origin, &format!("vec{}", variants::NARROW_LANES), params.clone());
+    narrow.lanes = variants::NARROW_LANES;
+    narrow.role = Role::Narrow;
     let mut steps = Kernel::new(&origin, "steps", params.clone());
     steps.unavailable = variants::steps_unavailable(&body);
     steps.local_bytes_per_point = variants::steps_local_bytes(&body);
@@ -57,10 +64,12 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         ));
     }
     let contracts = region_contracts(&body);
+    let mut kernels = vec![plain, tiled, vector, steps, march, narrow];
+    kernels.extend(fold_kernels(&origin, &body));
     Ok(Program {
         origin,
         family: "stencil".into(),
-        kernels: vec![plain, tiled, vector, steps, march],
+        kernels,
         tunables,
         contracts,
         fp64,
@@ -68,6 +77,38 @@ pub fn lower(s: &Stencil) -> syn::Result<Program> {
         body: Body::Stencil(Box::new(body)),
         extension: None,
     })
+}
+
+/// One kernel per reduction output, in the outputs' order: each work-group folds a chunk of
+/// the variant's partials, `(partials, n, result)`; the runtime launches it over many groups,
+/// then over their results in one group.
+fn fold_kernels(origin: &Origin, body: &StencilBody) -> Vec<Kernel> {
+    let first = body.out_reduce.as_ref().map(|_| ("out", body.out));
+    let more = body
+        .more
+        .iter()
+        .filter(|o| o.reduce.is_some())
+        .map(|o| (o.name.as_str(), o.ty));
+    first
+        .into_iter()
+        .chain(more)
+        .map(|(output, ty)| {
+            let global = || Ty::Global {
+                elem: Elem::Scalar(ty),
+                lanes: 1,
+            };
+            let params = vec![
+                Param::new("partials", global(), Access::Read, Binding::Named).restrict(),
+                Param::new("n", Ty::Value(Elem::Scalar(Scalar::I32)), Access::Read, Binding::Named),
+                Param::new("result", global(), Access::Write, Binding::Named).restrict(),
+            ];
+            let mut k = Kernel::new(origin, &format!("fold_{output}"), params);
+            k.role = Role::Fold {
+                output: output.to_string(),
+            };
+            k
+        })
+        .collect()
 }
 
 /// `HX HY HZ` (the halo) and `UX UY UZ` (the first updated point per axis).

@@ -4,7 +4,7 @@
 
 use super::stencil::{define, lower_body, region_contracts, tunable, Lowered};
 use crate::ir::sweep::SweepBody;
-use crate::ir::{Access, Binding, Body, Dependence, Elem, Kernel, Param, Program, Ty};
+use crate::ir::{Access, Binding, Body, Dependence, Elem, Kernel, Origin, Param, Program, Tunable, Ty};
 use crate::model::sweep::{Sweep, SweepRead};
 use crate::model::{Arg, Boundary, Scalar};
 
@@ -186,8 +186,43 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             body.access.staged[i] = true;
         }
     }
+    let dependence = Dependence { forward };
+    let mut kernels = schedules(&origin, &body, sw);
+    for k in &mut kernels {
+        k.dependence = Some(dependence);
+    }
+    let tunables = tunables(s.rank);
+    let mut contracts = region_contracts(&body);
+    for (a, n) in ["SW_DIRX", "SW_DIRY", "SW_DIRZ"].iter().enumerate() {
+        contracts.push(define(
+            n,
+            u8::from(forward[a]),
+            "1: the sweep runs this axis forward (increasing index)",
+        ));
+    }
+    Ok(Program {
+        origin,
+        family: "sweep".into(),
+        kernels,
+        tunables,
+        contracts,
+        fp64,
+        completion,
+        body: Body::Sweep(Box::new(SweepBody {
+            body,
+            state: sw.state,
+            forward,
+        })),
+        extension: None,
+    })
+}
+
+/// The nine schedules with their signatures, availability and local memory, in the runtime's
+/// order.
+fn schedules(origin: &Origin, body: &crate::ir::stencil::StencilBody, sw: &Sweep) -> Vec<Kernel> {
+    let s = &sw.stencil;
     let rank = s.rank;
-    let base = |state_access: Access| signature(&body, sw.state, state_access);
+    let base = |state_access: Access| signature(body, sw.state, state_access);
     let diag = || {
         Param::new(
             "sw_diag",
@@ -196,13 +231,13 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             Binding::Named,
         )
     };
-    let serial = Kernel::new(&origin, "serial", base(Access::ReadWrite));
+    let serial = Kernel::new(origin, "serial", base(Access::ReadWrite));
     let mut wave_params = base(Access::ReadWrite);
     wave_params.push(diag());
-    let mut wave = Kernel::new(&origin, "wave", wave_params.clone());
-    let mut wave_local = Kernel::new(&origin, "wave_local", wave_params.clone());
-    let mut blocks = Kernel::new(&origin, "blocks", wave_params.clone());
-    let mut blocks_local = Kernel::new(&origin, "blocks_local", wave_params);
+    let mut wave = Kernel::new(origin, "wave", wave_params.clone());
+    let mut wave_local = Kernel::new(origin, "wave_local", wave_params.clone());
+    let mut blocks = Kernel::new(origin, "blocks", wave_params.clone());
+    let mut blocks_local = Kernel::new(origin, "blocks_local", wave_params);
     // The one-launch schedules hand blocks over through flags, a ticket counter and the sweep's
     // epoch (`sw_epoch`) or flag base (`sw_base`).
     let handover = |params: &mut Vec<Param>, value: &str| {
@@ -226,8 +261,8 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
     };
     let mut persistent_params = base(Access::Volatile);
     handover(&mut persistent_params, "sw_epoch");
-    let mut persistent = Kernel::new(&origin, "persistent", persistent_params.clone());
-    let mut persistent_local = Kernel::new(&origin, "persistent_local", persistent_params.clone());
+    let mut persistent = Kernel::new(origin, "persistent", persistent_params.clone());
+    let mut persistent_local = Kernel::new(origin, "persistent_local", persistent_params.clone());
     let mut cube_params = persistent_params;
     cube_params.push(Param::new(
         "sw_order",
@@ -238,13 +273,13 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         Access::Read,
         Binding::Named,
     ));
-    let mut persistent_blocks = Kernel::new(&origin, "persistent_blocks", cube_params);
+    let mut persistent_blocks = Kernel::new(origin, "persistent_blocks", cube_params);
     // The strip schedule: the swept field is read through a volatile alias only for rows of
     // the strips above (written by other work-groups), so it is neither volatile nor restrict.
     let mut strip_params = base(Access::ReadWrite);
     strip_params[sw.state].restrict = false;
     handover(&mut strip_params, "sw_base");
-    let mut strip = Kernel::new(&origin, "strip", strip_params);
+    let mut strip = Kernel::new(origin, "strip", strip_params);
     if rank < 2 {
         let why = "a 1-D sweep is one chain of dependent points: only the serial schedule exists";
         wave.unavailable = Some(why.into());
@@ -277,11 +312,10 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
                 .into(),
         );
     }
-    wave_local.local_bytes_per_point = super::variants::tiled_local_bytes(&body);
+    wave_local.local_bytes_per_point = super::variants::tiled_local_bytes(body);
     persistent_local.local_bytes_per_point = wave_local.local_bytes_per_point;
     blocks_local.local_bytes_per_point = wave_local.local_bytes_per_point;
-    let dependence = Dependence { forward };
-    let mut kernels = vec![
+    vec![
         serial,
         wave,
         wave_local,
@@ -291,11 +325,12 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
         persistent_blocks,
         blocks_local,
         strip,
-    ];
-    for k in &mut kernels {
-        k.dependence = Some(dependence);
-    }
-    let tunables = vec![
+    ]
+}
+
+/// The sweep's tunables with their defaults for a `rank`-D grid.
+fn tunables(rank: usize) -> Vec<Tunable> {
+    vec![
         tunable(
             "SW_L",
             if rank == 3 { 8 } else { 16 },
@@ -326,30 +361,7 @@ pub fn lower(sw: &Sweep) -> syn::Result<Program> {
             0,
             "where the swept window starts in the grids, in points (a slab's window when the grid is split over devices)",
         ),
-    ];
-    let mut contracts = region_contracts(&body);
-    for (a, n) in ["SW_DIRX", "SW_DIRY", "SW_DIRZ"].iter().enumerate() {
-        contracts.push(define(
-            n,
-            u8::from(forward[a]),
-            "1: the sweep runs this axis forward (increasing index)",
-        ));
-    }
-    Ok(Program {
-        origin,
-        family: "sweep".into(),
-        kernels,
-        tunables,
-        contracts,
-        fp64,
-        completion,
-        body: Body::Sweep(Box::new(SweepBody {
-            body,
-            state: sw.state,
-            forward,
-        })),
-        extension: None,
-    })
+    ]
 }
 
 /// The ABI of every schedule: the user's arguments in order (the swept field read and written

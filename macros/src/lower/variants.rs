@@ -14,28 +14,6 @@ pub const NARROW_LANES: usize = 4;
 /// The vector kernels' widths, the default (CPUs) first.
 pub const VECTOR_WIDTHS: [usize; 2] = [LANES, NARROW_LANES];
 
-/// The name of a stencil's vector kernel of `lanes` lanes: `jacobi_vec8`, `jacobi_vec4`.
-pub fn vector_kernel(stencil: &str, lanes: usize) -> String {
-    format!("{stencil}_vec{lanes}")
-}
-
-thread_local! {
-    static VECTOR_LANES: std::cell::Cell<usize> = const { std::cell::Cell::new(LANES) };
-}
-
-/// The lanes the vector code being printed has ([`LANES`] unless inside [`with_lanes`]).
-pub fn lanes() -> usize {
-    VECTOR_LANES.with(|l| l.get())
-}
-
-/// Runs `f` printing vector code of `n` lanes.
-pub fn with_lanes<T>(n: usize, f: impl FnOnce() -> T) -> T {
-    let old = VECTOR_LANES.with(|l| l.replace(n));
-    let out = f();
-    VECTOR_LANES.with(|l| l.set(old));
-    out
-}
-
 /// Why temporal blocking is not generated, if it is not: it keeps the iterated grid in local
 /// memory for several steps, so it needs that grid (any rank, any boundary).
 pub fn steps_unavailable(b: &StencilBody) -> Option<String> {

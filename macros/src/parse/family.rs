@@ -252,7 +252,7 @@ fn kernel(f: &syn::ForeignItemFn, errors: &mut Errors) -> Option<UserKernel> {
     }
     ok.then(|| UserKernel {
         name: sig.ident.clone(),
-        doc: super::element::doc_lines(&f.attrs),
+        doc: super::doc_lines(&f.attrs),
         params,
     })
 }

@@ -1,5 +1,6 @@
-//! STAGE Rust syntax -> model, one module per kind (`stencil.rs`, `element.rs`) plus the
-//! shared pieces: `attr.rs` (attribute arguments), `body.rs` (the body language), `params.rs`
+//! STAGE Rust syntax -> model, one module per kind (`stencil.rs`, `sweep.rs`, `lattice.rs`,
+//! `element.rs`) plus the shared pieces: `attr.rs` (attribute arguments), `update.rs` (a
+//! point-update function's signature), `body.rs` (the body language), `params.rs`
 //! (`#[derive(Params)]`). Errors are `syn::Error`s spanning the smallest wrong token; several
 //! are collected and reported together (`crate::diag::Errors`).
 
@@ -9,8 +10,11 @@ pub mod attr;
 pub mod body;
 pub mod element;
 pub mod family;
+pub mod lattice;
 pub mod params;
 pub mod stencil;
+pub mod sweep;
+pub mod update;
 
 /// 1-based line of a span in the user's file (0 outside a compiler session without locations).
 pub fn line_of(span: proc_macro2::Span) -> usize {
@@ -44,6 +48,23 @@ pub fn rust_text(tokens: &impl quote::ToTokens) -> String {
         out.push(c);
     }
     out
+}
+
+/// The doc comment lines of an item, as written (`/// text` -> ` text`).
+pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s), ..
+                }) => Some(s.value().trim_end().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

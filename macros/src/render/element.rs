@@ -5,7 +5,7 @@ use super::stencil::{defines_view, tunables_view, DefineView};
 use super::{render_extension, render_template, Failure};
 use crate::emit::element::{lines, ElementLines};
 use crate::emit::signature;
-use crate::ir::{Body, Program};
+use crate::ir::{Body, Program, Sources};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -154,6 +154,17 @@ pub fn render_forming(p: &Program) -> Result<String, Failure> {
     )?)
 }
 
+/// Both of an element's programs, as the driver hands them to `expand`: the family's and the
+/// forming kernels'. A modal element has only the forming program, which is then its main one.
+pub fn render_sources(p: &Program) -> Result<Sources, Failure> {
+    let text = render(p)?;
+    let forming = match &p.body {
+        Body::Element(b) if b.forming.modal.is_some() => text.clone(),
+        _ => render_forming(p)?,
+    };
+    Ok(super::sources(text, Some(forming)))
+}
+
 /// Renders the element family: the explicit central-difference step of seed 000 for one
 /// element type (element forces in every schedule, stresses, node integration, loads).
 pub fn render(p: &Program) -> Result<String, Failure> {
@@ -168,10 +179,7 @@ pub fn render(p: &Program) -> Result<String, Failure> {
     )?;
     if let Some(ext) = &p.extension {
         let user = render_extension(ext, &v)?;
-        text.push_str(&format!(
-            "\n/* ---- kernels of the user template {} ---- */\n",
-            ext.shown
-        ));
+        text.push_str(&crate::emit::user_template_banner(&ext.shown));
         text.push_str(user.trim_start_matches('\n'));
         if !text.ends_with('\n') {
             text.push('\n');

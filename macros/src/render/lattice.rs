@@ -65,17 +65,11 @@ pub fn view(p: &Program) -> Result<LatticeView, String> {
     let k = &l.body;
     let file = &p.origin.file;
     let state_name = k.arg_names[l.state].clone();
-    let store = |v: &str| {
-        if l.packed {
-            // Branch-free (a `? :` here became a branch per site on the H100).
-            format!("clforge_new |= (uint)(({v}) != 0) << clforge_b;")
-        } else {
-            format!("{state_name}[c] = {v};")
-        }
-    };
+    let store = |v: &str| crate::emit::lattice::store_site(&state_name, v, l.packed);
     let mut body = emit_coords(k, 0..k.rank);
     let access = if l.packed { Access::Bits } else { Access::Global };
-    body.extend(emit_body(k, file, access, &store));
+    // The site update is scalar (`Kernel::lanes` 1).
+    body.extend(emit_body(k, file, access, 1, &store));
     let windows = l
         .windows
         .iter()

@@ -7,7 +7,7 @@ pub mod lattice;
 pub mod stencil;
 pub mod sweep;
 
-use crate::ir::Extension;
+use crate::ir::{Extension, Part, Sources};
 use serde::Serialize;
 use std::sync::OnceLock;
 
@@ -50,10 +50,37 @@ const BUILTIN: [(&str, &str); 8] = [
 
 /// Where the generated source is completed at run time with Rust values (params struct
 /// declarations, constants' `#define`s), and where `#line` returns to the generated file.
-/// `expand` cuts the rendered text at these lines into typed parts; nothing reads them later.
-pub const PARAMS_MARKER: &str = "//@clforge:params";
-pub const CONSTANTS_MARKER: &str = "//@clforge:constants";
-pub const LINE_MARKER: &str = "#line RESET";
+/// [`sources`] cuts the rendered text at these lines into typed parts; nothing reads them later.
+const PARAMS_MARKER: &str = "//@clforge:params";
+const CONSTANTS_MARKER: &str = "//@clforge:constants";
+const LINE_MARKER: &str = "#line RESET";
+
+/// A program's rendered `text`, cut at its marker lines once, and its second program if any.
+pub fn sources(text: String, forming: Option<String>) -> Sources {
+    let mut parts = Vec::new();
+    let mut chunk = String::new();
+    for line in text.split_inclusive('\n') {
+        let marker = match line.trim() {
+            PARAMS_MARKER => Some(Part::Params),
+            CONSTANTS_MARKER => Some(Part::Constants),
+            LINE_MARKER => Some(Part::LineHere),
+            _ => None,
+        };
+        match marker {
+            Some(m) => {
+                if !chunk.is_empty() {
+                    parts.push(Part::Text(std::mem::take(&mut chunk)));
+                }
+                parts.push(m);
+            }
+            None => chunk.push_str(line),
+        }
+    }
+    if !chunk.is_empty() {
+        parts.push(Part::Text(chunk));
+    }
+    Sources { text, parts, forming }
+}
 
 fn tera() -> Result<&'static tera::Tera, String> {
     static TERA: OnceLock<Result<tera::Tera, String>> = OnceLock::new();

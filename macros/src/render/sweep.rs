@@ -5,7 +5,8 @@ use super::render_template;
 use super::stencil::{defines_view, tunables_view, DefineView, StagedView};
 use crate::emit::expr::Access;
 use crate::emit::signature;
-use crate::emit::stencil::{emit_body, emit_coords};
+use crate::emit::stencil::{emit_body, emit_coords, staged_load};
+use crate::emit::sweep;
 use crate::ir::{Body, Program};
 use crate::model::Arg;
 use serde::Serialize;
@@ -72,10 +73,11 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
     let file = &p.origin.file;
     let state_name = k.arg_names[sw.state].clone();
     let state_tile = k.tile_names[sw.state].clone();
-    let global_store = |v: &str| format!("{state_name}[c] = {v};");
-    let tiled_store = |v: &str| format!("{state_tile}[t] = {v};");
+    let global_store = |v: &str| sweep::store_global(&state_name, v);
+    let tiled_store = |v: &str| sweep::store_tiled(&state_tile, v);
+    // Every sweep kernel is scalar (`Kernel::lanes` 1).
     let mut global_body = emit_coords(k, 0..k.rank);
-    global_body.extend(emit_body(k, file, Access::Global, &global_store));
+    global_body.extend(emit_body(k, file, Access::Global, 1, &global_store));
     let available = |i: usize| p.kernels.get(i).is_some_and(|k| k.unavailable.is_none());
     if p.kernels.len() != 9 {
         return Err(format!(
@@ -84,22 +86,14 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
             p.kernels.len()
         ));
     }
-    let tiled_body = emit_body(k, file, Access::Tiled, &tiled_store);
+    let tiled_body = emit_body(k, file, Access::Tiled, 1, &tiled_store);
     // The strip schedule keeps each row's recent new values in a local ring (fixed boundary:
     // no clamped read can land on a point the ring does not hold).
     let ring = k.boundary == crate::model::Boundary::Fixed;
     let ty = k.out.cl();
-    let strip_store = |v: &str| {
-        if ring {
-            format!(
-                "{{ const {ty} sw_v = {v}; {state_name}[c] = sw_v; sw_ring[sw_row * SW_K + (sw_x & (SW_K - 1))] = sw_v; }}"
-            )
-        } else {
-            global_store(v)
-        }
-    };
+    let strip_store = |v: &str| sweep::store_strip(&state_name, ty, v, ring);
     let mut strip_body = emit_coords(k, 0..k.rank);
-    strip_body.extend(emit_body(k, file, Access::Strip, &strip_store));
+    strip_body.extend(emit_body(k, file, Access::Strip, 1, &strip_store));
     let helpers = super::helpers_used(global_body.iter().chain(&tiled_body).chain(&strip_body));
     Ok(SweepView {
         name: p.origin.name.clone(),
@@ -139,7 +133,7 @@ pub fn view(p: &Program) -> Result<SweepView, String> {
                     tile: tile.clone(),
                     ty: f.elem.cl(),
                     // Sweeps have no packed grids; the sweep templates index the grid themselves.
-                    load: format!("{name}[AT(gx, gy, gz)]"),
+                    load: staged_load(name, None, f.elem),
                 }),
                 _ => None,
             })

@@ -1,10 +1,18 @@
 //! IR expressions -> OpenCL C text: a precedence printer (minimal parentheses) in two
 //! modes, scalar (one point) and vector (`LANES` consecutive points along x as `float8`).
-//! Grid reads are addressed per variant by [`Access`].
+//! Grid reads are addressed per variant by [`Access`] (`read.rs`); a bit-packed lattice's
+//! booleans are computed on whole words of sites (`bits.rs`).
+
+mod bits;
+mod read;
+
+pub use bits::bits_window;
+use bits::site_bit;
+pub use read::{aligned_macros, packed_read, unpack_lanes_fn, unpack_lanes_helper};
 
 use crate::ir::stencil::StencilBody;
 use crate::ir::{Expr, Op as Kind};
-use crate::model::{BinOp, Boundary, MathFn, Scalar, UnOp};
+use crate::model::{BinOp, MathFn, Scalar, UnOp};
 
 /// How grid reads are addressed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -43,22 +51,11 @@ pub enum Access {
     Bits,
 }
 
-/// The packed lattice kernel's word of the state's bits at `offset` from its 32 sites.
-pub fn bits_window(offset: [i64; 3]) -> String {
-    if offset == [0; 3] {
-        return "clforge_me".into();
-    }
-    let part = |d: i64| match d {
-        0 => "0".to_string(),
-        d if d > 0 => format!("p{d}"),
-        d => format!("m{}", d.unsigned_abs()),
-    };
-    format!("clforge_nb_{}_{}_{}", part(offset[0]), part(offset[1]), part(offset[2]))
-}
-
 pub struct Emitter<'a> {
     pub k: &'a StencilBody,
     pub access: Access,
+    /// The lanes of the kernel being printed (1 for scalar code): its `ir::Kernel::lanes`.
+    pub lanes: usize,
 }
 
 // C precedence, higher binds tighter.
@@ -106,11 +103,6 @@ fn op_text(op: BinOp) -> &'static str {
     }
 }
 
-/// The packed lattice kernel's site `clforge_b` of a 32-bit word of sites, as a 0/1 `int`.
-fn site_bit(word: &str) -> String {
-    format!("(int)(({word} >> clforge_b) & 1u)")
-}
-
 /// Whether evaluating `e` can neither trap nor cost more than a few instructions: no division,
 /// remainder or math call anywhere in it.
 fn cheap_and_total(e: &Expr) -> bool {
@@ -137,51 +129,9 @@ fn paren(text: String, p: u8, min: u8) -> String {
     }
 }
 
-/// `float8`: the vector type of a scalar.
-fn ty_vec(t: Scalar) -> String {
-    let vlanes = crate::lower::variants::lanes();
+/// `float8`: the vector type of a scalar, `vlanes` wide.
+fn ty_vec(t: Scalar, vlanes: usize) -> String {
     format!("{}{vlanes}", t.cl())
-}
-
-/// The macro that reads the `LANES` points at x offset `dx` from an aligned row position:
-/// `CLFORGE_AV` (the vector itself), `CLFORGE_AX_M1`, `CLFORGE_AX_P2`, ...
-pub fn aligned_macro(dx: i64) -> String {
-    match dx {
-        0 => "CLFORGE_AV".into(),
-        d if d > 0 => format!("CLFORGE_AX_P{d}"),
-        d => format!("CLFORGE_AX_M{}", d.unsigned_abs()),
-    }
-}
-
-/// The definitions of the aligned reads of x offsets `-halo ..= halo` (`halo` at most
-/// `LANES`): `CLFORGE_AV(T, p, i)` the vector of type `T` at `p + i` (`i` a multiple of its
-/// lanes), and per offset the `LANES` points from there, lane by lane from the vector and the
-/// one before or after it (the compiler loads each vector once for all the reads that share it).
-pub fn aligned_macros(halo: usize) -> Vec<String> {
-    let vlanes = crate::lower::variants::lanes();
-    let l = vlanes as i64;
-    let mut out = vec!["#define CLFORGE_AV(T, p, i) (*(__global const T*)((p) + (i)))".to_string()];
-    for dx in (-(halo as i64)..=halo as i64).filter(|&d| d != 0) {
-        let lanes: Vec<String> = (0..l)
-            .map(|i| {
-                let s = i + dx;
-                let (vector, lane) = if s < 0 {
-                    (format!("(i) - {l}"), s + l)
-                } else if s >= l {
-                    (format!("(i) + {l}"), s - l)
-                } else {
-                    ("i".to_string(), s)
-                };
-                format!("CLFORGE_AV(T, p, {vector}).s{lane:x}")
-            })
-            .collect();
-        out.push(format!(
-            "#define {}(T, p, i) ((T)({}))",
-            aligned_macro(dx),
-            lanes.join(", ")
-        ));
-    }
-    out
 }
 
 /// Name of a wrapped/clamped coordinate: `x_p1`, `y_m2`.
@@ -192,70 +142,6 @@ pub fn coord_name(axis: usize, d: i64) -> String {
         d if d > 0 => format!("{a}_p{d}"),
         d => format!("{a}_m{}", -d),
     }
-}
-
-/// The value of point `at` (a linear index) of grid `name` packed `bits` bits per point in
-/// 32-bit words (`#[stencil(packed(name = bits))]`): word `at >> S`, bits from
-/// `(at & M) * bits`, with `32 / bits = 2^S` points per word and `M = 2^S - 1`; a `u8` grid's
-/// value cast back to `uchar` (a cast's precedence; a `u32` grid's is an atom).
-///
-/// `packed_read("cell", "c + 1", 2, Scalar::U8)` is
-/// `(uchar)((cell[(c + 1) >> 4] >> (((c + 1) & 15) * 2)) & 3u)`.
-pub fn packed_read(name: &str, at: &str, bits: u32, elem: Scalar) -> String {
-    let per = 32 / bits;
-    let (shift, last, mask) = (per.trailing_zeros(), per - 1, (1u32 << bits) - 1);
-    let simple = at.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        || (at.starts_with("AT(") && at.matches('(').count() == 1);
-    let i = if simple { at.to_string() } else { format!("({at})") };
-    let at_bit = match bits {
-        1 => format!("({i} & {last})"),
-        b => format!("(({i} & {last}) * {b})"),
-    };
-    let word = format!("({name}[{i} >> {shift}] >> {at_bit}) & {mask}u");
-    match elem {
-        Scalar::U32 => format!("({word})"),
-        e => format!("({})({word})", e.cl()),
-    }
-}
-
-/// The vector variant's helper that reads `LANES` consecutive points of a grid packed `bits`
-/// bits per point (`uint8`), defined by [`unpack_lanes_helper`].
-pub fn unpack_lanes_fn(bits: u32) -> String {
-    let vlanes = crate::lower::variants::lanes();
-    format!("clforge_unpack{vlanes}_b{bits}")
-}
-
-/// The definition of [`unpack_lanes_fn`]`(bits)`: lane `k` is [`packed_read`] at `i + k`.
-pub fn unpack_lanes_helper(bits: u32) -> Vec<String> {
-    let vlanes = crate::lower::variants::lanes();
-    let per = 32 / bits;
-    let mut out = vec![
-        format!(
-            "/* {vlanes} consecutive points of a grid packed {bits} bit{} per point ({per} a word),",
-            if bits == 1 { "" } else { "s" }
-        ),
-        "   read lane by lane: they may straddle two words */".into(),
-        format!(
-            "uint{vlanes} {}(__global const uint* clforge_w, const int clforge_i)",
-            unpack_lanes_fn(bits)
-        ),
-        "{".into(),
-        format!("    uint{vlanes} clforge_v;"),
-    ];
-    for k in 0..vlanes {
-        let at = if k == 0 {
-            "clforge_i".to_string()
-        } else {
-            format!("clforge_i + {k}")
-        };
-        out.push(format!(
-            "    clforge_v.s{k:x} = {};",
-            packed_read("clforge_w", &at, bits, Scalar::U32)
-        ));
-    }
-    out.push("    return clforge_v;".into());
-    out.push("}".into());
-    out
 }
 
 /// `c + 1 - nx`: the offset of a neighbour from the centre index with row stride `stride_y`.
@@ -305,7 +191,7 @@ impl Emitter<'_> {
 
     /// OpenCL type of a value: scalar, or `float8` when it varies across lanes.
     pub fn ty(&self, ty: Scalar, varying: bool) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if self.vector() && varying {
             match ty {
                 Scalar::Bool => format!("int{vlanes}"),
@@ -403,7 +289,7 @@ impl Emitter<'_> {
 
     /// [`Self::mask_as`] with the precedence of the text, for an operand of an operator.
     fn mask_as_p(&self, e: &Expr, bits: u32) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let (text, p) = self.print(e);
         if !e.varying {
             let t = Self::mask_type(bits);
@@ -418,7 +304,7 @@ impl Emitter<'_> {
 
     /// A uniform operand used in a vector expression: broadcast where OpenCL would not.
     fn widen(&self, e: &Expr, ty: Scalar, force: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let (text, p) = self.print(e);
         if !self.vector() || e.varying {
             return (text, p);
@@ -440,267 +326,6 @@ impl Emitter<'_> {
         } else {
             (text, p)
         }
-    }
-
-    /// The updated point's index along `axis` in the whole grid: the kernel's coordinate plus
-    /// the slab's origin, wrapped where periodic (a split slab's halo planes past the grid's
-    /// end); in vector code the lanes' `x` are consecutive.
-    fn point(&self, axis: usize) -> String {
-        let vlanes = crate::lower::variants::lanes();
-        let (v, o, n) = (
-            ["x", "y", "z"][axis],
-            ["ox", "oy", "oz"][axis],
-            ["gnx", "gny", "gnz"][axis],
-        );
-        let periodic = self.k.boundary == Boundary::Periodic;
-        if self.vector() {
-            let lanes: Vec<String> = (0..vlanes).map(|i| i.to_string()).collect();
-            let step = if axis == 0 {
-                format!(" + (int{vlanes})({})", lanes.join(", "))
-            } else {
-                String::new()
-            };
-            let base = format!("(int{vlanes})({v} + {o}){step}");
-            if periodic {
-                format!("(({base}) % (int{vlanes})({n}))")
-            } else {
-                format!("({base})")
-            }
-        } else if periodic {
-            format!("(({v} + {o}) % {n})")
-        } else {
-            format!("({v} + {o})")
-        }
-    }
-
-    /// A grid read as text and its precedence (an atom, or a cast for a packed `u8` grid).
-    fn read(&self, arg: usize, offset: [i64; 3]) -> (String, u8) {
-        match (self.packed(arg), self.access) {
-            (
-                Some((_, Scalar::U8)),
-                Access::Global | Access::Interior | Access::Steps | Access::Tiled | Access::March,
-            ) if !self.staged_here(arg) => (self.read_text(arg, offset), P_UNARY),
-            _ => (self.read_text(arg, offset), P_ATOM),
-        }
-    }
-
-    /// Whether argument `arg` is read from local memory by this variant (a tile holds values,
-    /// packed grids unpacked).
-    fn staged_here(&self, arg: usize) -> bool {
-        match self.access {
-            Access::Tiled | Access::March => self.k.access.staged[arg],
-            Access::Steps => crate::lower::variants::steps_staged(self.k, arg),
-            _ => false,
-        }
-    }
-
-    fn read_text(&self, arg: usize, offset: [i64; 3]) -> String {
-        let vlanes = crate::lower::variants::lanes();
-        let name = &self.k.arg_names[arg];
-        let wrapped = self.k.boundary != Boundary::Fixed
-            && !matches!(
-                self.access,
-                Access::Interior | Access::VectorInterior | Access::VectorAligned
-            );
-        let coords = |vector: bool| {
-            let axes: Vec<String> = (0..3)
-                .map(|a| {
-                    if vector && a == 0 && offset[0] != 0 {
-                        linear("x", [offset[0], 0, 0], "", "")
-                    } else {
-                        coord_name(a, offset[a])
-                    }
-                })
-                .collect();
-            format!("AT({})", axes.join(", "))
-        };
-        match self.access {
-            Access::Tiled if self.k.access.staged[arg] => {
-                format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "TW", "TWH"))
-            }
-            Access::March if self.k.access.staged[arg] => {
-                let plane = self.k.plane_names[arg]
-                    .iter()
-                    .find(|(dz, _)| *dz == offset[2])
-                    .map_or("/* no plane: a read the access analysis missed */", |(_, n)| n.as_str());
-                format!("{plane}[{}]", linear("t", [offset[0], offset[1], 0], "TW", ""))
-            }
-            Access::Steps if self.k.access.iterated == Some(arg) => {
-                format!("s_cur[{}]", linear("t", offset, "SW", "SWH"))
-            }
-            Access::Steps if crate::lower::variants::steps_staged(self.k, arg) => {
-                format!("{}[{}]", self.k.tile_names[arg], linear("t", offset, "SW", "SWH"))
-            }
-            Access::Bits if self.k.access.iterated == Some(arg) => site_bit(&bits_window(offset)),
-            Access::Strip if self.k.access.iterated == Some(arg) => {
-                let at = if wrapped && offset != [0, 0, 0] {
-                    coords(false)
-                } else {
-                    linear("c", offset, "nx", "nxy")
-                };
-                format!("SW_STATE({}, {}, {at})", offset[0], offset[1])
-            }
-            Access::VectorAligned if self.packed(arg).is_none() => {
-                let row = linear("c", [0, offset[1], offset[2]], "nx", "nxy");
-                let ty = match &self.k.args[arg] {
-                    crate::model::Arg::Field(f) => ty_vec(f.elem),
-                    _ => ty_vec(self.k.out),
-                };
-                format!("{}({ty}, {name}, {row})", aligned_macro(offset[0]))
-            }
-            Access::Vector | Access::VectorInterior | Access::VectorAligned => {
-                // The vector path never wraps along x, so x-only offsets stay linear.
-                let x_only = offset[1] == 0 && offset[2] == 0;
-                let at = if wrapped && !x_only {
-                    coords(true)
-                } else {
-                    linear("c", offset, "nx", "nxy")
-                };
-                match self.packed(arg) {
-                    // Lane by lane: eight points may straddle two words.
-                    Some((bits, elem)) => {
-                        let lanes = format!("{}({name}, {at})", unpack_lanes_fn(bits));
-                        match elem {
-                            Scalar::U32 => lanes,
-                            e => format!("convert_{}({lanes})", ty_vec(e)),
-                        }
-                    }
-                    None => format!("vload{vlanes}(0, {name} + {at})"),
-                }
-            }
-            _ => {
-                let at = if wrapped && offset != [0, 0, 0] {
-                    coords(false)
-                } else {
-                    linear("c", offset, "nx", "nxy")
-                };
-                match self.packed(arg) {
-                    Some((bits, elem)) => packed_read(name, &at, bits, elem),
-                    None => format!("{name}[{at}]"),
-                }
-            }
-        }
-    }
-
-    /// The bits per point and element type of argument `arg` if it is a packed grid.
-    fn packed(&self, arg: usize) -> Option<(u32, Scalar)> {
-        match &self.k.args[arg] {
-            crate::model::Arg::Field(f) => f.packed.map(|b| (b, f.elem)),
-            _ => None,
-        }
-    }
-
-    /// In the packed lattice kernel, a `bool` function of the state built from its reads with
-    /// `!`, `==`, `!=`, `&`, `|`, `^`, `&&`, `||` (through `let`s too) as one expression on
-    /// 32-bit words: bit `b` is the function at site `b`. Loop-invariant, so the compiler
-    /// computes it once for the word's 32 sites (multi-spin coding's bit logic). Inlined lets
-    /// and operators count towards a depth of 16, beyond which the site is computed bit by bit:
-    /// this also bounds the text of a `let` chain that reuses each `let` twice (2^8 copies).
-    fn word_expr(&self, e: &Expr, depth: usize) -> Option<String> {
-        if self.access != Access::Bits || e.ty != Scalar::Bool || depth > 16 {
-            return None;
-        }
-        match &e.op {
-            Kind::Read { arg, offset } if self.k.access.iterated == Some(*arg) => Some(bits_window(*offset)),
-            Kind::Local(n) => {
-                let l = self.k.lets.iter().find(|l| l.name == *n)?;
-                self.word_expr(&l.value, depth + 1)
-            }
-            Kind::Lit(v) => match v.as_str() {
-                "true" | "1" => Some("0xFFFFFFFFu".into()),
-                "false" | "0" => Some("0u".into()),
-                _ => None,
-            },
-            Kind::Unary(UnOp::Not, x) => Some(format!("~{}", self.word_expr(x, depth + 1)?)),
-            Kind::Binary(op, l, r) if l.ty != Scalar::Bool && op.is_comparison() => {
-                self.count_compare(*op, l, r, depth)
-            }
-            Kind::Binary(op, l, r) if l.ty == Scalar::Bool && r.ty == Scalar::Bool => {
-                let (a, b) = (self.word_expr(l, depth + 1)?, self.word_expr(r, depth + 1)?);
-                let w = match op {
-                    BinOp::Eq => format!("~({a} ^ {b})"),
-                    BinOp::Ne | BinOp::BitXor => format!("({a} ^ {b})"),
-                    BinOp::And | BinOp::BitAnd => format!("({a} & {b})"),
-                    BinOp::Or | BinOp::BitOr => format!("({a} | {b})"),
-                    _ => return None,
-                };
-                Some(w)
-            }
-            _ => None,
-        }
-    }
-
-    /// In the packed lattice kernel, an integer sum of 1 to 15 `bool` functions of the state
-    /// (`(s.at(1, 0) == me) as u32 + ..`, through `let`s) as a bit-sliced counter: a
-    /// `clforge_count_t` whose words hold the count's bits for the 32 sites (multi-spin coding's
-    /// neighbour sums), and the number of terms. Loop-invariant like [`Self::word_expr`].
-    fn count_expr(&self, e: &Expr, depth: usize) -> Option<(String, usize)> {
-        if self.access != Access::Bits || !matches!(e.ty, Scalar::I32 | Scalar::U32 | Scalar::U8) || depth > 16 {
-            return None;
-        }
-        let counted = match &e.op {
-            Kind::Local(n) => {
-                let l = self.k.lets.iter().find(|l| l.name == *n)?;
-                self.count_expr(&l.value, depth + 1)?
-            }
-            Kind::Cast(x, _) if x.ty == Scalar::Bool => {
-                (format!("clforge_count_one({})", self.word_expr(x, depth + 1)?), 1)
-            }
-            Kind::Binary(BinOp::Add, l, r) => {
-                let (a, na) = self.count_expr(l, depth + 1)?;
-                let (b, nb) = self.count_expr(r, depth + 1)?;
-                (format!("clforge_count_sum({a}, {b})"), na + nb)
-            }
-            _ => return None,
-        };
-        (counted.1 <= 15).then_some(counted)
-    }
-
-    /// A comparison of a bit-sliced count with an integer literal, as a word (see
-    /// [`Self::count_expr`]); `None` for anything else.
-    fn count_compare(&self, op: BinOp, l: &Expr, r: &Expr, depth: usize) -> Option<String> {
-        let literal = |e: &Expr| match &e.op {
-            Kind::Lit(t) => t.trim_end_matches(['u', 'U']).parse::<i64>().ok(),
-            _ => None,
-        };
-        // `count op k`, with the literal moved to the right.
-        let (count, k, op) = match (self.count_expr(l, depth + 1), literal(r)) {
-            (Some((c, _)), Some(k)) => (c, k, op),
-            _ => {
-                let (c, _) = self.count_expr(r, depth + 1)?;
-                let k = literal(l)?;
-                let flipped = match op {
-                    BinOp::Lt => BinOp::Gt,
-                    BinOp::Le => BinOp::Ge,
-                    BinOp::Gt => BinOp::Lt,
-                    BinOp::Ge => BinOp::Le,
-                    other => other,
-                };
-                (c, k, flipped)
-            }
-        };
-        // Every count is in 0..=15: `count < k` for k outside 1..=15 is all or nothing.
-        let lt = |k: i64| match k {
-            k if k <= 0 => "0u".to_string(),
-            k if k >= 16 => "0xFFFFFFFFu".to_string(),
-            k => format!("clforge_count_lt({count}, {k}u)"),
-        };
-        let eq = |k: i64| {
-            if (0..16).contains(&k) {
-                format!("clforge_count_eq({count}, {k}u)")
-            } else {
-                "0u".to_string()
-            }
-        };
-        Some(match op {
-            BinOp::Lt => lt(k),
-            BinOp::Le => lt(k.saturating_add(1)),
-            BinOp::Gt => format!("~{}", lt(k.saturating_add(1))),
-            BinOp::Ge => format!("~{}", lt(k)),
-            BinOp::Eq => eq(k),
-            BinOp::Ne => format!("~{}", eq(k)),
-            _ => return None,
-        })
     }
 
     fn print(&self, e: &Expr) -> (String, u8) {
@@ -785,7 +410,7 @@ impl Emitter<'_> {
     }
 
     fn binary(&self, op: BinOp, l: &Expr, r: &Expr, e: &Expr) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         use BinOp::*;
         let vec_expr = self.vector() && e.varying;
         if op == Rem && l.ty.is_float() {
@@ -803,7 +428,7 @@ impl Emitter<'_> {
                 let lanes: Vec<String> = (0..vlanes)
                     .map(|i| format!("fmod({}, {})", lane(l, i), lane(r, i)))
                     .collect();
-                return (format!("({})({})", ty_vec(l.ty), lanes.join(", ")), P_ATOM);
+                return (format!("({})({})", ty_vec(l.ty, self.lanes), lanes.join(", ")), P_ATOM);
             }
             let args = [l, r].map(|x| self.widen(x, l.ty, vec_expr).0);
             return (format!("fmod({}, {})", args[0], args[1]), P_ATOM);
@@ -890,7 +515,7 @@ impl Emitter<'_> {
 
     /// `as_uint(x)` (or `as_uint8`) around an `int` operand printed as `text`.
     fn as_uint(&self, text: &str, vector: bool) -> String {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if vector {
             format!("as_uint{vlanes}({text})")
         } else {
@@ -900,7 +525,7 @@ impl Emitter<'_> {
 
     /// `as_int(<unsigned arithmetic>)`: Rust's wrapping `i32` arithmetic.
     fn wrapping_i32(&self, unsigned: &str, vector: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         if vector {
             (format!("as_int{vlanes}({unsigned})"), P_ATOM)
         } else {
@@ -911,7 +536,7 @@ impl Emitter<'_> {
     /// Rust's `as`: float to integer saturates (NaN gives 0), `u32` to `i32` reinterprets
     /// the bits, other integer casts keep the low bits, bools are 0 or 1.
     fn cast(&self, x: &Expr, ty: Scalar, vec_expr: bool) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         let from = x.ty;
         if vec_expr {
             let t = format!("{}{vlanes}", ty.cl());
@@ -927,7 +552,7 @@ impl Emitter<'_> {
                 (f, t) if f.is_float() && !t.is_float() => (
                     format!(
                         "select(convert_{tv}_sat({inner}), ({tv})(0), convert_{m}{vlanes}(isnan({inner})))",
-                        tv = ty_vec(t),
+                        tv = ty_vec(t, self.lanes),
                         m = Self::mask_type(t.bits())
                     ),
                     P_ATOM,
@@ -948,7 +573,7 @@ impl Emitter<'_> {
     }
 
     fn call(&self, f: MathFn, args: &[Expr], e: &Expr) -> (String, u8) {
-        let vlanes = crate::lower::variants::lanes();
+        let vlanes = self.lanes;
         use MathFn::*;
         let float = e.ty.is_float();
         let name = match f {
@@ -1025,7 +650,7 @@ impl Emitter<'_> {
                     format!("{lane_fn}({})", a.join(", "))
                 })
                 .collect();
-            return (format!("({})({})", ty_vec(e.ty), lanes.join(", ")), P_ATOM);
+            return (format!("({})({})", ty_vec(e.ty, self.lanes), lanes.join(", ")), P_ATOM);
         }
         let call = format!("{name}({})", texts.join(", "));
         // Through helpers that pass NaN through: PoCL's `round`, `floor`, `ceil` gave 0 (and 2),
