@@ -221,7 +221,10 @@ fn spec(p: &Program, k: &StencilBody) -> TokenStream {
             quote!(#rt::VariantSpec { kernel: #kname, unavailable: #unavailable, local_bytes_per_point: #local, params: #params })
         })
         .collect();
-    let folds = p.folds().map(|(kn, _)| &kn.name);
+    let folds = p.folds().map(|(kn, _)| {
+        let (kname, params) = (&kn.name, super::bind::binds(kn, &k.args));
+        quote!(#rt::stencil::FoldSpec { kernel: #kname, params: #params })
+    });
     // The packed grids by their position among the launch's arguments (less `at: Point`).
     let packed: Vec<TokenStream> = k
         .args

@@ -12,7 +12,7 @@ pub mod tune;
 pub use plan::StencilPlan;
 #[cfg(feature = "mpi")]
 pub use ranks::RankPlan;
-pub use spec::{LaunchConfig, StencilSpec, Tile, Variant, VariantSpec, DEFAULT_MARCH_Z, DEFAULT_STEPS};
+pub use spec::{FoldSpec, LaunchConfig, StencilSpec, Tile, Variant, VariantSpec, DEFAULT_MARCH_Z, DEFAULT_STEPS};
 pub use split::SplitPlan;
 
 use crate::buffer::Scalar;

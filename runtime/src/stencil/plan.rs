@@ -8,7 +8,7 @@ use crate::device::{Device, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::grid::{DeviceGrid, Shape};
 use crate::launch::arg::ArgKind;
-use crate::launch::bind::{bind, Sources};
+use crate::launch::bind::{bind, bind_vec, Sources};
 use crate::launch::{
     check_arg_shapes, check_kernel_shape, check_packing, KernelArg, PackedArg, ParamsCache, MAX_INDEX,
 };
@@ -42,7 +42,7 @@ pub struct StencilPlan {
     binds: &'static [Bind],
     /// Reductions: the fold kernels (in output order), the launch's work-groups (partials per
     /// reduction) and the fold's work-group size.
-    folds: &'static [&'static str],
+    folds: &'static [FoldSpec],
     fold_refs: Vec<OnceLock<KernelRef>>,
     groups: usize,
     fold_items: usize,
@@ -341,7 +341,7 @@ impl StencilPlan {
             .program
             .launch_kernel_at(kernel, &self.kernel, sizes, offset, cl_args, event, after)?;
         // The folds queue behind the launch on the same in-order queue.
-        for ((name, cell), b) in self.folds.iter().zip(&self.fold_refs).zip(&folds) {
+        for ((f, cell), b) in self.folds.iter().zip(&self.fold_refs).zip(&folds) {
             let groups = i32::try_from(self.groups).map_err(|_| Error::TooLarge {
                 what: format!("reduction of kernel `{}`", self.kernel),
                 detail: format!("{} work-groups exceed the fold's 32-bit count", self.groups),
@@ -349,20 +349,26 @@ impl StencilPlan {
             // Two passes when there are many partials: many work-groups fold chunks in
             // parallel, then one folds their values (one group alone would take ~100 us on
             // an H100 for the 0.5 M partials of an 8192² launch).
-            let k = self.program.cached_kernel(cell, name)?;
+            let k = self.program.cached_kernel(cell, f.kernel)?;
             let items = self.fold_items;
             let first = self.groups.div_ceil(items * 4).clamp(1, crate::launch::FOLD_GROUPS);
+            let fold = |from: Arg<'_>, n: i32, to: Arg<'_>, global: usize| -> Result<()> {
+                let named = [("partials", from), ("n", Arg::i32(n)), ("result", to)];
+                let sources = Sources {
+                    kernel: f.kernel,
+                    named: &named,
+                    ..Sources::default()
+                };
+                let cl = bind_vec(f.params, &sources)?;
+                self.program
+                    .launch_kernel(k, f.kernel, &[global], Some(&[items]), &cl, false)
+                    .map(drop)
+            };
             if first > 1 {
-                let l2 = [b.partials(), Arg::i32(groups), b.level2()];
-                self.program
-                    .launch_kernel(k, name, &[first * items], Some(&[items]), &l2, false)?;
-                let last = [b.level2(), Arg::i32(first as i32), b.result()];
-                self.program
-                    .launch_kernel(k, name, &[items], Some(&[items]), &last, false)?;
+                fold(b.partials(), groups, b.level2(), first * items)?;
+                fold(b.level2(), first as i32, b.result(), items)?;
             } else {
-                let only = [b.partials(), Arg::i32(groups), b.result()];
-                self.program
-                    .launch_kernel(k, name, &[items], Some(&[items]), &only, false)?;
+                fold(b.partials(), groups, b.result(), items)?;
             }
         }
         Ok(ev)

@@ -85,6 +85,16 @@ pub struct VariantSpec {
     pub params: &'static [Bind],
 }
 
+/// The kernel that folds one reduction output's work-group partials into its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FoldSpec {
+    /// The kernel's OpenCL name.
+    pub kernel: &'static str,
+    /// Where each of its parameters comes from: the partials, their count and the result,
+    /// by name.
+    pub params: &'static [Bind],
+}
+
 /// What the runtime knows about one generated stencil (from the macro).
 #[derive(Clone, Copy, Debug)]
 pub struct StencilSpec {
@@ -108,7 +118,7 @@ pub struct StencilSpec {
     pub point: bool,
     /// The kernels that fold each reduction output's work-group partials into its value, in
     /// the order of the reduction outputs (empty for a stencil without reductions).
-    pub folds: &'static [&'static str],
+    pub folds: &'static [FoldSpec],
     /// The variants in [`Variant`] order: plain, tiled, vector, steps, march.
     pub variants: [VariantSpec; 5],
     /// The grid arguments the stencil reads packed (`#[stencil(packed(cell = 2))]`); a launch
