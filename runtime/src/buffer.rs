@@ -296,6 +296,18 @@ impl fmt::Debug for ConstBuffer {
     }
 }
 
+/// The bytes of a slice of plain scalars (MPI and checkpoints move them as bytes).
+pub(crate) fn scalar_bytes<T: Scalar>(v: &[T]) -> &[u8] {
+    // SAFETY: `Scalar` types are plain numbers without padding or invalid bit patterns.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), size_of_val(v)) }
+}
+
+/// [`scalar_bytes`], writable: every byte pattern is a valid `Scalar`.
+pub(crate) fn scalar_bytes_mut<T: Scalar>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as `scalar_bytes`; every byte pattern is a valid `Scalar`.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of_val(v)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,16 +404,4 @@ mod tests {
             Err(Error::InvalidConfig(_))
         ));
     }
-}
-
-/// The bytes of a slice of plain scalars (MPI and checkpoints move them as bytes).
-pub(crate) fn scalar_bytes<T: Scalar>(v: &[T]) -> &[u8] {
-    // SAFETY: `Scalar` types are plain numbers without padding or invalid bit patterns.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), size_of_val(v)) }
-}
-
-/// [`scalar_bytes`], writable: every byte pattern is a valid `Scalar`.
-pub(crate) fn scalar_bytes_mut<T: Scalar>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as `scalar_bytes`; every byte pattern is a valid `Scalar`.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), size_of_val(v)) }
 }

@@ -538,10 +538,6 @@ pub(crate) fn slab_args<'a>(list: &[SplitArg<'a>], i: usize, n: usize) -> Vec<Ke
         .collect()
 }
 
-/// [`Error::PackedSplit`] for a stencil that reads a grid packed: a slab's halo planes would
-/// be whole words of several points, which neither the exchange nor a slab's packing
-/// (starting mid-word) handles; refused rather than exchanged wrongly.
-
 impl Place for Devices {
     type Grid<T: Scalar> = SplitGrid<T>;
     type Arg<'a> = SplitArg<'a>;

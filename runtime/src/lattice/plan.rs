@@ -347,8 +347,6 @@ impl StepEvents {
     }
 }
 
-/// The state of a 1-D lattice rule as the rule sees it: `s.at(-1)`. On the host it is read in
-
 impl LatticeTarget for Device {
     type Plan = LatticePlan;
     fn lattice_plan(&self, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {

@@ -126,6 +126,7 @@ impl LatticeState for super::DeviceBits {
     }
 }
 
+/// The state of a 1-D lattice rule as the rule sees it: `s.at(-1)`. On the host it is read in
 /// place while the sites of the other colour wait; the macro checks that it is.
 pub type Lattice1<'a, T> = crate::grid::Grid1<'a, T>;
 /// The state of a 2-D lattice rule: `s.at(1, 0)`.

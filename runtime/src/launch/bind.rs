@@ -36,6 +36,7 @@ pub(crate) struct Sources<'s, 'a> {
 /// Binds `specs` into `slots` (as long as `specs`): each parameter from its source, or a
 /// typed error naming the kernel and the parameter when the launch does not supply it.
 pub(crate) fn bind<'s>(specs: &[Bind], s: &'s Sources<'s, '_>, slots: &mut [Arg<'s>]) -> Result<()> {
+    check_counts(specs, s)?;
     if slots.len() != specs.len() {
         return Err(missing(
             s.kernel,
@@ -58,6 +59,39 @@ pub(crate) fn bind_vec<'s>(specs: &[Bind], s: &'s Sources<'s, '_>) -> Result<Vec
 /// Where `name` sits among `specs` (a value a plan changes between launches of one binding).
 pub(crate) fn position(specs: &[Bind], name: &str) -> Option<usize> {
     specs.iter().position(|b| matches!(b, Bind::Named(n) if *n == name))
+}
+
+/// Arguments and outputs the launch lacks, or passes beyond the kernel's, are a count mismatch
+/// (as a direct launch with too few arguments is), not a misbinding.
+fn check_counts(specs: &[Bind], s: &Sources<'_, '_>) -> Result<()> {
+    let (mut args, mut outs, mut supplied) = (0, 0, 0);
+    for b in specs {
+        match *b {
+            Bind::Arg(i) => {
+                args += 1;
+                supplied += usize::from(i < s.args.len());
+            }
+            Bind::Out(i) => {
+                outs += 1;
+                supplied += usize::from(i < s.outs.len());
+            }
+            _ => supplied += 1,
+        }
+    }
+    let extra = s.args.len().saturating_sub(args) + s.outs.len().saturating_sub(outs);
+    if supplied == specs.len() && extra == 0 {
+        return Ok(());
+    }
+    Err(Error::LengthMismatch {
+        what: format!(
+            "arguments of kernel `{}` ({} outputs and {} arguments passed; it takes {outs} and {args})",
+            s.kernel,
+            s.outs.len(),
+            s.args.len()
+        ),
+        expected: specs.len(),
+        found: supplied + extra,
+    })
 }
 
 fn one<'s>(b: Bind, s: &'s Sources<'s, '_>) -> Result<Arg<'s>> {

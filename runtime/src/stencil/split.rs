@@ -12,6 +12,9 @@ use crate::program::Event;
 
 use super::{Launch, LaunchConfig, StencilPlan, StencilSpec, StencilTarget};
 
+/// [`Error::PackedSplit`] for a stencil that reads a grid packed: a slab's halo planes would
+/// be whole words of several points, which neither the exchange nor a slab's packing
+/// (starting mid-word) handles; refused rather than exchanged wrongly.
 pub(crate) fn refuse_packed(spec: &StencilSpec) -> Result<()> {
     match spec.packed.first() {
         Some(p) => Err(Error::PackedSplit {

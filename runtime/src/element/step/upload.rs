@@ -142,7 +142,7 @@ pub(crate) fn build<R: Real>(
 ) -> Result<Built> {
     let spec = model.spec;
     let nd = model.nd();
-    let mut passes = plan(schedule, &model.mesh, &colour_sizes)?;
+    let mut passes = plan(schedule, &model.mesh, colour_sizes)?;
     if gather_unstructured {
         // A work-item per DOF.
         for p in &mut passes {
@@ -256,7 +256,7 @@ pub(crate) fn stiffness<R: Real>(
             order.iter().flat_map(|&e| unpadded(e)).collect()
         } else {
             // The gather: all elements one group (element order), interleaved.
-            interleaved(&order, &[ne], nd * ndp, own)
+            interleaved(order, &[ne], nd * ndp, own)
         }
     } else {
         model
