@@ -23,7 +23,7 @@
 //!   `Σ m v² x / Σ m v²`; since the velocity is `∝ f(t − x / c_p)` and `f²` is symmetric about
 //!   the window's middle, it should be at `c_p (t − T/2)` once the whole cycle has left the
 //!   edge. The default run stops when that is 1.3 m from the left edge, before the right edge
-//!   reflects it. tests/wave_speed.rs checks the speed within 3 % on a longer strip.
+//!   reflects it. tests/element/wave_speed.rs checks the speed within 3 % on a longer strip.
 //! - **Time step.** `--cfl` (default 0.9) of the largest step the runtime accepts, computed
 //!   from every element's `K_e` and lumped masses (docs/STABILITY.md).
 //! - **Output.** `--vtk <dir>`: `plate_NNNN.vtu` every `--vtk-every` steps (displacement and

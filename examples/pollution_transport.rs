@@ -72,7 +72,7 @@
 //! coefficient `1/τ − Σ d_α` non-negative (positivity).
 //!
 //! **Accuracy of the time step.** The seed states `O(h² + τ² + τ²/h²)` for (10)–(11). For
-//! (13)–(14) tests/sweep_accuracy.rs measures `O(h² + τ/h)` (τ ∝ h² converges at first order
+//! (13)–(14) tests/sweep/accuracy.rs measures `O(h² + τ/h)` (τ ∝ h² converges at first order
 //! only): the convection sits in one half-step, so the O(τ/h) errors of the two diffusion halves
 //! no longer cancel. At Courant 0.5 a Gaussian puff is ~5–9 % off its peak on every grid; a
 //! smaller `--tau` reduces that in proportion.
