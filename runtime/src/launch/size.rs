@@ -3,6 +3,8 @@
 use crate::error::{Error, Result};
 use crate::grid::Shape;
 
+/// A grid shape a generated kernel (`what`, e.g. "stencil `heat`") of `rank` can run on: its
+/// rank, at least one point, and indices that fit the kernels' 32-bit `int`s.
 pub(crate) fn check_kernel_shape(what: &str, rank: usize, shape: Shape) -> Result<()> {
     if !(1..=3).contains(&rank) || shape.rank() != rank {
         return Err(Error::InvalidConfig(format!(

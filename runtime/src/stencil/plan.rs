@@ -394,8 +394,6 @@ pub(crate) struct SizedLaunch {
     pub(crate) fold_items: usize,
 }
 
-/// A grid shape a generated kernel (`what`, e.g. "stencil `heat`") of `rank` can run on: its
-/// rank, at least one point, and indices that fit the kernels' 32-bit `int`s.
 /// Sizes the launch of `config` for grids of `shape` and checks it against `info` before
 /// anything is built: the grid fits the kernels' 32-bit `int` indices, every work-group
 /// extent is at least 1 (and 1 beyond the stencil's rank), the work-group fits

@@ -170,7 +170,7 @@ impl Emitter<'_> {
     /// PoCL (LLVM 15, x86) lowers a select between a value and a constant zero it is compared
     /// with, `x > -0.0f ? -0.0f : x` (vector `select` in f32, scalar too in f64), to
     /// `minps`/`minsd` with the operands swapped: +0.0 came out as -0.0 (difftest seed 7,
-    /// stencil 170; tests/semantics.rs `zeros`). A volatile load (templates/common) keeps
+    /// stencil 170; tests/stencil/semantics.rs `zeros`). A volatile load (templates/common) keeps
     /// Rust's sign of zero; comparisons keep their constant.
     pub fn opaque_zero(&self, x: &Expr) -> Option<String> {
         match &x.op {

@@ -10,13 +10,7 @@ use super::SEED_002_TILES;
 /// described by `info`: the default launch first, then plain and vector launches with a
 /// few work-group shapes, tiled launches with seed 002's tiles and a few others, and for 3-D
 /// stencils march launches (2.5-D blocking) with a few tiles and depths.
-/// Launches the device cannot run (the checks of [`StencilPlan::new`]: work-group size and
-/// extents, local memory, 32-bit indices) and work-groups far wider than the grid are left out.
-/// The configurations a tuning pass tries for `spec` on grids of `shape` on a device
-/// described by `info`: the default launch first, then plain and vector launches with a
-/// few work-group shapes, tiled launches with seed 002's tiles and a few others, and for 3-D
-/// stencils march launches (2.5-D blocking) with a few tiles and depths.
-/// Launches the device cannot run (the checks of [`StencilPlan::new`]: work-group size and
+/// Launches the device cannot run (the checks of [`StencilPlan::new`](crate::StencilPlan::new): work-group size and
 /// extents, local memory, 32-bit indices) and work-groups far wider than the grid are left out.
 pub fn candidates(spec: &StencilSpec, info: &DeviceInfo, shape: Shape) -> Vec<LaunchConfig> {
     let dims = shape.dims();
