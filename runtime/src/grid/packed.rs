@@ -124,7 +124,7 @@ pub fn unpack<T: Packable>(shape: Shape, words: &[u32], bits: u32) -> Result<Hos
 /// stencil takes that grid; the host reference still takes the [`HostGrid`].
 ///
 /// ```no_run
-/// # use clforge_runtime::{Device, HostGrid, Shape, stencil::PackedGrid};
+/// # use clforge_runtime::{Device, HostGrid, PackedGrid, Shape};
 /// let device = Device::default()?;
 /// let cell = HostGrid::from_fn(Shape::d2(64, 64), |[x, _, _]| (x % 3) as u8)?;
 /// let packed = PackedGrid::<u8, 2>::from_host(&device, &cell)?; // 2 bits per point
