@@ -131,10 +131,9 @@ fn save(state: &BondState, path: &Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let tmp = path.with_extension("partial");
-    let file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    state.save(std::io::BufWriter::new(file))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    // Complete and synced before it replaces the previous checkpoint: a full disk leaves the
+    // previous one as it was.
+    state.save_file(path)?;
     Ok(())
 }
 

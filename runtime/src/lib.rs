@@ -21,6 +21,7 @@ mod cache;
 mod cl;
 pub mod device;
 pub mod error;
+pub mod files;
 pub mod program;
 pub mod source;
 mod sync;

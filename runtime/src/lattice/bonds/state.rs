@@ -132,8 +132,26 @@ impl BondState {
         }
         let sum = fnv1a(&out);
         out.extend_from_slice(&sum.to_le_bytes());
-        w.write_all(&out).map_err(|source| Error::Io {
+        // Flushed here: a buffered writer dropped unflushed would report `Ok` with nothing
+        // written on a full disk.
+        w.write_all(&out).and_then(|()| w.flush()).map_err(|source| Error::Io {
             what: "writing a bond-lattice checkpoint".into(),
+            source,
+        })
+    }
+
+    /// Saves to `path`, replacing a previous checkpoint only once the new one is complete
+    /// and synced ([`crate::files::replace_file`]): on any failure the previous file stays as
+    /// it was.
+    pub fn save_file(&self, path: &std::path::Path) -> Result<()> {
+        crate::files::replace_file(path, |w| {
+            self.save(w).map_err(|e| match e {
+                Error::Io { source, .. } => source,
+                other => std::io::Error::other(other.to_string()),
+            })
+        })
+        .map_err(|source| Error::Io {
+            what: format!("writing the bond-lattice checkpoint `{}`", path.display()),
             source,
         })
     }
@@ -162,7 +180,8 @@ impl BondState {
         };
         let h: Vec<u64> = (0..12).map(|_| u64_at(&mut at)).collect();
         let size = |v: u64| usize::try_from(v).map_err(|_| bad("an extent does not fit this machine"));
-        let geometry = BondGeometry::new([size(h[0])?, size(h[1])?, size(h[2])?], size(h[3])?)?;
+        let geometry = BondGeometry::new([size(h[0])?, size(h[1])?, size(h[2])?], size(h[3])?)
+            .map_err(|e| Error::Checkpoint(format!("the lattice in the header is not one this run can hold: {e}")))?;
         let bond_words = geometry.bonds().div_ceil(32) as usize;
         let group_bits = h[11];
         if group_bits == 0 || group_bits > geometry.bonds() {
@@ -171,7 +190,10 @@ impl BondState {
         let group_words = group_bits.div_ceil(32) as usize;
         let queue_len = size(h[10])?;
         let words = (body.len() - at) / 4;
-        if !(body.len() - at).is_multiple_of(4) || words != bond_words + group_words + queue_len {
+        let expected = bond_words
+            .checked_add(group_words)
+            .and_then(|n| n.checked_add(queue_len));
+        if !(body.len() - at).is_multiple_of(4) || expected != Some(words) {
             return Err(bad("the arrays' lengths do not match the lattice in the header"));
         }
         let mut all = body[at..]
@@ -182,6 +204,20 @@ impl BondState {
         let queue: Vec<u32> = all.collect();
         if queue.iter().any(|b| u64::from(*b) >= geometry.bonds()) {
             return Err(bad("a queue entry names a bond outside the lattice"));
+        }
+        // The counters are stated beside the bits they count: a file whose checksum was
+        // recomputed after an edit must still agree with itself.
+        if h[5] != bonds.count_ones() {
+            return Err(bad("the broken-bond count does not match the bonds' bits"));
+        }
+        if h[6] != groups.count_ones() {
+            return Err(bad("the marked-group count does not match the groups' bits"));
+        }
+        if h[7] > u64::from(u32::MAX) {
+            return Err(bad("the reached faces do not fit their 32 bits"));
+        }
+        if queue.iter().any(|&b| !bonds.get(u64::from(b)).unwrap_or(false)) {
+            return Err(bad("a queue entry names a bond that is not broken"));
         }
         Ok(BondState {
             geometry,
@@ -200,8 +236,4 @@ impl BondState {
 
 pub(super) const MAGIC: &[u8; 8] = b"CLFBOND2";
 
-pub(super) fn fnv1a(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
+pub(super) use crate::files::fnv1a;

@@ -218,3 +218,89 @@ fn checkpoints_round_trip_and_refuse_damage() {
         Err(Error::Checkpoint(_))
     ));
 }
+
+/// A run's checkpoint bytes and its state, for the fault tests below.
+fn checkpoint() -> (BondState, Vec<u8>) {
+    let model = BondModel::fracture();
+    let g = BondGeometry::new([9, 8, 7], 3).unwrap();
+    let e = Fracture { k1: 0.8, k2: 1.0 };
+    let mut s = BondState::nucleus(g, &model, 11).unwrap();
+    replay(&mut s, &model, &e, BondSchedule::default(), VERTICAL_FACES, 6).unwrap();
+    let mut bytes = Vec::new();
+    s.save(&mut bytes).unwrap();
+    (s, bytes)
+}
+
+/// Header word `i` (after the magic) set to `v`, the checksum recomputed: the file passes its
+/// checksum and must be refused for what it says.
+fn edited(bytes: &[u8], i: usize, v: u64) -> Vec<u8> {
+    let mut b = bytes[..bytes.len() - 8].to_vec();
+    b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
+    let sum = crate::files::fnv1a(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    b
+}
+
+#[test]
+fn consistently_edited_checkpoints_are_refused_not_loaded_or_panicking() {
+    let (s, bytes) = checkpoint();
+    assert_eq!(BondState::load(&edited(&bytes, 5, s.broken)[..]).unwrap(), s);
+    let cases = [
+        (10, u64::MAX, "queue length 2^64 - 1"),
+        (10, s.queue.len() as u64 + 1, "queue one longer"),
+        (5, s.broken + 1, "broken count"),
+        (6, s.marked + 1, "marked count"),
+        (7, 1 << 40, "faces beyond 32 bits"),
+        (11, u64::MAX, "group count"),
+        (0, u64::MAX, "extent"),
+    ];
+    for (i, v, what) in cases {
+        let r = std::panic::catch_unwind(|| BondState::load(&edited(&bytes, i, v)[..]));
+        let r = r.unwrap_or_else(|_| panic!("{what}: load panicked"));
+        assert!(matches!(r, Err(Error::Checkpoint(_))), "{what}: {r:?}");
+    }
+}
+
+/// A queue entry naming an intact bond is refused (a live bond is a broken one).
+#[test]
+fn a_queue_entry_of_an_intact_bond_is_refused() {
+    let (s, bytes) = checkpoint();
+    let intact = (0..s.geometry.bonds()).find(|&b| !s.bonds.get(b).unwrap()).unwrap() as u32;
+    let mut b = bytes[..bytes.len() - 8].to_vec();
+    let at = b.len() - 4;
+    b[at..].copy_from_slice(&intact.to_le_bytes());
+    let sum = crate::files::fnv1a(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    assert!(matches!(BondState::load(&b[..]), Err(Error::Checkpoint(_))));
+}
+
+/// A writer that takes every byte and fails to flush (a full disk behind a buffer).
+struct FailingFlush(Vec<u8>);
+
+impl std::io::Write for FailingFlush {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Err(std::io::Error::other("no space left on device"))
+    }
+}
+
+#[test]
+fn saving_reports_a_failed_flush_and_save_file_keeps_the_previous_checkpoint() {
+    let (s, bytes) = checkpoint();
+    assert!(matches!(s.save(FailingFlush(Vec::new())), Err(Error::Io { .. })));
+    let dir = std::env::temp_dir().join(format!("clforge-bonds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.bin");
+    s.save_file(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // Into a directory that does not exist: an error naming the path, nothing written.
+    let missing = dir.join("gone").join("run.bin");
+    let e = s.save_file(&missing).unwrap_err();
+    assert!(e.to_string().contains("gone"), "{e}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(BondState::load(&std::fs::read(&path).unwrap()[..]).unwrap(), s);
+}

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,25 +74,12 @@ pub(super) fn read_cache(path: &Path) -> io::Result<BTreeMap<String, Entry>> {
     }
 }
 
-/// Writes to a temporary file beside `path` and renames it, so readers never see half a file.
+/// Replaces the cache file with `file` ([`crate::files::replace_file`]: complete and synced, or
+/// the previous file untouched).
 pub(super) fn write_atomically(path: &Path, file: &CacheFile) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
     let text = serde_json::to_vec_pretty(file)?;
-    fs::write(&tmp, text)
-        .and_then(|()| fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = fs::remove_file(&tmp);
-        })
-}
-
-/// 64-bit FNV-1a: a hash of the source that stays the same across Rust releases and runs.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    crate::files::replace_file(path, |w| w.write_all(&text))
 }

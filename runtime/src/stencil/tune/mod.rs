@@ -311,6 +311,6 @@ mod candidates;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use cache::fnv1a;
+use crate::files::fnv1a;
 use cache::{read_cache, write_atomically, CacheFile, Entry};
 pub use candidates::candidates;

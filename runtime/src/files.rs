@@ -1,0 +1,127 @@
+//! Files clforge writes (checkpoints, the tuner's cache): a file is replaced only by a complete,
+//! synced new one, so a failure at any point (a full disk, a missing directory, an error while
+//! writing) leaves the previous file as it was and no partial file behind.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `path` through `write`: into a temporary file beside it, flushed and synced, then
+/// renamed over `path` (atomic on POSIX file systems), and the directory synced so the rename
+/// survives a crash. On any error the temporary file is removed and `path` is untouched.
+pub fn replace_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let tmp = temporary(path)?;
+    let result = (|| {
+        let mut out = BufWriter::new(File::create(&tmp)?);
+        write(&mut out)?;
+        out.flush()?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_parent(path)
+}
+
+/// `<path>.tmp<pid>` beside `path`; an error if `path` names no file.
+fn temporary(path: &Path) -> io::Result<PathBuf> {
+    if path.file_name().is_none() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` names no file", path.display()),
+        ));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    Ok(PathBuf::from(tmp))
+}
+
+/// Syncs the directory that holds `path` (where the platform can open a directory).
+fn sync_parent(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if cfg!(unix) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// 64-bit FNV-1a: a hash that stays the same across Rust releases and runs (cache keys,
+/// checkpoint checksums).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("clforge-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn leftovers(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_complete_write_replaces_the_file() {
+        let d = dir("ok");
+        let p = d.join("state.bin");
+        fs::write(&p, b"old").unwrap();
+        replace_file(&p, |w| w.write_all(b"new state")).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"new state");
+        assert_eq!(leftovers(&d), ["state.bin"]);
+    }
+
+    /// A failure at every byte offset of the write leaves the previous file whole and no
+    /// temporary file.
+    #[test]
+    fn a_failed_write_at_any_offset_keeps_the_previous_file() {
+        let d = dir("fail");
+        let p = d.join("state.bin");
+        fs::write(&p, b"previous").unwrap();
+        let data = b"0123456789";
+        for fail_at in 0..=data.len() {
+            let e = replace_file(&p, |w| {
+                w.write_all(&data[..fail_at])?;
+                Err(io::Error::other("disk full"))
+            })
+            .unwrap_err();
+            assert_eq!(e.to_string(), "disk full");
+            assert_eq!(fs::read(&p).unwrap(), b"previous", "failing at byte {fail_at}");
+            assert_eq!(leftovers(&d), ["state.bin"]);
+        }
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_and_creates_nothing() {
+        let d = dir("missing");
+        let p = d.join("no-such-dir").join("state.bin");
+        assert!(replace_file(&p, |w| w.write_all(b"x")).is_err());
+        assert!(!d.join("no-such-dir").exists());
+        assert!(replace_file(Path::new(""), |w| w.write_all(b"x")).is_err());
+    }
+
+    #[test]
+    fn fnv1a_is_the_published_hash() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
