@@ -8,7 +8,7 @@ use std::ops::{Index, IndexMut};
 /// range and sizes whose product overflows panic: the sizes are an element's (a few dozen).
 ///
 /// ```
-/// use clforge_runtime::fem::Matrix;
+/// use clforge_runtime::element::Matrix;
 /// let a = Matrix::from_rows(&[[1.0, 2.0], [3.0, 4.0]]);
 /// assert_eq!(a[(1, 0)], 3.0);
 /// assert_eq!(a.transpose()[(1, 0)], 2.0);
@@ -22,6 +22,22 @@ pub struct Matrix {
 }
 
 impl Matrix {
+    /// Entry `(i, j)`, or `None` out of range (as `slice::get`).
+    pub fn get(&self, i: usize, j: usize) -> Option<f64> {
+        (i < self.rows && j < self.cols).then(|| self.data[i * self.cols + j])
+    }
+
+    /// Panics as a slice does on an index out of range: `(0, 4)` of a 3×3 matrix would
+    /// otherwise land on another entry of the flat storage.
+    fn check(&self, i: usize, j: usize) {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of range for a {}x{} matrix",
+            self.rows,
+            self.cols
+        );
+    }
+
     /// A matrix of zeros.
     pub fn zeros(rows: usize, cols: usize) -> Matrix {
         Matrix {
@@ -135,12 +151,14 @@ impl Matrix {
 impl Index<(usize, usize)> for Matrix {
     type Output = f64;
     fn index(&self, (i, j): (usize, usize)) -> &f64 {
+        self.check(i, j);
         &self.data[i * self.cols + j]
     }
 }
 
 impl IndexMut<(usize, usize)> for Matrix {
     fn index_mut(&mut self, (i, j): (usize, usize)) -> &mut f64 {
+        self.check(i, j);
         &mut self.data[i * self.cols + j]
     }
 }
@@ -153,5 +171,33 @@ impl fmt::Debug for Matrix {
             writeln!(f, "  {}", row.join(" "))?;
         }
         write!(f, "]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Matrix;
+
+    #[test]
+    fn get_is_none_out_of_range() {
+        let a = Matrix::from_rows(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]);
+        assert_eq!(a.get(1, 2), Some(6.0));
+        assert_eq!((a.get(0, 3), a.get(3, 0), a.get(0, 4)), (None, None, None));
+    }
+
+    /// `(0, 4)` of a 3×3 matrix is inside its flat storage (entry `(1, 1)`): it must panic as a
+    /// slice index out of range does, not read another entry.
+    #[test]
+    #[should_panic(expected = "index (0, 4) out of range for a 3x3 matrix")]
+    fn a_column_past_the_end_panics_like_a_slice() {
+        let a = Matrix::from_rows(&[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]);
+        let _ = a[(0, 4)];
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn writing_past_the_end_panics_like_a_slice() {
+        let mut a = Matrix::from_rows(&[[1.0, 2.0], [3.0, 4.0]]);
+        a[(1, 2)] = 0.0;
     }
 }
