@@ -489,3 +489,28 @@ fn vtk_inputs_are_checked() {
     write_vtu(&path, &mesh, CellKind::Tri3, &[]).unwrap();
     assert!(path.exists());
 }
+
+/// A missing directory is an I/O error naming the file (not an XML error), nothing is created,
+/// and a refused rewrite leaves the previous file whole.
+#[test]
+fn vtk_writes_fail_with_the_path_and_keep_the_previous_file() {
+    let mesh = UnstructuredMesh::new(vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 3, vec![0, 1, 2]).unwrap();
+    let dir = scratch("atomic");
+    let missing = dir.join("no-such-dir").join("t.vtu");
+    match write_vtu(&missing, &mesh, CellKind::Tri3, &[]) {
+        Err(Error::Io { what, .. }) => assert!(what.contains("no-such-dir"), "{what}"),
+        other => panic!("expected an I/O error naming the path, got {other:?}"),
+    }
+    assert!(!dir.join("no-such-dir").exists());
+    let path = dir.join("t.vtu");
+    write_vtu(&path, &mesh, CellKind::Tri3, &[Field::cell("id", 1, &[7.0f64])]).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let short = Field::point("p", 1, &[1.0f64, 2.0]);
+    assert!(write_vtu(&path, &mesh, CellKind::Tri3, &[short]).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}

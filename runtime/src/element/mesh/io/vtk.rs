@@ -163,7 +163,7 @@ fn check_components(name: &str, dim: usize, len: usize) -> Result<()> {
 /// [`Error::InvalidConfig`] otherwise.
 ///
 /// ```
-/// # use clforge_runtime::fem::{io::{write_vtu, CellKind, Field}, mesh::UnstructuredMesh};
+/// # use clforge_runtime::element::{io::{write_vtu, CellKind, Field}, mesh::UnstructuredMesh};
 /// let mesh = UnstructuredMesh::new(vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 3, vec![0, 1, 2]).unwrap();
 /// let u = Field::displacement(2, &[0.0, 0.0, 0.1, 0.0, 0.0, 0.2]).unwrap();
 /// let s = Field::stress(2, &[1.0, 2.0, 0.5]).unwrap();
@@ -178,16 +178,18 @@ pub fn write_vtu(path: impl AsRef<Path>, mesh: &UnstructuredMesh, kind: CellKind
             path.display()
         )));
     }
-    let written = grid(mesh, kind, fields)?.export(path);
-    written.map_err(|e| match e {
-        vtkio::Error::IO(source) => Error::Io {
-            what: format!("writing VTK file {}", path.display()),
-            source,
-        },
-        other => Error::MeshFile {
+    // Formed in memory, then written through `replace_file`: a previous file survives any
+    // failure, and a missing directory is an I/O error naming the path.
+    let mut xml = Vec::new();
+    grid(mesh, kind, fields)?
+        .write_xml(&mut xml)
+        .map_err(|e| Error::MeshFile {
             path: path.display().to_string(),
-            detail: format!("writing the VTK file failed: {other}"),
-        },
+            detail: format!("forming the VTK file failed: {e}"),
+        })?;
+    crate::files::replace_file(path, |w| w.write_all(&xml)).map_err(|source| Error::Io {
+        what: format!("writing VTK file {}", path.display()),
+        source,
     })
 }
 
