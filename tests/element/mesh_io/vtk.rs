@@ -514,3 +514,26 @@ fn vtk_writes_fail_with_the_path_and_keep_the_previous_file() {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
+
+/// A failed `.pvd` write leaves the series as it was: the same step at the same time may be
+/// written again once the cause is gone, and the collection then lists every step once.
+#[test]
+fn a_failed_collection_write_can_be_retried_at_the_same_time() {
+    let mesh = UnstructuredMesh::new(vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 3, vec![0, 1, 2]).unwrap();
+    let dir = scratch("pvd-retry");
+    let mut series = VtkSeries::new(&dir, "s").unwrap();
+    series.write(0.0, &mesh, CellKind::Tri3, &[]).unwrap();
+    // A directory where the collection goes: renaming the new `.pvd` over it fails.
+    std::fs::remove_file(series.pvd()).unwrap();
+    std::fs::create_dir(series.pvd()).unwrap();
+    assert!(matches!(
+        series.write(1.0, &mesh, CellKind::Tri3, &[]),
+        Err(Error::Io { .. })
+    ));
+    assert_eq!(series.steps().len(), 1);
+    std::fs::remove_dir(series.pvd()).unwrap();
+    series.write(1.0, &mesh, CellKind::Tri3, &[]).unwrap();
+    assert_eq!(series.steps().len(), 2);
+    let pvd = std::fs::read_to_string(series.pvd()).unwrap();
+    assert_eq!(pvd.matches("<DataSet ").count(), 2, "{pvd}");
+}

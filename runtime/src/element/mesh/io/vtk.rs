@@ -302,11 +302,11 @@ fn vtk_cell_type(kind: CellKind) -> CellType {
 /// A time series: `stem_0000.vtu`, `stem_0001.vtu`, ... in `dir`, and `stem.pvd` listing them
 /// with their times, which ParaView opens as one data set with a time axis.
 ///
-/// The `.pvd` is rewritten (through a temporary file and a rename) after every step, so a run
-/// stopped early still leaves a collection ParaView opens.
+/// The `.pvd` is rewritten (complete and synced before it replaces the previous one) after every
+/// step, so a run stopped early still leaves a collection ParaView opens.
 ///
 /// ```
-/// # use clforge_runtime::fem::{io::{CellKind, Field, VtkSeries}, mesh::UnstructuredMesh};
+/// # use clforge_runtime::element::{io::{CellKind, Field, VtkSeries}, mesh::UnstructuredMesh};
 /// let mesh = UnstructuredMesh::new(vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 3, vec![0, 1, 2]).unwrap();
 /// let dir = std::env::temp_dir().join("clforge-doc-series");
 /// let mut series = VtkSeries::new(&dir, "plate").unwrap();
@@ -356,8 +356,12 @@ impl VtkSeries {
         let name = format!("{}_{:04}.vtu", self.stem, self.steps.len());
         let path = self.dir.join(&name);
         write_vtu(&path, mesh, kind, fields)?;
-        self.steps.push((time, name));
-        self.write_pvd()?;
+        // The step joins the series only once its `.pvd` is written: after a failure the series
+        // is as it was, and the same step may be written again.
+        let mut steps = self.steps.clone();
+        steps.push((time, name));
+        self.write_pvd(&steps)?;
+        self.steps = steps;
         Ok(path)
     }
 
@@ -371,11 +375,11 @@ impl VtkSeries {
         &self.steps
     }
 
-    fn write_pvd(&self) -> Result<()> {
+    fn write_pvd(&self, steps: &[(f64, String)]) -> Result<()> {
         let mut xml = String::from(
             "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n",
         );
-        for (time, file) in &self.steps {
+        for (time, file) in steps {
             xml.push_str(&format!(
                 "    <DataSet timestep=\"{time:?}\" group=\"\" part=\"0\" file=\"{}\"/>\n",
                 escape(file)
@@ -383,13 +387,10 @@ impl VtkSeries {
         }
         xml.push_str("  </Collection>\n</VTKFile>\n");
         let path = self.pvd();
-        let tmp = self.dir.join(format!(".{}.pvd.tmp", self.stem));
-        let io = |source| Error::Io {
+        crate::files::replace_file(&path, |w| w.write_all(xml.as_bytes())).map_err(|source| Error::Io {
             what: format!("writing VTK collection {}", path.display()),
             source,
-        };
-        std::fs::write(&tmp, xml).map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(io)
+        })
     }
 }
 
