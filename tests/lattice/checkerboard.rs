@@ -373,3 +373,14 @@ fn user_names_do_not_meet_the_templates() {
         assert_eq!(state.to_host().unwrap(), host, "{shape}");
     }
 }
+
+/// The host reference refuses what the plan refuses: odd extents of a periodic lattice (two
+/// sites of one colour would be neighbours across the boundary), with the same message.
+#[test]
+fn odd_periodic_lattice_is_refused_on_the_host_too() {
+    let mut s = HostGrid::<i32>::new(Shape::d2(65, 64)).unwrap();
+    let err = Ising::apply_host(1, 0, &mut s, 1, 2).unwrap_err().to_string();
+    assert!(err.contains("even") && err.contains("65"), "{err}");
+    let mut even = HostGrid::<i32>::new(Shape::d2(64, 64)).unwrap();
+    Ising::apply_host(1, 0, &mut even, 1, 2).unwrap();
+}

@@ -143,6 +143,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, sources: &Source
                         #name, #rank, #shape, #rank
                     )));
                 }
+                Self::spec().check_extents(#shape)?;
                 #(#shape_checks)*
                 for #colour in 0..#colours {
                     for (#p_, #site) in #rt::lattice::host_sites(&Self::spec(), #shape, #colour) {

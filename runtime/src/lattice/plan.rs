@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 use crate::buffer::Scalar;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::grid::{check_shape, Boundary, DeviceGrid, Shape};
+use crate::grid::{check_shape, DeviceGrid, Shape};
 use crate::launch::bind::{bind_vec, Sources};
 use crate::launch::{check_arg_shapes, KernelArg, ParamsCache, MAX_INDEX};
 use crate::program::{check_work_group, Arg, Event, KernelRef, Program};
@@ -28,22 +28,6 @@ pub struct LatticePlan {
     params: ParamsCache,
 }
 
-/// A periodic lattice needs even extents: an odd ring puts two sites of one colour side by side.
-pub(crate) fn check_periodic_extents(spec: &LatticeSpec, shape: Shape) -> Result<()> {
-    let dims = shape.dims();
-    if spec.boundary == Boundary::Periodic {
-        if let Some(a) = (0..spec.rank.min(3)).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
-            return Err(Error::InvalidConfig(format!(
-                "lattice rule `{}` is periodic, so its extents must be even for the checkerboard: along \
-                 axis {a} the shape {shape} has {} sites, and the first and last (neighbours across the \
-                 boundary) would have the same colour",
-                spec.name, dims[a]
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Work-group of the checkerboard kernel: 64 in 1-D, 32 x 4 in 2-D and 3-D.
 fn work_group(rank: usize) -> [usize; 3] {
     if rank == 1 {
@@ -58,7 +42,7 @@ impl LatticePlan {
     /// puts two sites of one colour side by side), builds the program (cached) and sizes the
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
-        check_periodic_extents(&spec, shape)?;
+        spec.check_extents(shape)?;
         Self::sized(device, spec, shape)
     }
 

@@ -10,6 +10,7 @@
 
 use crate::buffer::Scalar;
 use crate::device::Device;
+use crate::error::{Error, Result};
 use crate::grid::{Boundary, DeviceGrid, Shape, UpdateRegion};
 
 /// What the runtime knows about one generated lattice rule (from the macro).
@@ -37,6 +38,25 @@ pub struct LatticeSpec {
     pub origin: &'static str,
     /// The generated OpenCL C.
     pub source: &'static str,
+}
+
+impl LatticeSpec {
+    /// The extents a launch and the host reference both accept: a periodic lattice needs even
+    /// extents (an odd ring puts two sites of one colour side by side).
+    pub fn check_extents(&self, shape: Shape) -> Result<()> {
+        let dims = shape.dims();
+        if self.boundary == Boundary::Periodic {
+            if let Some(a) = (0..self.rank.min(3)).find(|&a| dims[a] % 2 == 1 && dims[a] > 1) {
+                return Err(Error::InvalidConfig(format!(
+                    "lattice rule `{}` is periodic, so its extents must be even for the checkerboard: along \
+                     axis {a} the shape {shape} has {} sites, and the first and last (neighbours across the \
+                     boundary) would have the same colour",
+                    self.name, dims[a]
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The random numbers of one site at one step, as the rule sees them: `rng.draw(k)` is the

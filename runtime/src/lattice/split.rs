@@ -18,7 +18,7 @@ use crate::grid::{Boundary, Shape};
 use crate::launch::KernelArg;
 use crate::program::Event;
 
-use super::plan::{check_periodic_extents, LatticePlan, StepEvents};
+use super::plan::{LatticePlan, StepEvents};
 use super::spec::LatticeSpec;
 use super::{LatticeLaunch, LatticeTarget};
 
@@ -89,7 +89,7 @@ pub(crate) fn split_reach(spec: &LatticeSpec, shape: Shape, layout: &Layout) -> 
                 spec.name
             )));
         }
-        check_periodic_extents(spec, shape)?;
+        spec.check_extents(shape)?;
         let axis = layout.axis();
         let periodic = spec.boundary == Boundary::Periodic;
         if periodic != layout.periodic() {
