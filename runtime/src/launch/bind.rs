@@ -95,8 +95,11 @@ fn check_counts(specs: &[Bind], s: &Sources<'_, '_>) -> Result<()> {
 }
 
 fn one<'s>(b: Bind, s: &'s Sources<'s, '_>) -> Result<Arg<'s>> {
-    let axis = |a: usize, of: Option<[i32; 6]>, at: usize, what: &str| {
-        of.and_then(|v| v.get(at + a).copied())
+    // Component `a` of the `n` components from `at` (origin and whole extents: three axes
+    // each; the reduction box: six corner components).
+    let axis = |a: usize, of: Option<[i32; 6]>, (at, n): (usize, usize), what: &str| {
+        of.filter(|_| a < n)
+            .and_then(|v| v.get(at + a).copied())
             .map(Arg::i32)
             .ok_or_else(|| missing(s.kernel, what))
     };
@@ -121,9 +124,9 @@ fn one<'s>(b: Bind, s: &'s Sources<'s, '_>) -> Result<Arg<'s>> {
             .copied()
             .map(Arg::i32)
             .ok_or_else(|| missing(s.kernel, "an extent")),
-        Bind::Origin(a) => axis(a, s.place, 0, "the launched grid's origin"),
-        Bind::Whole(a) => axis(a, s.place, 3, "the whole grid's extents"),
-        Bind::ReduceBox(i) => axis(i, s.reduce_box, 0, "the reduction's box"),
+        Bind::Origin(a) => axis(a, s.place, (0, 3), "the launched grid's origin"),
+        Bind::Whole(a) => axis(a, s.place, (3, 3), "the whole grid's extents"),
+        Bind::ReduceBox(i) => axis(i, s.reduce_box, (0, 6), "the reduction's box"),
         Bind::Named(n) => s
             .named
             .iter()

@@ -439,7 +439,7 @@ pub(crate) fn size_launch(
         Variant::Plain | Variant::Vector => size_flat(spec, info, config, shape, &what)?,
         Variant::Tiled | Variant::Steps | Variant::March => size_tiled(spec, info, config, shape, &what)?,
     };
-    let Sized {
+    let Sizes {
         kernel,
         global,
         local,
@@ -591,7 +591,7 @@ impl Launch for StencilPlan {
 }
 
 /// A launch's sizes before the device's limits are checked.
-struct Sized {
+struct Sizes {
     kernel: &'static str,
     global: [usize; 3],
     local: [usize; 3],
@@ -608,7 +608,7 @@ fn size_flat(
     config: &LaunchConfig,
     shape: Shape,
     what: &dyn Fn(String) -> String,
-) -> Result<Sized> {
+) -> Result<Sizes> {
     let (rank, variant, dims) = (spec.rank, config.variant, shape.dims());
     let mut kernel = spec.variant(variant).kernel;
     let wg = config.work_group.unwrap_or(default_work_group(rank));
@@ -665,7 +665,7 @@ fn size_flat(
             options += " -D VEC_ALIGNED=1";
         }
     }
-    Ok(Sized {
+    Ok(Sizes {
         kernel,
         global,
         local: wg,
@@ -681,7 +681,7 @@ fn size_tiled(
     config: &LaunchConfig,
     shape: Shape,
     what: &dyn Fn(String) -> String,
-) -> Result<Sized> {
+) -> Result<Sizes> {
     let (rank, variant, dims) = (spec.rank, config.variant, shape.dims());
     let v = spec.variant(variant);
     let steps = config.iterations();
@@ -741,7 +741,7 @@ fn size_tiled(
     if variant == Variant::March {
         options.push_str(&format!(" -D MARCH_Z={planes}"));
     }
-    Ok(Sized {
+    Ok(Sizes {
         kernel: v.kernel,
         global,
         local: [t.x, t.rows, 1],
