@@ -41,7 +41,7 @@ pub use buffer::{Buffer, ConstBuffer, Scalar};
 pub use clforge_abi as abi;
 pub use device::{Device, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
-pub use program::{Arg, Event, Program};
+pub use program::{Arg, Event, Local, Program};
 
 pub use dist::{ArgOn, Devices, GridOn, Levels, Past, PingPong, Place, SplitGrid};
 #[cfg(feature = "mpi")]

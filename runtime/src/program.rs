@@ -53,6 +53,41 @@ pub(crate) struct KernelLimits {
     pub(crate) local_mem_bytes: u64,
 }
 
+/// The size of a `__local` scratch parameter, chosen by the launch: what a generated launcher
+/// takes for a kernel's `__local T*` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Local(pub usize);
+
+impl Local {
+    /// `n` bytes.
+    pub fn bytes(n: usize) -> Local {
+        Local(n)
+    }
+
+    /// `n` doubles.
+    pub fn doubles(n: usize) -> Local {
+        Local(n.saturating_mul(8))
+    }
+}
+
+/// What kind of parameter an argument fills: a buffer, `__local` scratch or a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArgClass {
+    Buffer,
+    Local,
+    Value,
+}
+
+impl ArgClass {
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            ArgClass::Buffer => "a buffer",
+            ArgClass::Local => "`__local` scratch",
+            ArgClass::Value => "a value",
+        }
+    }
+}
+
 /// One kernel argument; build it with the constructors.
 #[derive(Clone, Copy, Debug)]
 pub struct Arg<'a>(ArgValue<'a>);
@@ -97,6 +132,19 @@ impl<'a> Arg<'a> {
     /// A `__local` scratch argument of `bytes` bytes.
     pub fn local(bytes: usize) -> Arg<'a> {
         Arg(ArgValue::Local(bytes))
+    }
+
+    pub(crate) fn class(&self) -> ArgClass {
+        match self.0 {
+            ArgValue::Mem { .. } => ArgClass::Buffer,
+            ArgValue::Local(_) => ArgClass::Local,
+            _ => ArgClass::Value,
+        }
+    }
+
+    /// A `__local` scratch argument of the given size.
+    pub fn scratch(size: Local) -> Arg<'a> {
+        Arg(ArgValue::Local(size.0))
     }
 }
 

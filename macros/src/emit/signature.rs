@@ -23,6 +23,7 @@ fn param(p: &Param) -> String {
         Ty::Constant { elem, lanes } => format!("__constant const {}*{restrict} {name}", elem.cl(*lanes)),
         Ty::Struct(s) => format!("__constant const {s}*{restrict} {name}"),
         Ty::Value(elem) => format!("const {} {name}", elem.cl(1)),
+        Ty::Local { elem, lanes } => format!("__local {}*{restrict} {name}", elem.cl(*lanes)),
         Ty::Packed { word, .. } => match p.access {
             Access::Read => format!("__global const {}*{restrict} {name}", word.cl()),
             _ => format!("__global {}*{restrict} {name}", word.cl()),

@@ -2,7 +2,7 @@
 //! beside it the element type (`mod quad4` -> `Quad4`) implementing the runtime's `Element`.
 
 use super::type_ident;
-use crate::ir::{Body, Program, Sources};
+use crate::ir::{Body, Program, Role, Sources};
 use crate::model::element::{Element, Poly};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -77,23 +77,17 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
             "an element rendered without its forming program",
         ));
     };
+    let forming = forming_impl(p, &ty);
     if let Some(modal) = &e.modal {
-        return Ok(expand_modal(
-            module,
-            e,
-            modal,
-            &items,
-            source,
-            &launchers,
-            &material_alias_of(e),
-        ));
+        let element = expand_modal(module, e, modal, &items, source, &launchers, &material_alias_of(e));
+        return Ok(quote!(#element #forming));
     }
     // Every kernel of the family, including a schedule this element cannot run: its method
     // launches a kernel that does not exist, and the stepper refuses the schedule first.
     let trait_methods: Vec<TokenStream> = p
         .kernels
         .iter()
-        .filter(|k| !k.user)
+        .filter(|k| !k.user && k.role == Role::Variant)
         .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()))
         .collect();
     let material_alias = material_alias_of(e);
@@ -153,8 +147,25 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
             #(#trait_methods)*
         }
 
+        #forming
+
         #element_impl
     })
+}
+
+/// `impl FormingKernels`: the element-matrix kernels' launchers, printed from their IR.
+fn forming_impl(p: &Program, ty: &syn::Ident) -> TokenStream {
+    let fem = quote!(::clforge::runtime::element);
+    let methods = p
+        .kernels
+        .iter()
+        .filter(|k| k.role == Role::Forming)
+        .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()));
+    quote! {
+        impl #fem::FormingKernels for #ty {
+            #(#methods)*
+        }
+    }
 }
 
 /// `impl Element` of a nodal element: its constants, host functions and spec.
@@ -219,6 +230,9 @@ fn element_impl(e: &Element, body: &crate::ir::element::ElementBody, ty: &syn::I
             }
             fn forming_source() -> &'static str {
                 Self::FORMING_SOURCE
+            }
+            fn forming_kernels() -> ::core::option::Option<&'static dyn #fem::FormingKernels> {
+                ::core::option::Option::Some(&#ty)
             }
             fn spec() -> #fem::ElementSpec {
                 #fem::ElementSpec {
@@ -373,6 +387,9 @@ fn expand_modal(
             }
             fn forming_source() -> &'static str {
                 Self::FORMING_SOURCE
+            }
+            fn forming_kernels() -> ::core::option::Option<&'static dyn #fem::FormingKernels> {
+                ::core::option::Option::Some(&#ty)
             }
             fn material(params: &Self::Material) -> #fem::Matrix {
                 #fem::Matrix::from_rows(&#m::material(params))

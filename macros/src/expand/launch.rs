@@ -3,7 +3,7 @@
 //! the Rust side states an argument order, and it reads it from the IR.
 
 use super::rt;
-use crate::ir::{Access, Elem, Kernel, Param, Ty};
+use crate::ir::{Access, Elem, Kernel, Param, Role, Ty};
 use crate::model::Scalar;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -79,6 +79,8 @@ fn param(p: &Param) -> (TokenStream, TokenStream) {
             };
             (quote!(#name: #t), quote!(#rt::Arg::#ctor(#name)))
         }
+        // Work-group scratch: the launch chooses its size.
+        Ty::Local { .. } => (quote!(#name: #rt::Local), quote!(#rt::Arg::scratch(#name))),
         // A params struct's bytes, already uploaded to constant memory.
         Ty::Struct(_) => (quote!(#name: &#rt::ConstBuffer), quote!(#rt::Arg::constant(#name))),
     }
@@ -122,9 +124,10 @@ pub fn method(k: &Kernel, method: &syn::Ident, receiver: bool, vis: TokenStream)
     }
 }
 
-/// Inherent `pub fn launch_<variant>` for every kernel of a program.
+/// Inherent `pub fn launch_<variant>` for every kernel of a program's main source.
 pub fn inherent(kernels: &[Kernel]) -> TokenStream {
-    let fns = kernels.iter().filter(|k| k.unavailable.is_none()).map(|k| {
+    let main = |k: &&Kernel| k.unavailable.is_none() && k.role != Role::Forming;
+    let fns = kernels.iter().filter(main).map(|k| {
         let name = format_ident!("launch_{}", k.variant);
         method(k, &name, false, quote!(pub))
     });

@@ -165,6 +165,9 @@ pub enum Role {
     /// The fold of reduction output `output`'s work-group partials into one value, launched
     /// after the variant that wrote them (`<name>_fold_<output>`).
     Fold { output: String },
+    /// An element-matrix kernel of an element's second program (`Sources::forming`, f64),
+    /// launched by the runtime's forming algorithms through their own typed launchers.
+    Forming,
 }
 
 /// One kernel parameter.
@@ -226,6 +229,8 @@ pub enum Ty {
     /// Bit-packed values: `bits` bits per site in `word`-sized words (a lattice's state, a
     /// stencil's `packed(name = bits)` grid).
     Packed { word: Scalar, bits: usize },
+    /// `__local T*`: work-group scratch, sized by the launch in bytes.
+    Local { elem: Elem, lanes: usize },
 }
 
 /// An element type in a signature: a DSL scalar, the element family's `real`, or `int4`.

@@ -49,9 +49,9 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
             forming,
         };
         return Ok(Program {
+            kernels: super::forming::kernels(&origin),
             origin,
             family: "element".into(),
-            kernels: Vec::new(),
             tunables: Vec::new(),
             contracts: Vec::new(),
             fp64: true,
@@ -210,6 +210,7 @@ fn kernels(origin: &Origin, b: &ElementBody) -> Vec<Kernel> {
         gather_steps,
     ];
     all.extend(node_kernels(origin, &ps));
+    all.extend(super::forming::kernels(origin));
     if b.forming.cell == clforge_abi::Cell::Simplex {
         // A simplex has no place on a box grid: only the unstructured schedules exist for it.
         for kn in all.iter_mut().filter(|k| STRUCTURED_ONLY.contains(&k.variant.as_str())) {

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod body;
 pub mod element;
+pub mod forming;
 pub mod lattice;
 pub mod per_element;
 pub mod stencil;

@@ -15,7 +15,7 @@ pub fn with_kernels(mut p: Program) -> Program {
     let Body::Element(b) = &p.body else {
         return p;
     };
-    if p.kernels.is_empty() {
+    if b.forming.modal.is_some() {
         return p;
     }
     let lanes = b.lanes;

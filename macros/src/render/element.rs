@@ -5,7 +5,7 @@ use super::stencil::{defines_view, tunables_view, DefineView};
 use super::{render_extension, render_template, Failure};
 use crate::emit::element::{lines, ElementLines};
 use crate::emit::signature;
-use crate::ir::{Body, Program, Sources};
+use crate::ir::{Body, Program, Role, Sources};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -50,21 +50,7 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
     let Body::Element(b) = &p.body else {
         return Err(format!("`{}` is not an element program", p.origin.name));
     };
-    let k: BTreeMap<String, KernelView> = p
-        .kernels
-        .iter()
-        .map(|k| {
-            (
-                k.variant.clone(),
-                KernelView {
-                    name: k.name.clone(),
-                    params: signature::params(&k.params),
-                    args: k.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
-                    available: k.unavailable.is_none(),
-                },
-            )
-        })
-        .collect();
+    let k = kernel_views(p, |r| *r != Role::Forming);
     Ok(ElementView {
         name: p.origin.name.clone(),
         file: crate::emit::file_literal(&p.origin.file),
@@ -83,6 +69,25 @@ pub fn view(p: &Program) -> Result<ElementView, String> {
         k,
         lines: lines(b)?,
     })
+}
+
+/// The program's kernels whose role passes `keep`, by variant.
+fn kernel_views(p: &Program, keep: impl Fn(&Role) -> bool) -> BTreeMap<String, KernelView> {
+    p.kernels
+        .iter()
+        .filter(|k| keep(&k.role))
+        .map(|k| {
+            (
+                k.variant.clone(),
+                KernelView {
+                    name: k.name.clone(),
+                    params: signature::params(&k.params),
+                    args: k.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+                    available: k.unavailable.is_none(),
+                },
+            )
+        })
+        .collect()
 }
 
 /// What `element/forming.cl.tera` sees.
@@ -110,6 +115,8 @@ struct FormingView {
     h_lines: Vec<String>,
     kb_lines: Vec<String>,
     c_lines: Vec<String>,
+    /// The forming kernels by variant (`k.ke_ai.name`, `k.ke_ai.params`).
+    k: BTreeMap<String, KernelView>,
 }
 
 /// Renders the element-matrix kernels of an element (`ke_ai`, `ke_aii`, `ke_tiled`), f64.
@@ -146,6 +153,7 @@ pub fn render_forming(p: &Program) -> Result<String, Failure> {
         h_lines: crate::emit::forming::h_lines(f),
         kb_lines: crate::emit::forming::kb_lines(f),
         c_lines: crate::emit::forming::c_lines(f),
+        k: kernel_views(p, |r| *r == Role::Forming),
     };
     Ok(render_template(
         "element/forming.cl.tera",

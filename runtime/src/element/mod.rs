@@ -13,7 +13,7 @@ pub(crate) mod spec;
 pub mod split;
 mod step;
 
-pub use forming::hybrid;
+pub use forming::{hybrid, FormingKernels};
 pub use matrices::{geometry, matrix, Matrix};
 pub use mesh::{io, modal as modal_mesh};
 pub use plan::{Explicit, Stepper};

@@ -165,6 +165,11 @@ pub trait Element {
     fn forming_source() -> &'static str {
         ""
     }
+    /// The launchers of the kernels in [`Element::forming_source`], printed by the macro from
+    /// their signatures; `None` for an element not declared with `#[clforge::element]`.
+    fn forming_kernels() -> Option<&'static dyn crate::element::FormingKernels> {
+        None
+    }
     /// The material matrix `D` (strains × strains).
     fn material(m: &Self::Material) -> super::Matrix;
     /// Mass density (for diffusion: the heat capacity per volume).
@@ -231,6 +236,9 @@ impl<E: Element, const N: usize> Element for WithQuadrature<E, N> {
     }
     fn forming_source() -> &'static str {
         E::forming_source()
+    }
+    fn forming_kernels() -> Option<&'static dyn crate::element::FormingKernels> {
+        E::forming_kernels()
     }
     fn material(m: &Self::Material) -> super::Matrix {
         E::material(m)

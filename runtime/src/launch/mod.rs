@@ -3,6 +3,7 @@
 
 pub(crate) mod arg;
 pub(crate) mod bind;
+pub(crate) mod owned;
 pub(crate) mod reduce;
 pub(crate) mod size;
 

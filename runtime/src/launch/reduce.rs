@@ -229,6 +229,8 @@ impl<R: Reduce> Reduction<R> {
         Ok(list[i].clone())
     }
 
+    // Only the ranks (the `mpi` feature) combine across processes.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) fn across(&self, all: Option<Arc<dyn Collective>>) {
         *lock(&self.across) = all;
     }
@@ -248,6 +250,7 @@ pub(crate) trait Reducer: Send + Sync {
     /// Part `i` of `parts` on `device`, with room for `groups` partials.
     fn part(&self, i: usize, parts: usize, device: &Device, groups: usize) -> Result<Arc<dyn ReductionBuffers>>;
     /// Marks the reduction as combined across processes (or not).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn across(&self, all: Option<Arc<dyn Collective>>);
 }
 

@@ -2,6 +2,8 @@
 //! algorithm, launched batch by batch.
 
 use super::*;
+use crate::element::At;
+use crate::program::Local;
 
 impl<E: Element> Forming<E> {
     /// [`Forming::form`] into an existing buffer of at least `m · packed_len(ne)` values.
@@ -17,125 +19,15 @@ impl<E: Element> Forming<E> {
             });
         }
         let mi = to_i32(m, "elements formed in one launch")?;
-        let nq = points::<E>();
         if let Algorithm::Mma(t) = algo {
             self.check_mma(t)?;
         }
         let program = self.program(algo)?;
-        let bad = Buffer::<i32>::from_slice(&self.dev, &[i32::MAX])?;
-        let s = E::OPERATOR.strains(E::DIM);
-        let ke: &Buffer<f64> = ke;
-        let common = vec![
-            Arg::buffer(&elements.xe),
-            Arg::buffer(&elements.de),
-            Arg::buffer(&self.dref),
-            Arg::buffer(&self.w),
-            Arg::buffer(ke),
-            Arg::i32(mi),
-            Arg::buffer(&bad),
-        ];
-        let name = |k: &str| format!("{}_{k}", E::NAME);
-        let event = if m == 0 {
+        if m == 0 {
             return Ok(Event::null());
-        } else {
-            match algo {
-                Algorithm::PerElement => {
-                    let local = 64;
-                    program.launch(&name("ke_ai"), &[m.div_ceil(local) * local], Some(&[local]), &common)?
-                }
-                Algorithm::PerPoint { elements: epg } => {
-                    let qp = points_per_group(nq);
-                    let dd = E::DOFS * E::DOFS;
-                    if epg == 0 || epg * qp > 1024 {
-                        return Err(Error::InvalidConfig(format!(
-                            "algorithm II with {epg} elements of {qp} work-items per group; use 1 to {} elements",
-                            (1024 / qp).max(1)
-                        )));
-                    }
-                    let bytes = 8 * epg * qp * dd;
-                    program.launch(
-                        &name("ke_aii"),
-                        &[qp, m.div_ceil(epg) * epg],
-                        Some(&[qp, epg]),
-                        &concat(common, vec![Arg::local(bytes)]),
-                    )?
-                }
-                Algorithm::Tiled(t) => {
-                    if t.ts == 0 || t.wt == 0 || t.epg == 0 || t.qc == 0 || t.qc > t.wt || t.wt * t.epg > 1024 {
-                        return Err(Error::InvalidConfig(format!(
-                            "tiled launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
-                        )));
-                    }
-                    let slices = t.tiles(E::NODES).div_ceil(t.wt);
-                    let f = |n: usize| 8 * t.epg * t.qc * n;
-                    program.launch(
-                        &name("ke_tiled"),
-                        &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
-                        Some(&[t.wt, t.epg]),
-                        &concat(
-                            common,
-                            vec![
-                                Arg::local(f(E::DIM * E::NODES)),
-                                Arg::local(f(s * s)),
-                                Arg::local(f(E::DIM * E::DIM)),
-                            ],
-                        ),
-                    )?
-                }
-                Algorithm::Staged(t) => {
-                    if t.ta == 0
-                        || t.tb == 0
-                        || t.wt == 0
-                        || t.epg == 0
-                        || t.qc == 0
-                        || t.qc > t.wt
-                        || t.wt * t.epg > 1024
-                    {
-                        return Err(Error::InvalidConfig(format!(
-                            "staged launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
-                        )));
-                    }
-                    if t.moments && !has_moments::<E>() {
-                        return Err(not_elasticity::<E>(&format!("staged launch {t:?}")));
-                    }
-                    let t = Staging {
-                        pre: t.pre || t.moments,
-                        ..t
-                    };
-                    let slices = t.tiles(E::NODES).div_ceil(t.wt);
-                    let f = |n: usize| 8 * t.epg * t.qc * n;
-                    let nfp = E::NODES.div_ceil(t.ta) * t.ta;
-                    let locals = if t.moments {
-                        vec![
-                            Arg::local(f(E::DIM * nfp)),
-                            // C once per element, D once per element, w det J per point
-                            Arg::local((8 * t.epg * E::DOFS * E::DOFS * E::DIM * E::DIM).next_multiple_of(16)),
-                            Arg::local(8 * t.epg * s * s),
-                            Arg::local(f(1)),
-                        ]
-                    } else {
-                        vec![
-                            Arg::local(f(E::DIM * nfp)),
-                            Arg::local(f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16)),
-                            // with the pre-pass: D once per element, no J⁻¹
-                            Arg::local(if t.pre { 8 * t.epg * s * s } else { f(s * s) }),
-                            Arg::local(if t.pre { 8 } else { f(E::DIM * E::DIM) }),
-                        ]
-                    };
-                    if !t.pre {
-                        program.launch(
-                            &name("ke_staged"),
-                            &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
-                            Some(&[t.wt, t.epg]),
-                            &concat(common, locals),
-                        )?
-                    } else {
-                        self.staged_pre(&program, t, elements, ke, &bad, slices, locals)?
-                    }
-                }
-                Algorithm::Mma(t) => self.mma(&program, t, elements, ke, &bad)?,
-            }
-        };
+        }
+        let mut bad = Buffer::<i32>::from_slice(&self.dev, &[i32::MAX])?;
+        let event = self.launch(&program, algo, elements, ke, mi, &mut bad)?;
         let first_bad = bad.to_vec()?;
         if let Some(&e) = first_bad.first().filter(|&&e| e != i32::MAX) {
             return Err(self.degenerate(elements, e as usize));
@@ -143,38 +35,133 @@ impl<E: Element> Forming<E> {
         Ok(event)
     }
 
-    /// The staged kernel after the geometry pre-pass ([`Forming::after_geometry`]).
-    #[allow(clippy::too_many_arguments)] // the launch's pieces, computed by form_into
-    fn staged_pre(
+    /// The chosen algorithm's launches, after its sizes are checked.
+    fn launch(
+        &self,
+        program: &Program,
+        algo: Algorithm,
+        elements: &Elements,
+        ke: &mut Buffer<f64>,
+        mi: i32,
+        bad: &mut Buffer<i32>,
+    ) -> Result<Event> {
+        let (m, k) = (elements.m, self.kernels);
+        let (xe, de, dref, wq) = (&elements.xe, &elements.de, &self.dref, &self.w);
+        match algo {
+            Algorithm::PerElement => {
+                let local = 64;
+                let at = At {
+                    program,
+                    global: &[m.div_ceil(local) * local],
+                    local: Some(&[local]),
+                };
+                k.ke_ai(at, xe, de, dref, wq, ke, mi, bad)
+            }
+            Algorithm::PerPoint { elements: epg } => {
+                let qp = points_per_group(points::<E>());
+                if epg == 0 || epg * qp > 1024 {
+                    return Err(Error::InvalidConfig(format!(
+                        "algorithm II with {epg} elements of {qp} work-items per group; use 1 to {} elements",
+                        (1024 / qp).max(1)
+                    )));
+                }
+                let at = At {
+                    program,
+                    global: &[qp, m.div_ceil(epg) * epg],
+                    local: Some(&[qp, epg]),
+                };
+                let red = Local::doubles(epg * qp * E::DOFS * E::DOFS);
+                k.ke_aii(at, xe, de, dref, wq, ke, mi, bad, red)
+            }
+            Algorithm::Tiled(t) => {
+                if t.ts == 0 || t.wt == 0 || t.epg == 0 || t.qc == 0 || t.qc > t.wt || t.wt * t.epg > 1024 {
+                    return Err(Error::InvalidConfig(format!(
+                        "tiled launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
+                    )));
+                }
+                let slices = t.tiles(E::NODES).div_ceil(t.wt);
+                let f = |n: usize| Local::doubles(t.epg * t.qc * n);
+                let s = E::OPERATOR.strains(E::DIM);
+                let at = At {
+                    program,
+                    global: &[slices * t.wt, m.div_ceil(t.epg) * t.epg],
+                    local: Some(&[t.wt, t.epg]),
+                };
+                let (lg, lwd, ljinv) = (f(E::DIM * E::NODES), f(s * s), f(E::DIM * E::DIM));
+                k.ke_tiled(at, xe, de, dref, wq, ke, mi, bad, lg, lwd, ljinv)
+            }
+            Algorithm::Staged(t) => self.staged(program, t, elements, ke, mi, bad),
+            Algorithm::Mma(t) => self.mma(program, t, elements, ke, bad),
+        }
+    }
+
+    /// The staged kernel, after the geometry pre-pass where `t` asks for it.
+    fn staged(
         &self,
         program: &Program,
         t: Staging,
         elements: &Elements,
-        ke: &Buffer<f64>,
-        bad: &Buffer<i32>,
-        slices: usize,
-        locals: Vec<Arg<'_>>,
+        ke: &mut Buffer<f64>,
+        mi: i32,
+        bad: &mut Buffer<i32>,
     ) -> Result<Event> {
-        let name = format!("{}_ke_staged", E::NAME);
-        self.after_geometry(program, elements, bad, |gj, e0, n| {
-            let mut args = vec![
-                Arg::buffer(&elements.xe),
-                Arg::buffer(&elements.de),
-                Arg::buffer(&self.dref),
-                Arg::buffer(&self.w),
-                Arg::buffer(ke),
-                Arg::i32(to_i32(e0 + n, "elements formed in one launch")?),
-                Arg::buffer(bad),
-            ];
-            args.extend(locals.iter().copied());
-            args.push(Arg::buffer(gj));
-            args.push(Arg::i32(to_i32(e0, "first element of a batch")?));
-            program.launch(
-                &name,
-                &[slices * t.wt, n.div_ceil(t.epg) * t.epg],
-                Some(&[t.wt, t.epg]),
-                &args,
-            )
+        if t.ta == 0 || t.tb == 0 || t.wt == 0 || t.epg == 0 || t.qc == 0 || t.qc > t.wt || t.wt * t.epg > 1024 {
+            return Err(Error::InvalidConfig(format!(
+                "staged launch {t:?}: every size at least 1, qc ≤ wt and wt · epg ≤ 1024"
+            )));
+        }
+        if t.moments && !has_moments::<E>() {
+            return Err(not_elasticity::<E>(&format!("staged launch {t:?}")));
+        }
+        let t = Staging {
+            pre: t.pre || t.moments,
+            ..t
+        };
+        let s = E::OPERATOR.strains(E::DIM);
+        let slices = t.tiles(E::NODES).div_ceil(t.wt);
+        let f = |n: usize| 8 * t.epg * t.qc * n;
+        let nfp = E::NODES.div_ceil(t.ta) * t.ta;
+        let [lg, lh2, lwd, ljinv] = if t.moments {
+            [
+                f(E::DIM * nfp),
+                // C once per element, D once per element, w det J per point
+                (8 * t.epg * E::DOFS * E::DOFS * E::DIM * E::DIM).next_multiple_of(16),
+                8 * t.epg * s * s,
+                f(1),
+            ]
+        } else {
+            [
+                f(E::DIM * nfp),
+                f(t.span(E::NODES) * s * E::DOFS).next_multiple_of(16),
+                // with the pre-pass: D once per element, no J⁻¹
+                if t.pre { 8 * t.epg * s * s } else { f(s * s) },
+                if t.pre { 8 } else { f(E::DIM * E::DIM) },
+            ]
+        }
+        .map(Local::bytes);
+        let (xe, de, dref, wq) = (&elements.xe, &elements.de, &self.dref, &self.w);
+        let k = self.kernels;
+        let group = [t.wt, t.epg];
+        let global = |n: usize| [slices * t.wt, n.div_ceil(t.epg) * t.epg];
+        if !t.pre {
+            // Built without the pre-pass, the kernel reads neither `gj` nor `e0`.
+            let unused = Buffer::<f64>::new(&self.dev, 1)?;
+            let at = At {
+                program,
+                global: &global(elements.m),
+                local: Some(&group),
+            };
+            return k.ke_staged(at, xe, de, dref, wq, ke, mi, bad, lg, lh2, lwd, ljinv, &unused, 0);
+        }
+        self.after_geometry(program, elements, bad, |gj, bad, e0, n| {
+            let at = At {
+                program,
+                global: &global(n),
+                local: Some(&group),
+            };
+            let last = to_i32(e0 + n, "elements formed in one launch")?;
+            let e0 = to_i32(e0, "first element of a batch")?;
+            k.ke_staged(at, xe, de, dref, wq, ke, last, bad, lg, lh2, lwd, ljinv, gj, e0)
         })
     }
 
@@ -217,69 +204,61 @@ impl<E: Element> Forming<E> {
         program: &Program,
         t: Mma,
         elements: &Elements,
-        ke: &Buffer<f64>,
-        bad: &Buffer<i32>,
+        ke: &mut Buffer<f64>,
+        bad: &mut Buffer<i32>,
     ) -> Result<Event> {
         let s = E::OPERATOR.strains(E::DIM);
-        let group = t.warps * 32;
+        let group = [t.warps * 32, 1];
         let slices = t.slices(E::NODES);
-        let name = format!("{}_ke_mma", E::NAME);
-        self.after_geometry(program, elements, bad, |gj, e0, n| {
-            program.launch(
-                &name,
-                &[slices * group, n],
-                Some(&[group, 1]),
-                &[
-                    Arg::buffer(&elements.de),
-                    Arg::buffer(&self.dref),
-                    Arg::buffer(ke),
-                    Arg::buffer(gj),
-                    Arg::i32(to_i32(e0, "first element of a batch")?),
-                    Arg::local(8 * t.staged_doubles(E::NODES, E::DIM)),
-                    Arg::local(8 * t.point_doubles(E::DIM)),
-                    Arg::local(8 * 81),
-                    Arg::local(8 * s * s),
-                ],
-            )
+        let k = self.kernels;
+        let (de, dref) = (&elements.de, &self.dref);
+        let ly = Local::doubles(t.staged_doubles(E::NODES, E::DIM));
+        let lw = Local::doubles(t.point_doubles(E::DIM));
+        let (lc, ld) = (Local::doubles(81), Local::doubles(s * s));
+        self.after_geometry(program, elements, bad, |gj, _, e0, n| {
+            let at = At {
+                program,
+                global: &[slices * group[0], n],
+                local: Some(&group),
+            };
+            let e0 = to_i32(e0, "first element of a batch")?;
+            k.ke_mma(at, de, dref, ke, gj, e0, ly, lw, lc, ld)
         })
     }
 
-    /// The geometry pre-pass (`J⁻¹` and `w det J` of every point), then `main(gj, e0, n)` on
-    /// its elements, in batches whose pre-pass output fits in the buffer
+    /// The geometry pre-pass (`J⁻¹` and `w det J` of every point), then `main(gj, bad, e0, n)`
+    /// on its elements, in batches whose pre-pass output fits in the buffer
     /// ([`Forming::with_geometry_batch_bytes`]); one event spans every launch.
     fn after_geometry(
         &self,
         program: &Program,
         elements: &Elements,
-        bad: &Buffer<i32>,
-        mut main: impl FnMut(&Buffer<f64>, usize, usize) -> Result<Event>,
+        bad: &mut Buffer<i32>,
+        mut main: impl FnMut(&Buffer<f64>, &mut Buffer<i32>, usize, usize) -> Result<Event>,
     ) -> Result<Event> {
         let m = elements.m;
         let nq = points::<E>();
         let per = clforge_abi::modal::geometry_bytes(nq, E::DIM);
         let batch = (self.geometry_batch_bytes / per).clamp(1, m);
-        let gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
-        let name = format!("{}_ke_geometry", E::NAME);
+        let mut gj = Buffer::<f64>::new(&self.dev, batch * per / 8)?;
         let mut first: Option<Event> = None;
         let mut last = Event::null();
         for e0 in (0..m).step_by(batch) {
             let n = batch.min(m - e0);
-            let geometry = program.launch(
-                &name,
-                &[(n * nq).div_ceil(128) * 128],
-                Some(&[128]),
-                &[
-                    Arg::buffer(&elements.xe),
-                    Arg::buffer(&self.dref),
-                    Arg::buffer(&self.w),
-                    Arg::buffer(&gj),
-                    Arg::i32(to_i32(e0, "first element of a batch")?),
-                    Arg::i32(to_i32(n, "elements of a batch")?),
-                    Arg::buffer(bad),
-                ],
-            )?;
+            let at = At {
+                program,
+                global: &[(n * nq).div_ceil(128) * 128],
+                local: Some(&[128]),
+            };
+            let (first_e, count) = (
+                to_i32(e0, "first element of a batch")?,
+                to_i32(n, "elements of a batch")?,
+            );
+            let geometry =
+                self.kernels
+                    .ke_geometry(at, &elements.xe, &self.dref, &self.w, &mut gj, first_e, count, bad)?;
             first.get_or_insert(geometry);
-            last = main(&gj, e0, n)?;
+            last = main(&gj, bad, e0, n)?;
         }
         Ok(match first {
             Some(first) => Event::spanning(&first, last),

@@ -34,7 +34,7 @@ use crate::element::matrices::jacobian;
 use crate::element::matrices::Matrix;
 use crate::element::spec::Element;
 use crate::error::{Error, Result};
-use crate::program::{Arg, Event, Program};
+use crate::program::{Event, Program};
 use clforge_abi::modal::{points_per_group, Mma, Staging, Tiling};
 use std::marker::PhantomData;
 
@@ -280,6 +280,8 @@ pub(crate) fn check_coords<E: Element>(coords: &[f64], m: usize) -> Result<()> {
 #[derive(Debug)]
 pub struct Forming<E: Element> {
     pub(crate) dev: Device,
+    /// The generated launchers of `E`'s forming kernels.
+    pub(crate) kernels: &'static dyn FormingKernels,
     pub(crate) dref: Buffer<f64>,
     pub(crate) w: Buffer<f64>,
     /// The most bytes the staged kernel's geometry pre-pass writes per batch of elements.
@@ -363,11 +365,6 @@ pub fn unpack(packed: &[f64], n: usize) -> Matrix {
     })
 }
 
-fn concat<'a>(mut a: Vec<Arg<'a>>, b: Vec<Arg<'a>>) -> Vec<Arg<'a>> {
-    a.extend(b);
-    a
-}
-
 fn to_i32(v: usize, what: &str) -> Result<i32> {
     i32::try_from(v).map_err(|_| Error::TooLarge {
         what: what.to_string(),
@@ -378,15 +375,19 @@ fn to_i32(v: usize, what: &str) -> Result<i32> {
 impl<E: Element> Forming<E> {
     /// Uploads `E`'s reference tables and checks that it has generated kernels.
     pub fn new(dev: &Device) -> Result<Forming<E>> {
-        if E::forming_source().is_empty() {
-            return Err(Error::InvalidConfig(format!(
-                "element `{}` has no generated element-matrix kernels; declare it with `#[clforge::element]`",
-                E::NAME
-            )));
-        }
+        let kernels = match E::forming_kernels() {
+            Some(k) if !E::forming_source().is_empty() => k,
+            _ => {
+                return Err(Error::InvalidConfig(format!(
+                    "element `{}` has no generated element-matrix kernels; declare it with `#[clforge::element]`",
+                    E::NAME
+                )))
+            }
+        };
         let (dref, w) = tables::<E>()?;
         Ok(Forming {
             dev: dev.clone(),
+            kernels,
             dref: Buffer::from_slice(dev, &dref)?,
             w: Buffer::from_slice(dev, &w)?,
             // Half the device's largest allocation, so the batch's buffer always fits beside K_e.
@@ -636,7 +637,9 @@ __kernel void clforge_dmma16_probe(__global double* x) {
 }
 
 mod host;
+pub mod kernels;
 mod launch;
 
 pub use host::form_host;
 pub(crate) use host::form_host_checked;
+pub use kernels::FormingKernels;

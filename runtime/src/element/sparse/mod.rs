@@ -57,10 +57,15 @@
 use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{check_len, Error, Result};
+use crate::launch::owned::Signatures;
 use crate::program::{Arg, Program};
 
 /// OpenCL C of the assembly, Dirichlet and conjugate-gradient kernels.
 pub const SPARSE_CL: &str = include_str!("sparse.cl");
+
+/// The kernels' parameter lists, which the launches bind their named arguments to.
+static SIGNATURES: std::sync::LazyLock<Signatures> =
+    std::sync::LazyLock::new(|| Signatures::parse("the sparse solver's kernels", SPARSE_CL));
 
 /// The largest size the kernels index: 31 bits, so their `uint` sums of two sizes never wrap.
 const MAX_INDEX: usize = i32::MAX as usize;
@@ -614,11 +619,11 @@ impl DeviceCsr {
     fn diagonal(&self) -> Result<Buffer<f64>> {
         let diag = Buffer::new(self.device(), self.n())?;
         let args = [
-            Arg::buffer(&self.row_ptr),
-            Arg::buffer(&self.cols),
-            Arg::buffer(&self.values),
-            Arg::buffer(&diag),
-            Arg::u32(self.n32()?),
+            ("row_ptr", Arg::buffer(&self.row_ptr)),
+            ("cols", Arg::buffer(&self.cols)),
+            ("values", Arg::buffer(&self.values)),
+            ("diag", Arg::buffer(&diag)),
+            ("n", Arg::u32(self.n32()?)),
         ];
         launch_rows(&self.program, "sparse_diagonal", self.n(), &args)?;
         Ok(diag)
@@ -653,17 +658,17 @@ pub fn assemble(dev: &Device, ke: &Buffer<f64>, map: &DofMap, colours: &[Vec<u32
         // `count · ne` is at most the entries of `index`, which fit 31 bits.
         let count = members.len();
         let args = [
-            Arg::buffer(&csr.row_ptr),
-            Arg::buffer(&csr.cols),
-            Arg::buffer(&csr.values),
-            Arg::buffer(ke),
-            Arg::buffer(&index),
-            Arg::buffer(&sign),
-            Arg::buffer(&order),
-            Arg::u32(index32(sizes, first)?),
-            Arg::u32(index32(sizes, count)?),
-            Arg::u32(ne),
-            Arg::u32(packed),
+            ("row_ptr", Arg::buffer(&csr.row_ptr)),
+            ("cols", Arg::buffer(&csr.cols)),
+            ("values", Arg::buffer(&csr.values)),
+            ("ke", Arg::buffer(ke)),
+            ("index", Arg::buffer(&index)),
+            ("sign", Arg::buffer(&sign)),
+            ("order", Arg::buffer(&order)),
+            ("first", Arg::u32(index32(sizes, first)?)),
+            ("count", Arg::u32(index32(sizes, count)?)),
+            ("ne", Arg::u32(ne)),
+            ("packed", Arg::u32(packed)),
         ];
         launch_rows(&csr.program, "sparse_assemble", count * map.per_element, &args)?;
         first += count;
@@ -737,13 +742,13 @@ pub fn apply_dirichlet(csr: &mut DeviceCsr, fixed: &[u32], values: &[f64], rhs: 
     let g = Buffer::from_slice(&dev, &g)?;
     let b = Buffer::from_slice(&dev, rhs)?;
     let args = [
-        Arg::buffer(&csr.row_ptr),
-        Arg::buffer(&csr.cols),
-        Arg::buffer(&csr.values),
-        Arg::buffer(&mask),
-        Arg::buffer(&g),
-        Arg::buffer(&b),
-        Arg::u32(csr.n32()?),
+        ("row_ptr", Arg::buffer(&csr.row_ptr)),
+        ("cols", Arg::buffer(&csr.cols)),
+        ("values", Arg::buffer(&csr.values)),
+        ("fixed", Arg::buffer(&mask)),
+        ("g", Arg::buffer(&g)),
+        ("b", Arg::buffer(&b)),
+        ("n", Arg::u32(csr.n32()?)),
     ];
     launch_rows(&csr.program, "sparse_dirichlet", csr.n(), &args)?;
     b.read(rhs)
@@ -1052,24 +1057,25 @@ impl<'a> DeviceCg<'a> {
         })
     }
 
-    fn launch(&self, kernel: &str, args: &[Arg<'_>]) -> Result<()> {
+    fn launch(&self, kernel: &str, named: &[(&str, Arg<'_>)]) -> Result<()> {
+        let args = SIGNATURES.bind(kernel, named)?;
         self.csr
             .program
-            .launch(kernel, &[self.global], Some(&[self.group]), args)?;
+            .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
         Ok(())
     }
 
     /// `q = A v`; returns `v·q`.
     fn spmv(&self, v: &Buffer<f64>) -> Result<f64> {
         let args = [
-            Arg::buffer(&self.csr.row_ptr),
-            Arg::buffer(&self.csr.cols),
-            Arg::buffer(&self.csr.values),
-            Arg::buffer(v),
-            Arg::buffer(&self.q),
-            Arg::buffer(&self.dot),
-            Arg::local(self.group * size_of::<f64>()),
-            Arg::u32(self.n),
+            ("row_ptr", Arg::buffer(&self.csr.row_ptr)),
+            ("cols", Arg::buffer(&self.csr.cols)),
+            ("values", Arg::buffer(&self.csr.values)),
+            ("p", Arg::buffer(v)),
+            ("q", Arg::buffer(&self.q)),
+            ("partial", Arg::buffer(&self.dot)),
+            ("scratch", Arg::local(self.group * size_of::<f64>())),
+            ("n", Arg::u32(self.n)),
         ];
         self.launch("sparse_spmv_dot", &args)?;
         Ok(self.dot.to_vec()?.iter().sum())
@@ -1088,15 +1094,15 @@ impl CgOps for DeviceCg<'_> {
     fn restart(&mut self) -> Result<(f64, f64)> {
         self.spmv(&self.x)?;
         let args = [
-            Arg::buffer(&self.b),
-            Arg::buffer(&self.q),
-            Arg::buffer(&self.diag),
-            Arg::buffer(&self.r),
-            Arg::buffer(&self.z),
-            Arg::buffer(&self.p),
-            Arg::buffer(&self.dots),
-            Arg::local(self.group * size_of::<f64>()),
-            Arg::u32(self.n),
+            ("b", Arg::buffer(&self.b)),
+            ("q", Arg::buffer(&self.q)),
+            ("diag", Arg::buffer(&self.diag)),
+            ("r", Arg::buffer(&self.r)),
+            ("z", Arg::buffer(&self.z)),
+            ("p", Arg::buffer(&self.p)),
+            ("partial", Arg::buffer(&self.dots)),
+            ("scratch", Arg::local(self.group * size_of::<f64>())),
+            ("n", Arg::u32(self.n)),
         ];
         self.launch("sparse_cg_start", &args)?;
         self.pair_sums()
@@ -1108,16 +1114,16 @@ impl CgOps for DeviceCg<'_> {
 
     fn update(&mut self, alpha: f64) -> Result<(f64, f64)> {
         let args = [
-            Arg::buffer(&self.x),
-            Arg::buffer(&self.r),
-            Arg::buffer(&self.z),
-            Arg::buffer(&self.p),
-            Arg::buffer(&self.q),
-            Arg::buffer(&self.diag),
-            Arg::f64(alpha),
-            Arg::buffer(&self.dots),
-            Arg::local(self.group * size_of::<f64>()),
-            Arg::u32(self.n),
+            ("x", Arg::buffer(&self.x)),
+            ("r", Arg::buffer(&self.r)),
+            ("z", Arg::buffer(&self.z)),
+            ("p", Arg::buffer(&self.p)),
+            ("q", Arg::buffer(&self.q)),
+            ("diag", Arg::buffer(&self.diag)),
+            ("alpha", Arg::f64(alpha)),
+            ("partial", Arg::buffer(&self.dots)),
+            ("scratch", Arg::local(self.group * size_of::<f64>())),
+            ("n", Arg::u32(self.n)),
         ];
         self.launch("sparse_cg_update", &args)?;
         self.pair_sums()
@@ -1125,10 +1131,10 @@ impl CgOps for DeviceCg<'_> {
 
     fn direction(&mut self, beta: f64) -> Result<()> {
         let args = [
-            Arg::buffer(&self.p),
-            Arg::buffer(&self.z),
-            Arg::f64(beta),
-            Arg::u32(self.n),
+            ("p", Arg::buffer(&self.p)),
+            ("z", Arg::buffer(&self.z)),
+            ("beta", Arg::f64(beta)),
+            ("n", Arg::u32(self.n)),
         ];
         self.launch("sparse_cg_direction", &args)?;
         Ok(())
@@ -1144,12 +1150,13 @@ impl CgOps for DeviceCg<'_> {
 /// Launches `kernel` of the sparse program over `n` items in whole work-groups of up to 128
 /// (the kernels skip items from `n`): left to the driver, a row count with awkward factors can
 /// get work-groups of a few work-items (docs/PERFORMANCE.md, 2026-11-27).
-fn launch_rows(program: &Program, kernel: &str, n: usize, args: &[Arg<'_>]) -> Result<()> {
+fn launch_rows(program: &Program, kernel: &str, n: usize, named: &[(&str, Arg<'_>)]) -> Result<()> {
+    let args = SIGNATURES.bind(kernel, named)?;
     let limit = program.kernel_limits(kernel)?.work_group_size;
     let group = 1usize << limit.clamp(1, 128).ilog2();
     let global = n.div_ceil(group) * group;
     index32(|| format!("{n} work-items of `{kernel}`"), global)?;
-    program.launch(kernel, &[global], Some(&[group]), args)?;
+    program.launch(kernel, &[global], Some(&[group]), &args)?;
     Ok(())
 }
 

@@ -8,11 +8,16 @@
 use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::launch::owned::Signatures;
 use crate::program::{check_work_group, Arg, Program};
 
 /// OpenCL C of the queue: `clforge_queue_push(count, entries, capacity, v)` for user kernels,
 /// and the two compaction kernels [`WorkQueue::compact`] launches.
 pub const QUEUE_CL: &str = include_str!("../../../../templates/lattice/queue.cl");
+
+/// The queue kernels' parameter lists, which the launches bind their named arguments to.
+static SIGNATURES: std::sync::LazyLock<Signatures> =
+    std::sync::LazyLock::new(|| Signatures::parse("the work queue's kernels", QUEUE_CL));
 
 /// Work-group of the compaction kernels.
 const WG: usize = 256;
@@ -95,6 +100,13 @@ impl WorkQueue {
         ]
     }
 
+    /// [`WorkQueue::args`] with the parameter names `clforge_queue_push`'s callers declare them
+    /// by, for a launch bound by name.
+    pub(crate) fn named(&self) -> [(&'static str, Arg<'_>); 3] {
+        let [count, entries, capacity] = self.args();
+        [("count", count), ("entries", entries), ("capacity", capacity)]
+    }
+
     /// The number of entries (waits for the device); [`Error::QueueOverflow`] if work-items
     /// appended more than the capacity since the queue was last compacted or cleared.
     pub fn len(&self) -> Result<usize> {
@@ -146,13 +158,13 @@ impl WorkQueue {
         let device = self.entries.device().clone();
         let groups = n.div_ceil(WG);
         let sums = Buffer::<u32>::new(&device, groups)?;
-        let n32 = Arg::u32(n as u32);
-        self.program.launch(
+        let n32 = ("n", Arg::u32(n as u32));
+        let args = SIGNATURES.bind(
             "clforge_queue_count",
-            &[groups * WG],
-            Some(&[WG]),
-            &[Arg::buffer(keep), n32, Arg::buffer(&sums)],
+            &[("keep", Arg::buffer(keep)), n32, ("block_sums", Arg::buffer(&sums))],
         )?;
+        self.program
+            .launch("clforge_queue_count", &[groups * WG], Some(&[WG]), &args)?;
         let mut offsets = sums.to_vec()?;
         let mut total = 0u64;
         for o in &mut offsets {
@@ -161,13 +173,16 @@ impl WorkQueue {
             total += s;
         }
         let offsets = Buffer::from_slice(&device, &offsets)?;
-        let args = [
-            Arg::buffer(&self.entries),
-            Arg::buffer(keep),
-            n32,
-            Arg::buffer(&offsets),
-            Arg::buffer(&self.spare),
-        ];
+        let args = SIGNATURES.bind(
+            "clforge_queue_scatter",
+            &[
+                ("entries", Arg::buffer(&self.entries)),
+                ("keep", Arg::buffer(keep)),
+                n32,
+                ("offsets", Arg::buffer(&offsets)),
+                ("out", Arg::buffer(&self.spare)),
+            ],
+        )?;
         self.program
             .launch("clforge_queue_scatter", &[groups * WG], Some(&[WG]), &args)?;
         std::mem::swap(&mut self.entries, &mut self.spare);

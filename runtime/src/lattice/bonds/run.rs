@@ -4,7 +4,12 @@ use super::queue::WorkQueue;
 use super::*;
 use crate::error::{Error, Result};
 use crate::lattice::{BITS_CL, PHILOX_CL};
+use crate::launch::owned::Signatures;
 use crate::{Arg, Buffer, Device, Event, Program};
+
+/// The bond kernels' parameter lists, which the launches bind their named arguments to.
+static SIGNATURES: std::sync::LazyLock<Signatures> =
+    std::sync::LazyLock::new(|| Signatures::parse("the bond lattice's kernels", BONDS_CL));
 
 /// What one device launch did.
 #[derive(Debug)]
@@ -194,25 +199,28 @@ impl BondRun {
         }
         let step = stream_step(self.step)?;
         let acc = Acceptance::of(energy, self.model.dynamics, self.broken, self.marked)?;
-        let [count, entries, capacity] = self.queue.args();
-        let args = [
-            Arg::buffer(&self.bits),
-            Arg::buffer(&self.groups_old),
-            Arg::buffer(&self.groups_new),
-            Arg::buffer(&self.counters),
-            count,
-            entries,
-            capacity,
-            Arg::buffer(&self.table),
-            Arg::u32(n as u32),
-            Arg::u32(self.seed as u32),
-            Arg::u32((self.seed >> 32) as u32),
-            Arg::u32(step),
-            Arg::u32(self.schedule.thinning),
-            Arg::u32(acc.threshold[0]),
-            Arg::u32(acc.threshold[1]),
-            Arg::u32(acc.certain),
-        ];
+        let [count, entries, capacity] = self.queue.named();
+        let args = SIGNATURES.bind(
+            "clforge_bonds_step",
+            &[
+                ("bits", Arg::buffer(&self.bits)),
+                ("groups_old", Arg::buffer(&self.groups_old)),
+                ("groups_new", Arg::buffer(&self.groups_new)),
+                ("counters", Arg::buffer(&self.counters)),
+                count,
+                entries,
+                capacity,
+                ("table", Arg::buffer(&self.table)),
+                ("n", Arg::u32(n as u32)),
+                ("seed_lo", Arg::u32(self.seed as u32)),
+                ("seed_hi", Arg::u32((self.seed >> 32) as u32)),
+                ("step", Arg::u32(step)),
+                ("thinning", Arg::u32(self.schedule.thinning)),
+                ("threshold0", Arg::u32(acc.threshold[0])),
+                ("threshold1", Arg::u32(acc.threshold[1])),
+                ("certain", Arg::u32(acc.certain)),
+            ],
+        )?;
         const WG: usize = 256;
         let event = self
             .program
@@ -255,18 +263,18 @@ impl BondRun {
             ));
         };
         const WG: usize = 256;
-        self.program.launch(
+        let args = SIGNATURES.bind(
             "clforge_bonds_live",
-            &[n.div_ceil(WG) * WG],
-            Some(&[WG]),
             &[
-                Arg::buffer(&self.bits),
-                Arg::buffer(self.queue.entries()),
-                Arg::u32(n as u32),
-                Arg::buffer(&self.table),
-                Arg::buffer(keep),
+                ("bits", Arg::buffer(&self.bits)),
+                ("entries", Arg::buffer(self.queue.entries())),
+                ("n", Arg::u32(n as u32)),
+                ("table", Arg::buffer(&self.table)),
+                ("keep", Arg::buffer(keep)),
             ],
         )?;
+        self.program
+            .launch("clforge_bonds_live", &[n.div_ceil(WG) * WG], Some(&[WG]), &args)?;
         self.live = self.queue.compact(keep)?;
         Ok(self.live)
     }
