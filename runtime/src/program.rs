@@ -502,7 +502,31 @@ impl Program {
             offset: at.offset,
             after: at.after,
         };
-        lock(slot).enqueue(&target, dims, sizes, args.iter().map(|a| a.0), event)
+        let result = lock(slot).enqueue(&target, dims, sizes, args.iter().map(|a| a.0), event);
+        match (result, sizes.1) {
+            (Err(e @ Error::Cl { .. }), Some(local)) => Err(self.over_kernel_limit(slot, kernel, local).unwrap_or(e)),
+            (r, _) => r,
+        }
+    }
+
+    /// A failed launch explained: a work-group larger than the kernel's own limit (its registers
+    /// or private memory allow fewer work-items than the device's largest group) is a
+    /// [`Error::DeviceLimit`] that says so, instead of the driver's `CL_OUT_OF_RESOURCES`.
+    fn over_kernel_limit(&self, slot: &Mutex<Kernel>, kernel: &str, local: [usize; 3]) -> Option<Error> {
+        let group: usize = local.iter().product();
+        let (limit, _) = lock(slot).limits(&self.inner.queue).ok()?;
+        (group > limit).then(|| Error::DeviceLimit {
+            what: format!(
+                "work-group of {group} work-items for kernel `{kernel}` of program `{}`",
+                self.inner.name
+            ),
+            needed: group as u64,
+            limit: limit as u64,
+            limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+            hint: "this kernel's registers or private memory allow fewer work-items per group on this device; \
+                   choose a smaller work-group (fewer elements or points per group)"
+                .into(),
+        })
     }
 
     #[cfg(test)]

@@ -478,3 +478,64 @@ fn mismatched_lengths_and_bad_colourings_are_errors() {
         map.ke_len() - 2,
     );
 }
+
+/// Conjugate gradients is invariant under scaling the load and the matrix: the solution of the
+/// 1-D bars at every scale of `b` in 1e-300..1e300 (and of `A` in 1e-150..1e150) is the unscaled
+/// solution scaled, on the device and on the host; a solution beyond f64's range is a typed error.
+#[test]
+fn cg_answers_at_every_scale_of_the_system() {
+    let mut rng = common::rng(7);
+    let elements = 24;
+    let mut index = Vec::new();
+    let mut ke = Vec::new();
+    for e in 0..elements as u32 {
+        index.extend([e, e + 1]);
+        let h: f64 = rng.random_range(0.5..2.0);
+        ke.extend([1.0 / h, -1.0 / h, 1.0 / h]);
+    }
+    let map = DofMap::new(elements + 1, 2, index, vec![1; 2 * elements]).unwrap();
+    let b0: Vec<f64> = (0..=elements).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let opts = CgOptions {
+        tol: 1e-12,
+        max_iter: 500,
+    };
+    let solve = |a_scale: f64, b_scale: f64| {
+        let scaled: Vec<f64> = ke.iter().map(|k| k * a_scale).collect();
+        let mut csr = assemble(&map, &scaled);
+        let mut b: Vec<f64> = b0.iter().map(|v| v * b_scale).collect();
+        sparse::apply_dirichlet(&mut csr, &[0], &[0.0], &mut b).unwrap();
+        let device = sparse::cg(&csr, &b, None, &opts);
+        let host = sparse::cg_host(&csr.to_host().unwrap(), &b, None, &opts);
+        (device, host)
+    };
+    let (reference, _) = solve(1.0, 1.0);
+    let reference = reference.unwrap().x;
+    for (a_scale, b_scale) in [
+        (1.0, 1e-300),
+        (1.0, 1e-200),
+        (1.0, 1e-160),
+        (1.0, 1e160),
+        (1.0, 1e300),
+        (1e-150, 1e-150),
+        (1e150, 1e150),
+        (1e-150, 1e-300),
+        (1e150, 1e300),
+    ] {
+        let (device, host) = solve(a_scale, b_scale);
+        for (which, report) in [("device", device), ("host", host)] {
+            let report = report.unwrap_or_else(|e| panic!("A·{a_scale:e}, b·{b_scale:e} on the {which}: {e}"));
+            assert!(report.iterations > 0, "A·{a_scale:e}, b·{b_scale:e} on the {which}");
+            let want: Vec<f64> = reference.iter().map(|x| x * (b_scale / a_scale)).collect();
+            let err = rel_diff(&report.x, &want);
+            assert!(
+                err <= 1e-9,
+                "A·{a_scale:e}, b·{b_scale:e} on the {which}: relative error {err:e}"
+            );
+        }
+    }
+    // x = A⁻¹ b ~ 1e300 / 1e-100 is beyond f64: refused, not infinite.
+    let (device, host) = solve(1e-100, 1e300);
+    for r in [device, host] {
+        assert!(matches!(r, Err(Error::TooLarge { .. })), "{r:?}");
+    }
+}

@@ -439,6 +439,23 @@ fn series_writes_a_collection_of_every_step() {
     assert!(!dir.join(".plate.pvd.tmp").exists());
     assert!(VtkSeries::new(&dir, "a/b").is_err());
     assert!(VtkSeries::new(&dir, "").is_err());
+
+    // A second series of the same collection (also by another spelling of the directory) is
+    // refused while the first lives, and leaves the first one's collection as it was.
+    let before = std::fs::read(series.pvd()).unwrap();
+    let again = dir.join("..").join("out");
+    match VtkSeries::new(&again, "plate") {
+        Err(Error::InvalidConfig(msg)) => assert!(msg.contains("already open") && msg.contains("stem"), "{msg}"),
+        other => panic!("second series: {other:?}"),
+    }
+    assert_eq!(std::fs::read(series.pvd()).unwrap(), before);
+    let other = VtkSeries::new(&dir, "plate-b").unwrap();
+    drop(series);
+    drop(other);
+    assert!(
+        VtkSeries::new(&dir, "plate").is_ok(),
+        "a dropped series releases its collection"
+    );
 }
 
 #[test]

@@ -262,7 +262,7 @@ impl<'a> Hybrid<'a> {
         algorithm: Algorithm,
     ) -> Result<usize> {
         forming::check_coords::<E>(coords, materials.len())?;
-        let de = forming::materials::<E>(materials)?;
+        let de = forming::device_materials::<E>(materials)?;
         let forming = self.devices.iter().map(Forming::<E>::new).collect::<Result<Vec<_>>>()?;
         self.groups.push(Box::new(GroupOf::<E> {
             coords,

@@ -212,21 +212,41 @@ pub fn tables<E: Element>() -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((dref, w))
 }
 
+/// The magnitudes of a non-zero material entry that device forming takes: `2^-800..=2^800`
+/// (about 1.5e-241 to 6.7e240). Beyond them the products with the geometry terms become
+/// subnormal or overflow, and kernels that sum in different orders disagree by far more than
+/// rounding; inside them every algorithm agrees with [`form_host`] to 1e-12.
+pub const MATERIAL_RANGE: std::ops::RangeInclusive<f64> =
+    f64::from_bits(((1023 - 800) as u64) << 52)..=f64::from_bits(((1023 + 800) as u64) << 52);
+
+/// [`materials`] for the device kernels: every non-zero entry within [`MATERIAL_RANGE`].
+pub(crate) fn device_materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
+    let de = self::materials::<E>(materials)?;
+    let s2 = E::OPERATOR.strains(E::DIM).pow(2);
+    let outside = |v: &f64| *v != 0.0 && !MATERIAL_RANGE.contains(&v.abs());
+    if let Some(i) = de.iter().position(outside) {
+        return Err(Error::InvalidConfig(format!(
+            "element {} of type `{}`: its material matrix (times the thickness) holds {:e}, outside the \
+             {:e}..{:e} that device forming keeps to full precision (its products with the geometry \
+             would leave f64's normal range); express the moduli in other units, or form on the host \
+             (`form_host`)",
+            i / s2,
+            E::NAME,
+            de[i],
+            MATERIAL_RANGE.start(),
+            MATERIAL_RANGE.end()
+        )));
+    }
+    Ok(de)
+}
+
 /// `D` of every element (times the thickness in 2-D), `strains²` each, row-major.
 pub(crate) fn materials<E: Element>(materials: &[E::Material]) -> Result<Vec<f64>> {
     let s = E::OPERATOR.strains(E::DIM);
     let mut out = Vec::with_capacity(materials.len() * s * s);
     for (e, m) in materials.iter().enumerate() {
         let d = E::material(m);
-        if d.rows() != s || d.cols() != s {
-            return Err(Error::InvalidConfig(format!(
-                "`{}::material` returned {}×{}; operator `{}` needs {s}×{s}",
-                E::NAME,
-                d.rows(),
-                d.cols(),
-                E::OPERATOR.name()
-            )));
-        }
+        crate::element::matrices::check_material::<E>(&d, Some(e))?;
         let t = if E::DIM == 2 { E::thickness(m) } else { 1.0 };
         if !(t > 0.0 && t.is_finite()) {
             return Err(Error::InvalidConfig(format!(
@@ -414,7 +434,7 @@ impl<E: Element> Forming<E> {
     /// order of the element's `NODES`), `materials` one material per element.
     pub fn upload(&self, coords: &[f64], materials: &[E::Material]) -> Result<Elements> {
         check_coords::<E>(coords, materials.len())?;
-        let de = self::materials::<E>(materials)?;
+        let de = device_materials::<E>(materials)?;
         self.upload_checked(coords, &de)
     }
 

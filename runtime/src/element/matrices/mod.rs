@@ -298,17 +298,42 @@ pub fn b_matrix<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> R
 
 fn material_matrix<E: Element>(m: &E::Material) -> Result<Matrix> {
     let d = E::material(m);
+    check_material::<E>(&d, None)?;
+    Ok(d)
+}
+
+/// Refuses a material matrix `D` (of element `e`, where given) that is not `strains` square or
+/// not symmetric. Every element matrix is `∫ Bᵀ D B`: the device kernels store one triangle of
+/// it and the solvers assume it symmetric, so a non-symmetric `D` is refused on the host and on
+/// the device alike rather than formed as one triangle of something else.
+pub(crate) fn check_material<E: Element>(d: &Matrix, e: Option<usize>) -> Result<()> {
     let n = E::OPERATOR.strains(E::DIM);
+    let whose = e.map_or(String::new(), |e| format!(" (element {e})"));
     if d.rows() != n || d.cols() != n {
         return Err(Error::InvalidConfig(format!(
-            "`{}::material` returned {}×{}; operator `{}` needs {n}×{n}",
+            "`{}::material` returned {}×{}{whose}; operator `{}` needs {n}×{n}",
             E::NAME,
             d.rows(),
             d.cols(),
             E::OPERATOR.name()
         )));
     }
-    Ok(d)
+    let scale = d.max_abs();
+    for i in 0..n {
+        for j in 0..i {
+            let (a, b) = (d[(i, j)], d[(j, i)]);
+            // Equal, or apart by rounding only (NaN entries are the forming checks' concern).
+            if a != b && (a - b).abs() > 1e-12 * scale {
+                return Err(Error::InvalidConfig(format!(
+                    "`{}::material` is not symmetric{whose}: D[{i}][{j}] = {a:e} but D[{j}][{i}] = {b:e}; \
+                     element matrices need a symmetric material law (a strain-energy density), \
+                     write both entries alike",
+                    E::NAME
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Thickness in 2-D, 1 otherwise; rejects non-positive values.

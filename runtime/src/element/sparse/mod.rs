@@ -876,8 +876,45 @@ fn cg_loop(ops: &mut impl CgOps, b_norm: f64, opts: &CgOptions) -> Result<CgRepo
     })
 }
 
-/// Checks the options and vector lengths of a solve; returns `‖b‖`.
-fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<f64> {
+/// A solve's right-hand side and start scaled by a power of two `2^-e` so that `max |b|` is
+/// in `[1, 2)`: conjugate gradients is invariant under the scaling, and norms and dot products of
+/// the scaled vectors neither underflow nor overflow for any finite `b` (subnormal entries
+/// included). `e` is `None` for `b = 0`.
+struct Scaled {
+    b: Vec<f64>,
+    x0: Option<Vec<f64>>,
+    e: Option<i32>,
+}
+
+impl Scaled {
+    /// The solution of the scaled system, back at the caller's scale; an entry beyond f64's
+    /// range is an error, not an infinity.
+    fn unscale(&self, mut report: CgReport) -> Result<CgReport> {
+        let Some(e) = self.e else { return Ok(report) };
+        for v in &mut report.x {
+            *v = times_pow2(*v, e);
+        }
+        if let Some(i) = report.x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::TooLarge {
+                what: "the conjugate-gradient solution".into(),
+                detail: format!(
+                    "entry {i} exceeds f64's range (the right-hand side is of order 2^{e}); scale the system's units"
+                ),
+            });
+        }
+        Ok(report)
+    }
+}
+
+/// `v · 2^e` in two exact steps, so that neither factor leaves f64's normal range.
+fn times_pow2(v: f64, e: i32) -> f64 {
+    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+    let half = e / 2;
+    v * pow2(half) * pow2(e - half)
+}
+
+/// Checks the options and vector lengths of a solve; returns the scaled system.
+fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<Scaled> {
     if !(opts.tol > 0.0 && opts.tol.is_finite()) {
         return Err(Error::InvalidConfig(format!(
             "conjugate-gradient tolerance {} must be finite and positive",
@@ -887,14 +924,39 @@ fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Re
     check_len("right-hand side (one per DOF)", n, rhs.len())?;
     if let Some(x0) = x0 {
         check_len("initial guess `x0` (one per DOF)", n, x0.len())?;
+        if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::InvalidConfig(format!(
+                "the initial guess has a non-finite entry ({} at DOF {i})",
+                x0[i]
+            )));
+        }
     }
-    let b_norm = rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if !b_norm.is_finite() {
-        return Err(Error::InvalidConfig(
-            "the right-hand side has non-finite entries (or its norm overflows)".into(),
-        ));
+    if let Some(i) = rhs.iter().position(|v| !v.is_finite()) {
+        return Err(Error::InvalidConfig(format!(
+            "the right-hand side has a non-finite entry ({} at DOF {i})",
+            rhs[i]
+        )));
     }
-    Ok(b_norm)
+    let max = rhs.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if max == 0.0 {
+        return Ok(Scaled {
+            b: rhs.to_vec(),
+            x0: x0.map(<[f64]>::to_vec),
+            e: None,
+        });
+    }
+    let e = max.log2().floor() as i32;
+    let down = |v: &[f64]| v.iter().map(|&x| times_pow2(x, -e)).collect::<Vec<f64>>();
+    Ok(Scaled {
+        b: down(rhs),
+        x0: x0.map(down),
+        e: Some(e),
+    })
+}
+
+/// `‖v‖` of a scaled vector (its largest entry in `[1, 2)`).
+fn norm(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
 /// The solution of `b = 0`.
@@ -915,36 +977,36 @@ fn zero_solution(n: usize) -> CgReport {
 /// (the matrix is not SPD) and [`Error::NotConverged`] after `opts.max_iter` iterations.
 pub fn cg(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
     let n = csr.n();
-    let b_norm = cg_prepare(n, rhs, x0, opts)?;
-    if b_norm == 0.0 {
+    let scaled = cg_prepare(n, rhs, x0, opts)?;
+    if scaled.e.is_none() {
         return Ok(zero_solution(n));
     }
     let diag = csr.diagonal()?;
     check_diagonal(&diag.to_vec()?, 0..n, "")?;
-    let mut ops = DeviceCg::new(csr, rhs, x0, diag)?;
-    cg_loop(&mut ops, b_norm, opts)
+    let mut ops = DeviceCg::new(csr, &scaled.b, scaled.x0.as_deref(), diag)?;
+    scaled.unscale(cg_loop(&mut ops, norm(&scaled.b), opts)?)
 }
 
 /// [`cg`] on the host, with the same algorithm, checks and errors.
 pub fn cg_host(a: &HostCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
     let n = a.n();
-    let b_norm = cg_prepare(n, rhs, x0, opts)?;
-    if b_norm == 0.0 {
+    let scaled = cg_prepare(n, rhs, x0, opts)?;
+    if scaled.e.is_none() {
         return Ok(zero_solution(n));
     }
     let diag = a.diagonal();
     check_diagonal(&diag, 0..n, "")?;
     let mut ops = HostCg {
         a,
-        b: rhs,
+        b: &scaled.b,
         diag,
-        x: x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec),
+        x: scaled.x0.clone().unwrap_or_else(|| vec![0.0; n]),
         r: vec![0.0; n],
         z: vec![0.0; n],
         p: vec![0.0; n],
         q: vec![0.0; n],
     };
-    cg_loop(&mut ops, b_norm, opts)
+    scaled.unscale(cg_loop(&mut ops, norm(&scaled.b), opts)?)
 }
 
 struct HostCg<'a> {

@@ -316,11 +316,31 @@ fn vtk_cell_type(kind: CellKind) -> CellType {
 /// }
 /// assert!(dir.join("plate_0002.vtu").exists() && series.pvd().exists());
 /// ```
-#[derive(Clone, Debug)]
+///
+/// One series at a time writes a given `.pvd` in a process: a second [`VtkSeries::new`] for the
+/// same directory and stem is refused while the first is alive (it would overwrite the first
+/// one's steps and collection), so a series is not `Clone`.
+#[derive(Debug)]
 pub struct VtkSeries {
     dir: PathBuf,
     stem: String,
     steps: Vec<(f64, String)>,
+    /// The collection this series claimed in [`OPEN`], released on drop.
+    claim: PathBuf,
+}
+
+/// The `.pvd` files (canonical paths) that live series are writing.
+static OPEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn open_series() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // The list is consistent whenever the lock is released: a panic elsewhere cannot tear it.
+    OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Drop for VtkSeries {
+    fn drop(&mut self) {
+        open_series().retain(|p| *p != self.claim);
+    }
 }
 
 impl VtkSeries {
@@ -337,10 +357,25 @@ impl VtkSeries {
             what: format!("creating output directory {}", dir.display()),
             source,
         })?;
+        let canonical = dir.canonicalize().map_err(|source| Error::Io {
+            what: format!("resolving output directory {}", dir.display()),
+            source,
+        })?;
+        let claim = canonical.join(format!("{stem}.pvd"));
+        let mut open = open_series();
+        if open.contains(&claim) {
+            return Err(Error::InvalidConfig(format!(
+                "a VTK series writing {} is already open: a second one with stem `{stem}` would overwrite its \
+                 steps; give this one another stem or directory, or drop the first",
+                claim.display()
+            )));
+        }
+        open.push(claim.clone());
         Ok(VtkSeries {
             dir,
             stem: stem.to_string(),
             steps: Vec::new(),
+            claim,
         })
     }
 
