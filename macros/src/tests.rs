@@ -345,3 +345,20 @@ fn packed_attribute_errors() {
     assert!(model(quote::quote!(packed(u = 2))).contains("a grid of `f32`"));
     assert!(model(quote::quote!(packed(w = 2))).contains("a grid of `i32`"));
 }
+
+/// Two grids of the output's type: the steps variant's refusal suggests the one read at
+/// neighbours (the iteration's state), not the first argument.
+#[test]
+fn ambiguous_state_suggests_the_grid_read_at_neighbours() {
+    let args: parse::attr::StencilArgs = syn::parse2(quote::quote!()).expect("args");
+    let item: syn::ItemFn = syn::parse_quote! {
+        fn jacobi(rhs: &Grid<f32>, psi: &Grid<f32>) -> f32 {
+            0.25 * (psi.at(1, 0) + psi.at(-1, 0) + psi.at(0, 1) + psi.at(0, -1)) - rhs.at(0, 0)
+        }
+    };
+    let model = parse::stencil::from_syn(&item, args.boundary, args.state.clone(), &args.packed).expect("parse");
+    let program = lower::stencil::lower(&model).expect("lower");
+    let steps = program.variants().find(|k| k.variant == "steps").expect("steps");
+    let why = steps.unavailable.as_deref().expect("ambiguous state");
+    assert!(why.contains("state = psi") && !why.contains("state = rhs"), "{why}");
+}

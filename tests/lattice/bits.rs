@@ -387,4 +387,15 @@ fn a_bit_run_resumes_and_layouts_are_checked() {
     assert!(err.contains("bit-packed"), "{err}");
     // An odd periodic extent is refused as for any checkerboard.
     assert!(IsingBits::plan(&dev, Shape::d2(65, 4)).is_err());
+    // A lattice too large to index is too large, whatever its parity.
+    for shape in [Shape::d2(1 << 31 | 1, 3), Shape::d2(1 << 20, (1 << 17) + 1)] {
+        match IsingBits::plan(&dev, shape) {
+            Err(Error::TooLarge { .. }) => {}
+            other => panic!("{shape}: {other:?}"),
+        }
+    }
+    // On several devices: the same call compiles and says why it cannot run.
+    let two = Devices::new(vec![dev.clone(), dev.clone()]).unwrap().periodic(true);
+    let err = IsingBits::plan(&two, Shape::d2(64, 64)).unwrap_err().to_string();
+    assert!(err.contains("bit-packed") && err.contains("one device"), "{err}");
 }

@@ -720,3 +720,55 @@ fn selects_against_constant_zeros_keep_the_sign_of_zero() {
     same!(ClampToNegativeZero -> f32, (u: f32));
     same!(SelectZeros -> f64, (u: f64));
 }
+
+mod unseen_casts {
+    use clforge::prelude::*;
+
+    pub const N: i32 = 3;
+    pub const BIG: u32 = 4_000_000_000;
+    pub const HALF: f64 = 0.5;
+
+    #[derive(Clone, Copy, Debug, Params)]
+    pub struct Counts {
+        pub n: i32,
+        pub m: u32,
+        pub w: f32,
+        pub d: f64,
+        pub b: u8,
+    }
+
+    /// Constants and params members whose types the attribute cannot see, read only through
+    /// casts: each keeps its own type, and the cast means what Rust's `as` means.
+    #[stencil]
+    pub fn by_cast(u: &Grid<f32>, k: &Counts) -> f32 {
+        let wrapped = k.m as i32;
+        u.at(0, 0) / N as f32 + BIG as f32 * HALF as f32 + k.n as f32 - k.m as f32 * k.d as f32
+            + k.w as f64 as f32
+            + wrapped as f32
+            + k.b as f32
+            + (k.n as u8) as f32
+    }
+}
+
+#[test]
+fn constants_and_members_cast_as_rust_casts_them() {
+    use unseen_casts::*;
+    for k in [
+        Counts {
+            n: -7,
+            m: 4_000_000_001,
+            w: 1.5,
+            d: -0.25,
+            b: 200,
+        },
+        Counts {
+            n: 300,
+            m: 17,
+            w: -3.0e-3,
+            d: 1.0e300,
+            b: 0,
+        },
+    ] {
+        same!(ByCast -> f32, (u: f32), &k);
+    }
+}

@@ -446,3 +446,22 @@ fn measured_shares_are_rates() {
     );
     jacobi_parity(&devices, Shape::d2(24, 40), &LaunchConfig::default(), 3).unwrap();
 }
+
+/// Grids made with one halo depth and a plan made with another are split alike plane for plane:
+/// the refusal names the depths, not two identical splits.
+#[test]
+fn grids_and_a_plan_of_different_halo_depths_are_refused_naming_the_depths() {
+    let d = device();
+    let shape = Shape::d2(24, 20);
+    let deep = Devices::new(vec![d.clone(); 2]).unwrap().depth(3).unwrap();
+    let shallow = Devices::new(vec![d.clone(); 2]).unwrap().depth(2).unwrap();
+    let u0 = field(shape, 1);
+    let mut grids = PingPong::from_host(&deep, &u0).unwrap();
+    let f = deep.upload(&field(shape, 2)).unwrap();
+    let plan = JacobiState::plan(&shallow, &LaunchConfig::default(), shape).unwrap();
+    let (n, c) = grids.split();
+    let err = JacobiState::launch_plan(&plan, n, c, &f, &Weights { a: 0.25, b: 0.0 })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("3 planes deep") && err.contains("needs 2"), "{err}");
+}

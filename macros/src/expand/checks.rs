@@ -22,12 +22,20 @@ pub fn assumed_types(args: &[Arg], c: &Completion) -> TokenStream {
         // `k` as written in the signature would stretch the error from there to `n`.
         let mut base = args[m.arg].name().clone();
         base.set_span(member.span());
-        checks.push(quote_spanned!(member.span()=> #rt::assume::assumed::<#t, _>(#base.#member);));
+        checks.push(if m.cast {
+            quote_spanned!(member.span()=> #rt::assume::castable::<#t, _>(#base.#member);)
+        } else {
+            quote_spanned!(member.span()=> #rt::assume::assumed::<#t, _>(#base.#member);)
+        });
     }
     for c in &c.consts {
         let t = scalar_ty(c.ty);
         let path = &c.path;
-        checks.push(quote_spanned!(c.span=> #rt::assume::assumed::<#t, _>(#path);));
+        checks.push(if c.cast {
+            quote_spanned!(c.span=> #rt::assume::assumed::<#t, _>(#path as #t);)
+        } else {
+            quote_spanned!(c.span=> #rt::assume::assumed::<#t, _>(#path);)
+        });
     }
     quote! {
         const _: () = {

@@ -193,9 +193,11 @@ fn plan_fns(
     if packed {
         (
             quote! {
-                /// Builds (once, cached) and sizes the rule for grids of `shape`.
-                pub fn plan(#device: &#rt::Device, #shape: #rt::Shape) -> #rt::Result<#rt::lattice::LatticePlan> {
-                    #rt::lattice::LatticePlan::new(#device, Self::spec(), #shape)
+                /// Builds (once, cached) and sizes the rule for grids of `shape` on a `Device`. A
+                /// bit-packed state runs on one device: on `Devices` or `Ranks` this is an error
+                /// that says why (the same call as for an unpacked rule, so generic code compiles).
+                pub fn plan<__ClforgeTarget: #rt::lattice::LatticeTarget>(#device: &__ClforgeTarget, #shape: #rt::Shape) -> #rt::Result<__ClforgeTarget::Plan> {
+                    #rt::lattice::LatticeTarget::lattice_plan(#device, Self::spec(), #shape)
                 }
             },
             quote! {

@@ -26,7 +26,20 @@ pub fn source_fn(name: &str, source: &[Part], c: &Completion) -> TokenStream {
     let param_types = c.params.iter().map(|(t, _)| t);
     let param_names = c.params.iter().map(|(_, n)| n);
     let const_names: Vec<&str> = c.consts.iter().map(|c| c.cl_name.as_str()).collect();
-    let const_paths: Vec<&syn::Path> = c.consts.iter().map(|c| &c.path).collect();
+    // A constant used only in a cast is the Rust cast's value.
+    let const_values: Vec<TokenStream> = c
+        .consts
+        .iter()
+        .map(|c| {
+            let path = &c.path;
+            if c.cast {
+                let t = super::scalar_ty(c.ty);
+                quote!((#path as #t))
+            } else {
+                quote!(#path)
+            }
+        })
+        .collect();
     quote! {
         /// The generated OpenCL C, completed with the params structs and constants' values.
         pub fn source() -> &'static str {
@@ -36,7 +49,7 @@ pub fn source_fn(name: &str, source: &[Part], c: &Completion) -> TokenStream {
                     #name,
                     #parts,
                     &[#(<#param_types as #rt::Params>::cl_declaration(#param_names)),*],
-                    &[#((#const_names, #rt::Scalar::cl_literal(&#const_paths))),*],
+                    &[#((#const_names, #rt::Scalar::cl_literal(&#const_values))),*],
                 )
             })
         }

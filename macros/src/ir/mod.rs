@@ -317,6 +317,9 @@ pub struct ConstUse {
     pub path: syn::Path,
     pub ty: Scalar,
     pub span: proc_macro2::Span,
+    /// Used only as `path as ty`: the value is the Rust cast's (exact Rust semantics), and Rust
+    /// checks the cast instead of the constant's type.
+    pub cast: bool,
 }
 
 /// A params member the body uses, with the type the generated code assumes (checked in Rust).
@@ -325,6 +328,9 @@ pub struct MemberUse {
     pub arg: usize,
     pub member: syn::Ident,
     pub ty: Scalar,
+    /// Read as its own (unseen) type and cast to `ty` in C: Rust checks that the cast means
+    /// the same there (`assume::CastsTo`), not that the member is `ty`.
+    pub cast: bool,
 }
 
 /// A sweep's in-place dependence: the update reads values already written behind it, so

@@ -33,13 +33,26 @@ pub fn steps_unavailable(b: &StencilBody) -> Option<String> {
             .map(|&i| format!("`{}`", b.args[i].name()))
             .collect();
         why.push(match names.len() {
-            0 => format!("no unpacked grid argument has the output's type `{}` to iterate", b.out.rust()),
-            _ => format!(
-                "several grids of the output's type `{}` ({}) could be the iterated state; name it with `#[stencil(state = {})]`",
-                b.out.rust(),
-                names.join(", "),
-                b.args[b.access.state_candidates[0]].name()
+            0 => format!(
+                "no unpacked grid argument has the output's type `{}` to iterate",
+                b.out.rust()
             ),
+            _ => {
+                // Suggest a grid read at neighbours (what an iteration's state is), else the first.
+                let cands = &b.access.state_candidates;
+                let likely = cands
+                    .iter()
+                    .copied()
+                    .find(|&i| b.access.staged.get(i).copied().unwrap_or(false))
+                    .unwrap_or(cands[0]);
+                format!(
+                    "several grids of the output's type `{}` ({}) could be the iterated state; name the one the \
+                     output replaces at each step, e.g. `#[stencil(state = {})]`",
+                    b.out.rust(),
+                    names.join(", "),
+                    b.args[likely].name()
+                )
+            }
         });
     }
     (!why.is_empty()).then(|| why.join("; "))

@@ -179,9 +179,11 @@ impl<'a> BodyParser<'a> {
                 syn::Stmt::Expr(e, _) => {
                     ok = false;
                     let err = match e {
-                        syn::Expr::Assign(_) | syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_) => {
-                            unsupported(e)
-                        }
+                        syn::Expr::Assign(_)
+                        | syn::Expr::ForLoop(_)
+                        | syn::Expr::While(_)
+                        | syn::Expr::Loop(_)
+                        | syn::Expr::Return(_) => unsupported(e),
                         _ => syn::Error::new_spanned(
                             stmt,
                             "only `let` statements may come before the final value expression",

@@ -158,29 +158,45 @@ impl Layout {
 
 pub(crate) fn check_layout(what: &str, grid: &Layout, plan: &Layout) -> Result<()> {
     if grid == plan {
-        Ok(())
-    } else {
-        Err(Error::InvalidConfig(format!(
-            "{what} is split as {:?}, the plan as {:?}: make grids and plan from the same `Devices` (or `Ranks`) \
-             and shape",
-            grid.owned(),
-            plan.owned()
-        )))
+        return Ok(());
     }
+    // Name what differs: two splits that print alike must differ elsewhere.
+    let differs = if grid.shape != plan.shape {
+        format!("has shape {}, the plan {}", grid.shape, plan.shape)
+    } else if grid.owned != plan.owned {
+        format!("is split as {:?}, the plan as {:?}", grid.owned(), plan.owned())
+    } else if grid.depth != plan.depth {
+        format!(
+            "has halos {} planes deep, the plan needs {} (the depth a `Devices` or `Ranks` grid is made with \
+             must be the plan's: `Devices::depth`)",
+            grid.depth, plan.depth
+        )
+    } else if grid.periodic != plan.periodic {
+        format!(
+            "is {}periodic along the split axis, the plan {}periodic",
+            if grid.periodic { "" } else { "not " },
+            if plan.periodic { "" } else { "not " }
+        )
+    } else {
+        format!("is split as {:?}, the plan as {:?}", grid.owned(), plan.owned())
+    };
+    Err(Error::InvalidConfig(format!(
+        "{what} {differs}: make grids and plan from the same `Devices` (or `Ranks`), shape and halo depth"
+    )))
 }
 
 /// Checks that every grid argument is split as the plan (`layout`), exchanges each input
 /// whose valid halo is shallower than the launch's `reach`, and returns the depth the
 /// outputs' halos are valid to before the launch's reach is taken off.
 pub(crate) fn refresh_inputs<'a>(
-    stencil: &str,
+    owner: &str,
     layout: &Layout,
     reach: usize,
     grids: impl Iterator<Item = (&'a str, &'a dyn Halo)>,
 ) -> Result<usize> {
     let mut valid = layout.depth;
     for (name, g) in grids {
-        check_layout(&format!("grid `{name}` of stencil `{stencil}`"), g.layout(), layout)?;
+        check_layout(&format!("grid `{name}` of {owner}"), g.layout(), layout)?;
         if g.valid_depth() < reach {
             g.exchange()?;
         }

@@ -42,8 +42,30 @@ impl LatticePlan {
     /// puts two sites of one colour side by side), builds the program (cached) and sizes the
     /// launch.
     pub fn new(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
+        Self::check_size(&spec, shape)?;
         spec.check_extents(shape)?;
         Self::sized(device, spec, shape)
+    }
+
+    /// Refuses a shape the kernels cannot index (before any other check: a lattice too large is
+    /// too large whatever its extents' parity).
+    pub(crate) fn check_size(spec: &LatticeSpec, shape: Shape) -> Result<()> {
+        let dims = shape.dims();
+        // Bit-packed sites are indexed by word (checked below): such a lattice may have more
+        // than 2^31 - 1 sites, as long as no grid beside it does (checked in `run`).
+        let indexed_by_word =
+            spec.packed && shape.rank() == spec.rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX);
+        if !indexed_by_word {
+            crate::launch::check_kernel_shape(&format!("lattice rule `{}`", spec.name), spec.rank, shape)?;
+        }
+        // The kernel indexes words with `int`.
+        if spec.packed && crate::grid::bits::packed_len(shape).is_none_or(|n| n > MAX_INDEX) {
+            return Err(Error::TooLarge {
+                what: format!("bit-packed lattice of shape {shape} for rule `{}`", spec.name),
+                detail: "more than 2^31 - 1 words; the kernel indexes words with 32-bit integers".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Builds and sizes the rule for `shape` without the periodic extents' check (a slab of a
@@ -51,13 +73,7 @@ impl LatticePlan {
     pub(crate) fn sized(device: &Device, spec: LatticeSpec, shape: Shape) -> Result<LatticePlan> {
         let rank = spec.rank;
         let dims = shape.dims();
-        // Bit-packed sites are indexed by word (checked below): such a lattice may have more
-        // than 2^31 - 1 sites, as long as no grid beside it does (checked in `run`).
-        let indexed_by_word =
-            spec.packed && shape.rank() == rank && !shape.is_empty() && dims.iter().all(|&d| d <= MAX_INDEX);
-        if !indexed_by_word {
-            crate::launch::check_kernel_shape(&format!("lattice rule `{}`", spec.name), rank, shape)?;
-        }
+        Self::check_size(&spec, shape)?;
         let local = work_group(rank);
         check_work_group(device.info(), &local, || {
             format!("work-group {:?} of lattice rule `{}`", &local[..rank], spec.name)
@@ -74,16 +90,6 @@ impl LatticePlan {
         // `rng::site_key`), or per word of 32 (bit-packed), every row; for the parity classes
         // half of the rows along y and z.
         let w = if spec.packed {
-            // The kernel indexes words with `int`.
-            match crate::grid::bits::packed_len(shape) {
-                Some(n) if n <= MAX_INDEX => {}
-                _ => {
-                    return Err(Error::TooLarge {
-                        what: format!("bit-packed lattice of shape {shape} for rule `{}`", spec.name),
-                        detail: "more than 2^31 - 1 words; the kernel indexes words with 32-bit integers".into(),
-                    })
-                }
-            }
             crate::grid::bits::packed_words_per_row(dims[0])
         } else {
             dims[0].div_ceil(2).div_ceil(4)

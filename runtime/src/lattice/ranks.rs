@@ -92,8 +92,12 @@ impl RankLatticePlan {
                 }
             }
             let grids = args.iter().filter_map(|a| a.grid);
-            self.ranks
-                .failed(refresh_inputs(self.spec.name, &self.layout, self.reach, grids))?;
+            self.ranks.failed(refresh_inputs(
+                &format!("lattice rule `{}`", self.spec.name),
+                &self.layout,
+                self.reach,
+                grids,
+            ))?;
             let kernel = self.ranks.failed(self.plan.kernel_ref())?;
             let event = colour == 0 || colour + 1 == colours;
             let ev = self.ranks.failed(self.plan.launch_colour(

@@ -283,7 +283,7 @@ impl SplitLatticePlan {
                 }
             }
             refresh_inputs(
-                self.spec.name,
+                &format!("lattice rule `{}`", self.spec.name),
                 &self.layout,
                 self.reach,
                 args.iter().filter_map(|a| a.halo()),

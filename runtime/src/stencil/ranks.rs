@@ -98,9 +98,12 @@ impl RankPlan {
             let launched = launch_overlapped(self.name, &self.layout, self.reach, &[slab], &grids, 0);
             self.ranks.failed(launched)?
         } else {
-            let valid = self
-                .ranks
-                .failed(refresh_inputs(self.name, &self.layout, self.reach, grids.into_iter()))?;
+            let valid = self.ranks.failed(refresh_inputs(
+                &format!("stencil `{}`", self.name),
+                &self.layout,
+                self.reach,
+                grids.into_iter(),
+            ))?;
             (valid, self.ranks.failed(self.plan.launch_outputs(&out_list, &list))?)
         };
         for g in out_grids {

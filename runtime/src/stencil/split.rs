@@ -147,7 +147,12 @@ impl SplitPlan {
         let (valid, event) = if self.overlap && stale {
             self.launch_overlapped(outs, args, &grids)?
         } else {
-            let valid = refresh_inputs(self.name, &self.layout, self.reach, grids.into_iter())?;
+            let valid = refresh_inputs(
+                &format!("stencil `{}`", self.name),
+                &self.layout,
+                self.reach,
+                grids.into_iter(),
+            )?;
             let mut largest: Option<(usize, Event)> = None;
             for (i, plan) in self.parts.iter().enumerate() {
                 let n = self.parts.len();

@@ -67,8 +67,12 @@ impl RankSweepPlan {
         let what = format!("the swept field of sweep `{}`", self.name);
         self.ranks.failed(check_layout(&what, state.layout(), &self.layout))?;
         let grids = crate::sweep::split::inputs_besides(args.iter().filter_map(|a| a.grid), state);
-        self.ranks
-            .failed(refresh_inputs(self.name, &self.layout, self.halo, grids))?;
+        self.ranks.failed(refresh_inputs(
+            &format!("sweep `{}`", self.name),
+            &self.layout,
+            self.halo,
+            grids,
+        ))?;
         if state.valid_depth() < self.halo {
             state.exchange()?;
         } else {

@@ -93,7 +93,7 @@ impl SplitSweepPlan {
         check_layout(&what, state.layout(), &self.layout)?;
         let state_buffers: Vec<_> = state.parts().iter().map(|p| p.buffer()).collect();
         let grids = inputs_besides(args.iter().filter_map(|a| a.halo()), state);
-        refresh_inputs(self.name, &self.layout, self.halo, grids)?;
+        refresh_inputs(&format!("sweep `{}`", self.name), &self.layout, self.halo, grids)?;
         if state.valid_depth() < self.halo {
             state.exchange()?;
         }

@@ -171,6 +171,7 @@ impl Lowerer<'_> {
                 arg,
                 member: member.clone(),
                 ty,
+                cast: false,
             });
         }
         leaf(
@@ -194,6 +195,65 @@ impl Lowerer<'_> {
             }
         }
         leaf(Kind::Local(l.cl), l.ty, l.varying)
+    }
+
+    /// `path as ty` for a named constant: its own OpenCL name, valued with the Rust cast.
+    fn constant_as(&mut self, path: &syn::Path, ty: Scalar, e: &Expr) -> syn::Result<ir::Expr> {
+        let written = path
+            .segments
+            .iter()
+            .map(|s| s.ident.unraw().to_string())
+            .collect::<Vec<_>>();
+        let rust = format!("{} as {}", written.join("::"), ty.rust());
+        let cl = match self.consts.iter().find(|c| c.rust == rust) {
+            Some(c) => c.cl_name.clone(),
+            None => {
+                let cl = self.fresh(&format!("{}_as_{}", written.join("_"), ty.rust()));
+                self.consts.push(ConstUse {
+                    cl_name: cl.clone(),
+                    rust,
+                    path: path.clone(),
+                    ty,
+                    span: e.span,
+                    cast: true,
+                });
+                cl
+            }
+        };
+        leaf(Kind::Const(cl), ty, false)
+    }
+
+    /// `k.m as ty` for a params member: read as its own type (the struct is declared from the
+    /// Rust type at run time) and converted in C, which Rust checks means what `as` means.
+    fn member_as(&mut self, arg: usize, member: &syn::Ident, ty: Scalar) -> ir::Expr {
+        if !self
+            .members
+            .iter()
+            .any(|m| m.arg == arg && m.member == *member && m.ty == ty && m.cast)
+        {
+            self.members.push(MemberUse {
+                arg,
+                member: member.clone(),
+                ty,
+                cast: true,
+            });
+        }
+        // The read's own type is unseen: any type other than `ty` that the printer converts
+        // with a plain C cast (never float, never the `uint` that `as_int` reinterprets).
+        let unseen = if ty == Scalar::U8 { Scalar::I32 } else { Scalar::U8 };
+        let read = ir::Expr {
+            varying: false,
+            op: Kind::Member {
+                arg,
+                member: cl_member_name(&member.unraw().to_string()),
+            },
+            ty: unseen,
+        };
+        ir::Expr {
+            varying: false,
+            op: Kind::Cast(Box::new(read), ty),
+            ty,
+        }
     }
 
     /// A named constant: one OpenCL name per path, and one type per constant.
@@ -228,6 +288,7 @@ impl Lowerer<'_> {
                     path: path.clone(),
                     ty,
                     span: e.span,
+                    cast: false,
                 });
                 cl
             }
@@ -304,6 +365,13 @@ impl Lowerer<'_> {
 
     /// `x as T`, Rust's semantics.
     pub(super) fn cast(&mut self, x: &Expr, ty: Scalar, e: &Expr) -> syn::Result<ir::Expr> {
+        // A value whose type the attribute cannot see is not assumed to be `T`: a constant
+        // becomes the Rust cast's value, a params member is cast from its own type.
+        match &x.kind {
+            ExprKind::Const(path) => return self.constant_as(path, ty, e),
+            ExprKind::Member { arg, member } => return Ok(self.member_as(*arg, member, ty)),
+            _ => {}
+        }
         let inner = self.expr(x, self.natural(x))?;
         // Float to integer tests the value for NaN, then converts it: name it once.
         let inner = if inner.ty.is_float() && !ty.is_float() {
