@@ -543,6 +543,18 @@ fn remove_old_frames(dir: &Path) -> Result<()> {
 /// Writes the von Mises stress as a colour map (y up), the defect grey with a white outline.
 /// Returns the largest stress and the colour scale's top.
 fn plot(path: &Path, vm: &[f32], nx: usize, ny: usize, defect: Option<[usize; 4]>) -> Result<(f32, f32)> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(plot_at(tmp, vm, nx, ny, defect).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn plot_at(path: &Path, vm: &[f32], nx: usize, ny: usize, defect: Option<[usize; 4]>) -> Result<(f32, f32)> {
     use plotters::backend::DrawingBackend;
     use plotters::prelude::*;
 

@@ -271,6 +271,18 @@ fn main() -> Result<()> {
 /// Broken bonds per site summed along the third axis, on axes `[a, b]` (b upwards), as a PNG:
 /// white where nothing broke, darker with more broken bonds behind the pixel (log scale).
 fn projection(s: &BondState, axes: [usize; 2], path: &Path) -> Result<()> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(projection_at(s, axes, tmp).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn projection_at(s: &BondState, axes: [usize; 2], path: &Path) -> Result<()> {
     use plotters::prelude::*;
     let sites = s.geometry.sites();
     let (w, h) = (sites[axes[0]], sites[axes[1]]);
@@ -321,6 +333,7 @@ fn write_vtk(s: &BondState, path: &Path) -> Result<()> {
     write!(out, "\nSCALARS count unsigned_char 1\nLOOKUP_TABLE default\n")?;
     out.extend(mask.iter().map(|m| m.count_ones() as u8));
     out.push(b'\n');
-    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
+    clforge::runtime::files::replace_file(path, |w| w.write_all(&out))
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

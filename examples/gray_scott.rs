@@ -294,6 +294,18 @@ fn self_check(
 
 /// `v` on a Viridis colour map.
 fn plot(path: &Path, v: &HostGrid<f32>) -> Result<()> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(plot_at(tmp, v).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn plot_at(path: &Path, v: &HostGrid<f32>) -> Result<()> {
     use plotters::prelude::*;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

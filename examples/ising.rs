@@ -182,6 +182,18 @@ fn finish(cli: &Cli, spins: &HostGrid<i32>, timing: Option<(u64, u32)>) -> Resul
 /// Up spins light, down spins dark, one pixel per spin (at most 1024 px a side: larger lattices
 /// are sampled).
 fn write_png(path: &std::path::Path, s: &HostGrid<i32>) -> Result<()> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(write_png_at(tmp, s).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn write_png_at(path: &std::path::Path, s: &HostGrid<i32>) -> Result<()> {
     use plotters::prelude::*;
     let [nx, ny, _] = s.shape().dims();
     let (w, h) = (nx.min(1024), ny.min(1024));

@@ -509,6 +509,18 @@ fn solve<D: Target>(target: &D, config: &LaunchConfig, args: &Args, p: &Problem)
 
 /// A colour map of ψ, 20 black isolines (the streamlines of seed 002's Fig. 1), the body grey.
 fn plot(path: &Path, psi: &HostGrid<f32>, p: &Problem) -> Result<()> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(plot_at(tmp, psi, p).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn plot_at(path: &Path, psi: &HostGrid<f32>, p: &Problem) -> Result<()> {
     use plotters::prelude::*;
 
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

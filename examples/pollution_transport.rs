@@ -1926,6 +1926,18 @@ fn slices(scene: &Scene, c: &HostGrid<f32>, wind: &[HostGrid<f32>]) -> Result<Ve
 
 /// log10 C over 6 decades on Viridis, wind speed in grey below, arrows, obstacles, marks.
 fn plot(path: &Path, s: &Slice) -> Result<()> {
+    // Drawn into a temporary file renamed over `path` once complete: a previous picture
+    // survives any failure, and no partial picture is left.
+    let mut drawn = None;
+    clforge::runtime::files::replace_file_at(path, |tmp| {
+        drawn = Some(plot_at(tmp, s).map_err(std::io::Error::other)?);
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", path.display()))?;
+    drawn.ok_or_else(|| anyhow::anyhow!("{} was not drawn", path.display()))
+}
+
+fn plot_at(path: &Path, s: &Slice) -> Result<()> {
     use plotters::prelude::*;
 
     let width = 1600.0f64.min(4.0 * s.w as f64).max(400.0);

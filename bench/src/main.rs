@@ -330,7 +330,9 @@ fn publish(table: &str, report: &impl serde::Serialize, json: Option<&std::path:
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let text = serde_json::to_string_pretty(report)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        // Replaced only by a complete, synced report: a previous one survives any failure.
+        clforge::runtime::files::replace_file(path, |w| std::io::Write::write_all(w, (text + "\n").as_bytes()))
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! Files clforge writes (checkpoints, the tuner's cache): a file is replaced only by a complete,
+//! Files clforge writes (checkpoints, the tuner's cache, meshes, VTK, pictures, reports): a file is replaced only by a complete,
 //! synced new one, so a failure at any point (a full disk, a missing directory, an error while
 //! writing) leaves the previous file as it was and no partial file behind.
 
@@ -18,6 +18,31 @@ pub fn replace_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         drop(file);
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_parent(path)
+}
+
+/// [`replace_file`] for writers that take a path rather than a stream (a plotting backend's
+/// PNG): `produce` writes the complete file at the temporary path it is given (beside `path`,
+/// ending in `path`'s extension, so writers that pick the format by extension keep working),
+/// which is then synced and renamed over `path`. On any error the temporary file is removed and
+/// `path` is untouched.
+pub fn replace_file_at(path: &Path, produce: impl FnOnce(&Path) -> io::Result<()>) -> io::Result<()> {
+    let mut tmp = temporary(path)?;
+    if let Some(ext) = path.extension() {
+        let mut name = tmp.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        tmp = PathBuf::from(name);
+    }
+    let result = (|| {
+        produce(&tmp)?;
+        File::open(&tmp)?.sync_all()?;
         fs::rename(&tmp, path)
     })();
     if let Err(e) = result {
@@ -108,6 +133,32 @@ mod tests {
             assert_eq!(fs::read(&p).unwrap(), b"previous", "failing at byte {fail_at}");
             assert_eq!(leftovers(&d), ["state.bin"]);
         }
+    }
+
+    /// A path-taking writer that fails after writing part of its file leaves the previous file
+    /// and no temporary; one that succeeds replaces it, its temporary ending in the extension.
+    #[test]
+    fn a_path_writer_replaces_only_a_complete_file() {
+        let d = dir("at");
+        let p = d.join("picture.png");
+        fs::write(&p, b"previous").unwrap();
+        for fail_at in 0..4 {
+            let e = replace_file_at(&p, |tmp| {
+                assert_eq!(tmp.extension().and_then(|e| e.to_str()), Some("png"));
+                fs::write(tmp, &b"new"[..fail_at.min(3)])?;
+                Err(io::Error::other("encoder failed"))
+            })
+            .unwrap_err();
+            assert_eq!(e.to_string(), "encoder failed");
+            assert_eq!(fs::read(&p).unwrap(), b"previous");
+            assert_eq!(leftovers(&d), ["picture.png"]);
+        }
+        // A writer that reports success without writing anything is an error too.
+        assert!(replace_file_at(&p, |_| Ok(())).is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"previous");
+        replace_file_at(&p, |tmp| fs::write(tmp, b"new picture")).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"new picture");
+        assert_eq!(leftovers(&d), ["picture.png"]);
     }
 
     #[test]

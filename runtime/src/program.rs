@@ -311,11 +311,14 @@ fn dump_binaries(program: &cl::Program, dir: &std::path::Path, name: &str, optio
         source,
     };
     std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::write(stem.with_extension("cl"), source).map_err(io)?;
-    std::fs::write(stem.with_extension("options"), options).map_err(io)?;
+    let write = |path: std::path::PathBuf, bytes: &[u8]| {
+        crate::files::replace_file(&path, |w| std::io::Write::write_all(w, bytes)).map_err(io)
+    };
+    write(stem.with_extension("cl"), source.as_bytes())?;
+    write(stem.with_extension("options"), options.as_bytes())?;
     for (i, bin) in program.binaries()?.iter().enumerate() {
         let ext = if i == 0 { "bin".to_owned() } else { format!("{i}.bin") };
-        std::fs::write(stem.with_extension(ext), bin).map_err(io)?;
+        write(stem.with_extension(ext), bin)?;
     }
     Ok(())
 }

@@ -569,7 +569,8 @@ pub fn write_json(report: &Report, path: &std::path::Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
+    let text = serde_json::to_string_pretty(report)? + "\n";
+    clforge::runtime::files::replace_file(path, |w| std::io::Write::write_all(w, text.as_bytes()))
         .with_context(|| format!("writing {}", path.display()))
 }
 

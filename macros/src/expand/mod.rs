@@ -175,6 +175,28 @@ pub fn type_name(name: &str) -> String {
 
 /// The generated type's identifier for an item named `item` (raw or not), spanned there; an
 /// error there when the name gives no type name (`__` gives nothing, `_1` gives `1`).
+/// [`type_ident`] of a function whose arguments `args` may not name a params struct after the
+/// generated type: the two would collide, and rustc would report it as unrelated errors.
+pub fn fn_type_ident(item: &syn::Ident, args: &[crate::model::Arg]) -> syn::Result<syn::Ident> {
+    let ty = type_ident(item)?;
+    for a in args {
+        if let crate::model::Arg::Params { ty: params, .. } = a {
+            let last = params.segments.last().map(|s| &s.ident);
+            if last.is_some_and(|l| *l == ty) {
+                return Err(syn::Error::new_spanned(
+                    params,
+                    format!(
+                        "the params struct `{ty}` has the name clforge gives the type it generates for `fn {}`; \
+                         rename the struct (e.g. `{ty}Params`)",
+                        syn::ext::IdentExt::unraw(item)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(ty)
+}
+
 pub fn type_ident(item: &syn::Ident) -> syn::Result<syn::Ident> {
     use syn::ext::IdentExt;
     let name = type_name(&item.unraw().to_string());

@@ -18,7 +18,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
     let vis = &item.vis;
     let fn_name = &item.sig.ident;
     let name = &p.origin.name;
-    let ty_name = type_ident(fn_name)?;
+    let ty_name = super::fn_type_ident(fn_name, &k.args)?;
     let source_fn = source::source_fn(name, &sources.parts, &p.completion);
     let checks = checks::assumed_types(&k.args, &p.completion);
     let boundary = boundary_tokens(k.boundary);

@@ -65,6 +65,7 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
             check_box(e)?;
             check_interpolation(e)?;
             check_partition_of_unity(e)?;
+            check_box_rule(e)?;
             grid_offsets(e)?
         }
         clforge_abi::Cell::Simplex => {
@@ -550,6 +551,26 @@ fn check_box(e: &Element) -> syn::Result<()> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// A tensor Gauss rule of `n` points per axis integrates the stiffness of shape functions of
+/// degree `k` per axis without zero-energy (hourglass) modes only from `n = k + 1`: fewer points
+/// leave deformations that the element does not resist (quad4 with one point: two).
+fn check_box_rule(e: &Element) -> syn::Result<()> {
+    let k = e.shape.iter().map(|n| n.poly.axis_degree()).max().unwrap_or(0) as usize;
+    let n = e.quadrature;
+    if n < k + 1 {
+        return Err(syn::Error::new(
+            e.quadrature_span,
+            format!(
+                "`quadrature = {n}` under-integrates these shape functions (degree {k} per axis): the stiffness would \
+                 have zero-energy (hourglass) modes the element does not resist; use `quadrature = {}` or more \
+                 (for a reduced-integration study on the host, `WithQuadrature<E, {n}>`)",
+                k + 1
+            ),
+        ));
     }
     Ok(())
 }

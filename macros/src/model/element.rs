@@ -135,6 +135,11 @@ impl Poly {
         self.0.keys().map(|e| e.iter().sum()).max().unwrap_or(0)
     }
 
+    /// The highest power of any one coordinate in a term (0 for a constant).
+    pub fn axis_degree(&self) -> u32 {
+        self.0.keys().flat_map(|e| e.iter().copied()).max().unwrap_or(0)
+    }
+
     pub fn derivative(&self, axis: usize) -> Poly {
         let mut out = Poly::default();
         for (e, c) in &self.0 {

@@ -213,7 +213,22 @@ fn material(name: &Ident, args: &ElementArgs, found: &Items, errors: &mut Errors
                                 (false, false) => errors.spanned(ty, msg),
                             }
                         }
-                        _ => errors.spanned(ty, format!("`material` returns the matrix `D`: `{want}`")),
+                        _ => match &**ty {
+                            // A name (an alias, a struct): the attribute reads the size from the
+                            // written array and cannot see through it.
+                            syn::Type::Path(p) => errors.spanned(
+                                ty,
+                                format!(
+                                    "write `material`'s return type as the array `{want}`: #[element] reads `D`'s \
+                                     size from it and cannot see what `{}` is",
+                                    quote::quote!(#p)
+                                ),
+                            ),
+                            _ => errors.spanned(
+                                ty,
+                                format!("`material` returns the matrix `D` as an array of `f64` rows: `{want}`"),
+                            ),
+                        },
                     }
                 }
                 syn::ReturnType::Default => errors.spanned(&f.sig.ident, format!("`material` returns `{want}`")),

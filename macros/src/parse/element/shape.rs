@@ -213,7 +213,22 @@ impl ShapeParser<'_> {
         for (i, stmt) in block.stmts.iter().enumerate() {
             match stmt {
                 syn::Stmt::Local(local) => {
-                    let (syn::Pat::Ident(p), Some(init)) = (&local.pat, &local.init) else {
+                    // `let a: f64 = ...` is `let a = ...`: shape functions are `f64`.
+                    let pat = match &local.pat {
+                        syn::Pat::Type(t) => {
+                            let is_f64 = matches!(&*t.ty, syn::Type::Path(p) if p.path.is_ident("f64"));
+                            if !is_f64 {
+                                self.errors.spanned(
+                                    &t.ty,
+                                    "values in `shape` are `f64`: write `let a: f64 = ...` or leave the type out",
+                                );
+                                continue;
+                            }
+                            &*t.pat
+                        }
+                        p => p,
+                    };
+                    let (syn::Pat::Ident(p), Some(init)) = (pat, &local.init) else {
                         self.errors.spanned(
                             &local.pat,
                             "`let` in `shape` binds one name to a value: `let a = 1.0 - r;`",

@@ -804,7 +804,8 @@ fn elements(msh: &Msh, node_tags: &[u64], entities: &[MshEntity], origin: &str) 
 pub fn write_msh(path: impl AsRef<Path>, mesh: &MshMesh) -> Result<()> {
     let path = path.as_ref();
     let text = msh_text(mesh)?;
-    std::fs::write(path, text).map_err(|source| Error::Io {
+    // Replaced only by a complete, synced file: a previous mesh survives any failure.
+    crate::files::replace_file(path, |w| std::io::Write::write_all(w, text.as_bytes())).map_err(|source| Error::Io {
         what: format!("writing Gmsh mesh {}", path.display()),
         source,
     })
