@@ -37,6 +37,7 @@ pub mod stencil;
 pub mod sweep;
 
 pub use buffer::{Buffer, ConstBuffer, Scalar};
+pub use cl::fault;
 /// The contracts shared with the macros (modal bases, element and lattice layouts).
 pub use clforge_abi as abi;
 pub use device::{Device, DeviceInfo, DeviceKind};

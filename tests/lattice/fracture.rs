@@ -257,3 +257,72 @@ fn other_models_run_exactly_too() {
     };
     assert!(BondState::nucleus(BondGeometry::new([4, 4, 4], 3).unwrap(), &bad, 1).is_err());
 }
+
+/// OpenCL failures injected into a run (`runtime::fault`): a launch whose kernel never started
+/// leaves the run as it was, and it continues to the uninterrupted end; a failure after the
+/// kernel started (the read-back of its counters) tears the run, which then refuses to continue
+/// or to be saved, and the last checkpoint continues to the same end.
+#[test]
+fn injected_failures_lose_nothing_and_never_save_a_torn_state() {
+    use clforge::runtime::fault::{self, Site};
+    let dev = device();
+    let model = BondModel::fracture();
+    let g = BondGeometry::new([12, 12, 12], 3).unwrap();
+    let k = Fracture { k1: 1.0, k2: 1.0 };
+    let schedule = BondSchedule::default();
+    let start = BondState::nucleus(g, &model, 9).unwrap();
+    let steps = 12;
+    let mut whole = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+    whole.run(&k, VERTICAL_FACES, steps, |_, _| ()).unwrap();
+    let end = whole.state().unwrap();
+
+    // The kernel's enqueue fails at the fourth launch: nothing ran, nothing changed.
+    let mut run = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+    run.run(&k, VERTICAL_FACES, 3, |_, _| ()).unwrap();
+    let before = run.state().unwrap();
+    {
+        let armed = fault::fail_nth(Site::Enqueue, 0);
+        assert!(matches!(
+            run.launch(&k),
+            Err(Error::Cl {
+                op: "clEnqueueNDRangeKernel",
+                ..
+            })
+        ));
+        assert!(armed.fired());
+    }
+    assert_same(&run.state().unwrap(), &before, &model, "after a failed enqueue");
+    run.run(&k, VERTICAL_FACES, steps, |_, _| ()).unwrap();
+    assert_same(&run.state().unwrap(), &end, &model, "continued after a failed enqueue");
+
+    // The counters' read-back fails at the fourth launch: the run is torn.
+    let mut run = BondRun::new(&dev, &model, schedule, &start, None).unwrap();
+    run.run(&k, VERTICAL_FACES, 3, |_, _| ()).unwrap();
+    let mut checkpoint = Vec::new();
+    run.state().unwrap().save(&mut checkpoint).unwrap();
+    {
+        let armed = fault::fail_nth(Site::Read, 0);
+        assert!(matches!(
+            run.launch(&k),
+            Err(Error::Cl {
+                op: "clEnqueueReadBuffer",
+                ..
+            })
+        ));
+        assert!(armed.fired());
+    }
+    for refused in [
+        run.state().map(|_| ()),
+        run.launch(&k).map(|_| ()),
+        run.purge().map(|_| ()),
+    ] {
+        match refused {
+            Err(Error::InvalidConfig(msg)) => assert!(msg.contains("step 3") && msg.contains("checkpoint"), "{msg}"),
+            other => panic!("a torn run went on: {other:?}"),
+        }
+    }
+    let resumed = BondState::load(&checkpoint[..]).unwrap();
+    let mut again = BondRun::new(&dev, &model, schedule, &resumed, None).unwrap();
+    again.run(&k, VERTICAL_FACES, steps, |_, _| ()).unwrap();
+    assert_same(&again.state().unwrap(), &end, &model, "resumed after a torn launch");
+}

@@ -11,3 +11,4 @@ mod kernels;
 
 mod build_errors;
 mod checks;
+mod faults;

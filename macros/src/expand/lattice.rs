@@ -2,7 +2,7 @@
 //! (colour 0, then colour 1) and the host reference (the same two colours, site by site, with
 //! the same random numbers).
 
-use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
+use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, ArgTokens};
 use crate::ir::sweep::LatticeBody;
 use crate::ir::{Body, Program, Sources};
 use crate::model::lattice::Lattice;

@@ -1,7 +1,7 @@
 //! The stencil's Rust side: the kernel type with its source, spec, typed launchers and the
 //! host reference driver.
 
-use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
+use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, ArgTokens};
 use crate::ir::stencil::StencilBody;
 use crate::ir::{Body, Program, Sources};
 use crate::model::{ReduceOp, Scalar};

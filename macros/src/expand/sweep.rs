@@ -1,7 +1,7 @@
 //! The sweep's Rust side: the kernel type with its source, spec, plans, the device sweep and
 //! the host reference (the sequential sweep, in place).
 
-use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, type_ident, ArgTokens};
+use super::{arg_tokens, boundary_tokens, checks, rt, scalar_ty, source, ArgTokens};
 use crate::ir::{Body, Program, Sources};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -86,6 +86,7 @@ impl Mem {
     /// Copies the start of the buffer into `out`, blocking until done (and so until every
     /// command queued before it has finished).
     pub(crate) fn read<T: Sealed>(&self, queue: &Queue, out: &mut [T]) -> Result<()> {
+        super::fault::check(super::fault::Site::Read)?;
         // SAFETY: blocking read: `out` is fully written before the call returns.
         unsafe { core::enqueue_read_buffer(&queue.queue, &self.0, true, 0, out, None::<()>, None::<()>) }
             .map_err(failed("clEnqueueReadBuffer"))
@@ -100,6 +101,7 @@ impl Mem {
 
     /// Copies `out.len()` elements from element `offset` on into `out`, blocking until done.
     pub(crate) fn read_at<T: Sealed>(&self, queue: &Queue, offset: usize, out: &mut [T]) -> Result<()> {
+        super::fault::check(super::fault::Site::Read)?;
         // SAFETY: blocking read: `out` is fully written before the call returns.
         unsafe { core::enqueue_read_buffer(&queue.queue, &self.0, true, offset, out, None::<()>, None::<()>) }
             .map_err(failed("clEnqueueReadBuffer"))
@@ -227,6 +229,7 @@ impl Mem {
         out: &mut [T],
         after: &[Event],
     ) -> Result<Event> {
+        super::fault::check(super::fault::Site::Read)?;
         let mut ev = Event::null();
         let wait = Event::wait_list(after);
         // SAFETY: the caller keeps `out` alive until the event completes.

@@ -2,6 +2,7 @@
 //! the wrappers here and reports failures as the crate's [`Error`].
 
 mod event;
+pub mod fault;
 mod mem;
 mod platform;
 mod program;

@@ -19,6 +19,7 @@ impl Program {
         source: CString,
         options: &CString,
     ) -> Result<std::result::Result<Program, String>> {
+        super::fault::check(super::fault::Site::Build)?;
         let program =
             core::create_program_with_source(&queue.context, &[source]).map_err(failed("clCreateProgramWithSource"))?;
         let device = queue.device;
@@ -162,6 +163,13 @@ impl Kernel {
         event: Option<&mut Event>,
     ) -> Result<()> {
         let kernel = at.kernel;
+        super::fault::check(super::fault::Site::Enqueue).map_err(|e| match e {
+            Error::Cl { op, message } => Error::Cl {
+                op,
+                message: format!("kernel `{kernel}` of program `{}`: {message}", at.program),
+            },
+            e => e,
+        })?;
         if args.len() != self.num_args as usize {
             return Err(Error::LengthMismatch {
                 what: format!("arguments of kernel `{kernel}`"),

@@ -43,6 +43,9 @@ pub struct BondRun {
     pub(crate) step: u64,
     pub(crate) proposals: u64,
     pub(crate) live: usize,
+    /// The step whose launch failed after the device had started changing the state: the
+    /// device holds no step's state, so the run refuses to go on or to be saved.
+    pub(crate) torn: Option<u64>,
 }
 
 impl BondRun {
@@ -139,6 +142,7 @@ impl BondRun {
             step: state.step,
             proposals: state.proposals,
             live: state.queue.len(),
+            torn: None,
         })
     }
 
@@ -182,6 +186,7 @@ impl BondRun {
     /// and if the list is still too full returns [`Error::QueueOverflow`] without launching:
     /// nothing is lost, the run can continue on a larger list from [`BondRun::state`].
     pub fn launch(&mut self, energy: &impl BondEnergy) -> Result<LaunchReport> {
+        self.whole()?;
         let mut n = self.live;
         let cap = self.queue.capacity();
         // A bond is queued once, when it breaks: a list as long as the interior bonds never
@@ -225,6 +230,14 @@ impl BondRun {
         let event = self
             .program
             .launch("clforge_bonds_step", &[n.max(1).div_ceil(WG) * WG], Some(&[WG]), &args)?;
+        // The kernel runs: from here a failure leaves the device between two steps.
+        let step = self.step;
+        self.after_step(n, event).inspect_err(|_| self.torn = Some(step))
+    }
+
+    /// The rest of a launch once its kernel is enqueued: the groups' copy, the counters and the
+    /// list's length read back, and a purge when the schedule asks for one.
+    fn after_step(&mut self, n: usize, event: Event) -> Result<LaunchReport> {
         self.groups_old.copy_from(&self.groups_new)?;
         // Two reads per launch: the cumulative counters (every count is below 2^32: bonds are
         // numbered in 32 bits) and the list's length (an overflow is an error there).
@@ -237,7 +250,7 @@ impl BondRun {
         self.step += 1;
         self.proposals += n as u64;
         if self.schedule.purges_after(self.step, self.live) {
-            self.purge()?;
+            self.compact()?;
         }
         Ok(LaunchReport {
             entries: n,
@@ -248,6 +261,23 @@ impl BondRun {
 
     /// Compacts the live list to its live entries (in order); returns how many remain.
     pub fn purge(&mut self) -> Result<usize> {
+        self.whole()?;
+        let step = self.step;
+        self.compact().inspect_err(|_| self.torn = Some(step))
+    }
+
+    /// Refuses a run whose device state a failed launch left between steps.
+    fn whole(&self) -> Result<()> {
+        match self.torn {
+            None => Ok(()),
+            Some(step) => Err(Error::InvalidConfig(format!(
+                "the bond run failed part way through step {step}: the device holds no step's state, so it \
+                 neither continues nor saves; load the last checkpoint (`BondState::load`) and run on from there"
+            ))),
+        }
+    }
+
+    fn compact(&mut self) -> Result<usize> {
         let n = self.queue.len()?;
         self.live = n;
         if n == 0 {
@@ -299,6 +329,7 @@ impl BondRun {
 
     /// The state, read back (a checkpoint: [`BondRun::new`] on it continues exactly).
     pub fn state(&self) -> Result<BondState> {
+        self.whole()?;
         let g = self.geometry;
         Ok(BondState {
             geometry: g,
