@@ -22,6 +22,7 @@ mod cl;
 pub mod device;
 pub mod error;
 pub mod files;
+pub(crate) mod num;
 pub mod program;
 pub mod source;
 mod sync;

@@ -58,6 +58,7 @@ use crate::buffer::Buffer;
 use crate::device::Device;
 use crate::error::{check_len, Error, Result};
 use crate::launch::owned::Signatures;
+use crate::num::{binary_exponent, times_pow2};
 use crate::program::{Arg, Program};
 
 /// OpenCL C of the assembly, Dirichlet and conjugate-gradient kernels.
@@ -906,13 +907,6 @@ impl Scaled {
     }
 }
 
-/// `v · 2^e` in two exact steps, so that neither factor leaves f64's normal range.
-fn times_pow2(v: f64, e: i32) -> f64 {
-    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
-    let half = e / 2;
-    v * pow2(half) * pow2(e - half)
-}
-
 /// Checks the options and vector lengths of a solve; returns the scaled system.
 fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<Scaled> {
     if !(opts.tol > 0.0 && opts.tol.is_finite()) {
@@ -937,15 +931,13 @@ fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Re
             rhs[i]
         )));
     }
-    let max = rhs.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if max == 0.0 {
+    let Some(e) = binary_exponent(rhs) else {
         return Ok(Scaled {
             b: rhs.to_vec(),
             x0: x0.map(<[f64]>::to_vec),
             e: None,
         });
-    }
-    let e = max.log2().floor() as i32;
+    };
     let down = |v: &[f64]| v.iter().map(|&x| times_pow2(x, -e)).collect::<Vec<f64>>();
     Ok(Scaled {
         b: down(rhs),

@@ -291,6 +291,20 @@ pub fn largest_eigenvalue(a: &[f64], n: usize) -> f64 {
     if n == 0 || a.len() != n * n {
         return 0.0;
     }
+    if a.iter().any(|v| !v.is_finite()) {
+        return f64::INFINITY;
+    }
+    // On `a` scaled exactly to entries of order one, and scaled back: sums, products and the
+    // factorisation of `a` near 1e-300 or 1e300 would underflow or overflow.
+    let Some(e) = crate::num::binary_exponent(a) else {
+        return 0.0;
+    };
+    let unit: Vec<f64> = a.iter().map(|&v| crate::num::times_pow2(v, -e)).collect();
+    crate::num::times_pow2(largest_eigenvalue_unit(&unit, n), e)
+}
+
+/// [`largest_eigenvalue`] of a matrix whose largest entry is of order one.
+fn largest_eigenvalue_unit(a: &[f64], n: usize) -> f64 {
     let gershgorin = (0..n)
         .map(|i| a[i * n..(i + 1) * n].iter().map(|v| v.abs()).sum::<f64>())
         .fold(0.0f64, f64::max);
@@ -426,6 +440,25 @@ mod tests {
         check(&diag(&[0.0, 0.0, 2.0, 0.0]), 4, 2.0);
         check(&diag(&[-10.0, 1.0, 0.5]), 3, 1.0);
         assert_eq!(largest_eigenvalue(&diag(&[-1.0, -2.0]), 2), 0.0);
+        // At every scale of f64, subnormal entries included: the scaled eigenvalue.
+        for s in [1e-315, 1e-300, 1e-150, 1e150, 1e300, 1e307] {
+            let n = 24;
+            let exact = 2.0 - 2.0 * (n as f64 * std::f64::consts::PI / (n + 1) as f64).cos();
+            let a: Vec<f64> = laplacian(n).iter().map(|v| v * s).collect();
+            let got = largest_eigenvalue(&a, n);
+            // Subnormal entries carry fewer digits: 1e-315 has about 14 bits.
+            let tol = if s < 1e-307 { 1e-4 } else { 1e-9 };
+            assert!(
+                got >= exact * s * (1.0 - tol) && got <= exact * s * (1.0 + tol),
+                "scale {s:e}: {got:e} vs {:e}",
+                exact * s
+            );
+        }
+        // Row sums beyond f64 (2e308) with a representable largest eigenvalue (√2 · 1e308).
+        let s = 1e308;
+        let got = largest_eigenvalue(&[s, s, s, -s], 2);
+        let want = std::f64::consts::SQRT_2 * s;
+        assert!(got >= want * (1.0 - 1e-12) && got <= want * (1.0 + 1e-8), "{got:e}");
         assert_eq!(largest_eigenvalue(&[0.0; 9], 3), 0.0);
         // A rotated copy: the start vector does not line up with the axes by luck.
         let (c, s) = (0.6f64, 0.8f64);
