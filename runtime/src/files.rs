@@ -10,13 +10,23 @@ use std::path::{Path, PathBuf};
 /// renamed over `path` (atomic on POSIX file systems), and the directory synced so the rename
 /// survives a crash. On any error the temporary file is removed and `path` is untouched.
 pub fn replace_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    replace_file_syncing(path, write, File::sync_all)
+}
+
+/// [`replace_file`] with the sync of the complete temporary file done by `sync` (a test makes
+/// it fail: a disk that reports an error only when asked to persist).
+fn replace_file_syncing(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    sync: impl FnOnce(&File) -> io::Result<()>,
+) -> io::Result<()> {
     let tmp = temporary(path)?;
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp)?);
         write(&mut out)?;
         out.flush()?;
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
+        sync(&file)?;
         drop(file);
         fs::rename(&tmp, path)
     })();
@@ -159,6 +169,23 @@ mod tests {
         replace_file_at(&p, |tmp| fs::write(tmp, b"new picture")).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new picture");
         assert_eq!(leftovers(&d), ["picture.png"]);
+    }
+
+    /// A sync that fails after the whole file was written keeps the previous file too.
+    #[test]
+    fn a_failed_sync_keeps_the_previous_file() {
+        let d = dir("sync");
+        let p = d.join("state.bin");
+        fs::write(&p, b"previous").unwrap();
+        let e = replace_file_syncing(
+            &p,
+            |w| w.write_all(b"all of the new state"),
+            |_| Err(io::Error::other("sync failed")),
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "sync failed");
+        assert_eq!(fs::read(&p).unwrap(), b"previous");
+        assert_eq!(leftovers(&d), ["state.bin"]);
     }
 
     #[test]
