@@ -237,3 +237,36 @@ fn many_groups_fold_in_two_passes() {
         assert_eq!(s.value().unwrap(), host.2 .0, "{config:?}: index sum");
     }
 }
+
+/// An f64 sum alone, each point's own value.
+#[clforge::stencil]
+fn total64(u: &Grid1<f64>) -> Sum<f64> {
+    Sum(u.at(0))
+}
+
+/// A fused sum of values anywhere in f64's range (subnormal ones included) equals the host's
+/// fold within the rounding of a sum: the reduction neither flushes small values nor loses large
+/// ones.
+#[test]
+fn sums_at_every_scale_equal_the_host() {
+    let dev = device();
+    let shape = Shape::d1(1000);
+    for (i, s) in [1e-310, 1e-300, 1e-150, 1.0, 1e150, 1e300].into_iter().enumerate() {
+        let mut r = rng(900 + i as u64);
+        let u = HostGrid::from_fn(shape, |_| r.random_range(-1.0..1.0) * s).unwrap();
+        let mut host = Sum(0.0f64);
+        Total64::apply_host(&mut host, &u).unwrap();
+        let magnitude: f64 = u.data().iter().map(|v| v.abs()).sum();
+        for config in configs(1) {
+            let mut sum = Reduction::new();
+            Total64::launch(&config, &mut sum, &dev.upload(&u).unwrap()).unwrap();
+            let got = sum.value().unwrap();
+            let tol = 1e3 * f64::EPSILON * magnitude + 1e-323;
+            assert!(
+                (got - host.0).abs() <= tol,
+                "scale {s:e} {config:?}: device {got:e}, host {:e}",
+                host.0
+            );
+        }
+    }
+}
