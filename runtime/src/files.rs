@@ -195,6 +195,12 @@ mod tests {
         assert!(replace_file(&p, |w| w.write_all(b"x")).is_err());
         assert!(!d.join("no-such-dir").exists());
         assert!(replace_file(Path::new(""), |w| w.write_all(b"x")).is_err());
+        // A "directory" that is a file cannot be written into: an error, the file untouched.
+        let blocker = d.join("not-a-dir");
+        fs::write(&blocker, b"keep").unwrap();
+        assert!(replace_file(&blocker.join("state.bin"), |w| w.write_all(b"x")).is_err());
+        assert!(replace_file_at(&blocker.join("p.png"), |tmp| fs::write(tmp, b"x")).is_err());
+        assert_eq!(fs::read(&blocker).unwrap(), b"keep");
     }
 
     #[test]
