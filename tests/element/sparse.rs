@@ -348,10 +348,8 @@ fn cg_solves_2d_poisson_like_cholesky() {
     }
 }
 
-#[test]
-fn cg_solves_1d_poisson_fixed_at_one_end() {
-    let mut rng = common::rng(5);
-    let elements = 60;
+/// `elements` 1-D bars in a chain, each of random length: their DOF map and packed `K_e`s.
+fn bars(rng: &mut SmallRng, elements: usize) -> (DofMap, Vec<f64>) {
     let mut index = Vec::new();
     let mut ke = Vec::new();
     for e in 0..elements as u32 {
@@ -359,7 +357,14 @@ fn cg_solves_1d_poisson_fixed_at_one_end() {
         let h: f64 = rng.random_range(0.5..2.0);
         ke.extend([1.0 / h, -1.0 / h, 1.0 / h]);
     }
-    let map = DofMap::new(elements + 1, 2, index, vec![1; 2 * elements]).unwrap();
+    (DofMap::new(elements + 1, 2, index, vec![1; 2 * elements]).unwrap(), ke)
+}
+
+#[test]
+fn cg_solves_1d_poisson_fixed_at_one_end() {
+    let mut rng = common::rng(5);
+    let elements = 60;
+    let (map, ke) = bars(&mut rng, elements);
     let mut csr = assemble(&map, &ke);
     let mut b: Vec<f64> = (0..=elements).map(|_| rng.random_range(-1.0..1.0)).collect();
     sparse::apply_dirichlet(&mut csr, &[0], &[0.75], &mut b).unwrap();
@@ -486,14 +491,7 @@ fn mismatched_lengths_and_bad_colourings_are_errors() {
 fn cg_answers_at_every_scale_of_the_system() {
     let mut rng = common::rng(7);
     let elements = 24;
-    let mut index = Vec::new();
-    let mut ke = Vec::new();
-    for e in 0..elements as u32 {
-        index.extend([e, e + 1]);
-        let h: f64 = rng.random_range(0.5..2.0);
-        ke.extend([1.0 / h, -1.0 / h, 1.0 / h]);
-    }
-    let map = DofMap::new(elements + 1, 2, index, vec![1; 2 * elements]).unwrap();
+    let (map, ke) = bars(&mut rng, elements);
     let b0: Vec<f64> = (0..=elements).map(|_| rng.random_range(-1.0..1.0)).collect();
     let opts = CgOptions {
         tol: 1e-12,

@@ -199,28 +199,7 @@ impl Lowerer<'_> {
 
     /// `path as ty` for a named constant: its own OpenCL name, valued with the Rust cast.
     fn constant_as(&mut self, path: &syn::Path, ty: Scalar, e: &Expr) -> syn::Result<ir::Expr> {
-        let written = path
-            .segments
-            .iter()
-            .map(|s| s.ident.unraw().to_string())
-            .collect::<Vec<_>>();
-        let rust = format!("{} as {}", written.join("::"), ty.rust());
-        let cl = match self.consts.iter().find(|c| c.rust == rust) {
-            Some(c) => c.cl_name.clone(),
-            None => {
-                let cl = self.fresh(&format!("{}_as_{}", written.join("_"), ty.rust()));
-                self.consts.push(ConstUse {
-                    cl_name: cl.clone(),
-                    rust,
-                    path: path.clone(),
-                    ty,
-                    span: e.span,
-                    cast: true,
-                });
-                cl
-            }
-        };
-        leaf(Kind::Const(cl), ty, false)
+        leaf(Kind::Const(self.const_name(path, ty, e, true)?), ty, false)
     }
 
     /// `k.m as ty` for a params member: read as its own type (the struct is declared from the
@@ -258,42 +237,51 @@ impl Lowerer<'_> {
 
     /// A named constant: one OpenCL name per path, and one type per constant.
     pub(super) fn constant(&mut self, path: &syn::Path, expected: Option<Scalar>, e: &Expr) -> syn::Result<ir::Expr> {
-        let fl = default_float(self.args, self.out);
-        let ty = expected.unwrap_or(fl);
+        let ty = expected.unwrap_or(default_float(self.args, self.out));
+        leaf(Kind::Const(self.const_name(path, ty, e, false)?), ty, false)
+    }
+
+    /// The OpenCL name of constant `path` read as `ty` (or, `cast`, of `path as ty`): the one it
+    /// already has, or a new one recorded for the run-time completion.
+    fn const_name(&mut self, path: &syn::Path, ty: Scalar, e: &Expr, cast: bool) -> syn::Result<String> {
         let written = path
             .segments
             .iter()
             .map(|s| s.ident.unraw().to_string())
             .collect::<Vec<_>>();
-        let rust = written.join("::");
-        let cl = match self.consts.iter().find(|c| c.rust == rust) {
-            Some(c) if c.ty != ty => {
-                return Err(syn::Error::new(
-                    e.span,
-                    format!(
-                        "constant `{rust}` is used as `{}` here and as `{}` elsewhere in the stencil",
-                        ty.rust(),
-                        c.ty.rust()
-                    ),
-                ))
-            }
-            Some(c) => c.cl_name.clone(),
+        // Paths map to distinct OpenCL names: `gain::K` is `gain_K`, and a constant named
+        // `gain_K` then gets `gain_K_1`; a cast has its own (`gain_K_as_f32`).
+        let (rust, base) = if cast {
+            (
+                format!("{} as {}", written.join("::"), ty.rust()),
+                format!("{}_as_{}", written.join("_"), ty.rust()),
+            )
+        } else {
+            (written.join("::"), written.join("_"))
+        };
+        match self.consts.iter().find(|c| c.rust == rust) {
+            Some(c) if c.ty != ty => Err(syn::Error::new(
+                e.span,
+                format!(
+                    "constant `{rust}` is used as `{}` here and as `{}` elsewhere in the stencil",
+                    ty.rust(),
+                    c.ty.rust()
+                ),
+            )),
+            Some(c) => Ok(c.cl_name.clone()),
             None => {
-                // Paths map to distinct OpenCL names: `gain::K` is `gain_K`, and a
-                // constant named `gain_K` then gets `gain_K_1`.
-                let cl = self.fresh(&written.join("_"));
+                let cl = self.fresh(&base);
                 self.consts.push(ConstUse {
                     cl_name: cl.clone(),
                     rust,
                     path: path.clone(),
                     ty,
                     span: e.span,
-                    cast: false,
+                    cast,
                 });
-                cl
+                Ok(cl)
             }
-        };
-        leaf(Kind::Const(cl), ty, false)
+        }
     }
 
     /// `!x`, `-x`: a negated literal stays a literal.
