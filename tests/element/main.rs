@@ -15,6 +15,7 @@ mod modal;
 mod simplices;
 
 mod forming;
+mod forms;
 mod lumped_mass;
 mod matrices;
 mod mesh_io;

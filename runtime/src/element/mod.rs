@@ -2,6 +2,7 @@
 //! meshes and the explicit central-difference stepping of seed 000 on the device — on one
 //! device ([`Stepper`]), several ([`split::SplitStepper`]) or MPI ranks (`RankStepper`).
 
+pub mod form;
 pub mod forming;
 pub mod matrices;
 pub mod mesh;

@@ -1,0 +1,78 @@
+//! The built-in operators and masses written as forms ([`super::bilinear`]): what a user reads
+//! and copies to write their own physics. Each gives the matrix the built-in host function gives
+//! (`matrices::stiffness`, `matrices::mass_consistent`); the tests compare them.
+
+use super::{dot, inner, Field, Point};
+use crate::element::matrices::{check_material, Matrix};
+use crate::element::spec::{Element, Operator};
+use crate::error::{Error, Result};
+
+/// The strains of `f` in `op`'s order: plane (ε_xx, ε_yy, γ_xy); 3-D (ε_xx, ε_yy, ε_zz, γ_yz,
+/// γ_xz, γ_xy), engineering shears; diffusion: the gradient.
+pub fn strains(op: Operator, f: &Field) -> Vec<f64> {
+    let g = f.grad_tensor();
+    match op {
+        Operator::PlaneStress | Operator::PlaneStrain => vec![g[0][0], g[1][1], g[0][1] + g[1][0]],
+        Operator::Elasticity => vec![
+            g[0][0],
+            g[1][1],
+            g[2][2],
+            g[1][2] + g[2][1],
+            g[0][2] + g[2][0],
+            g[0][1] + g[1][0],
+        ],
+        Operator::Diffusion => f.grad()[..f.dim()].to_vec(),
+    }
+}
+
+/// `E`'s own operator as a form, `ε(v)ᵀ D ε(u)` times the thickness in 2-D, with `D` and the
+/// thickness of `material` (checked as the built-ins check them).
+pub fn operator<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Point, &E::Material) -> f64> {
+    let d = E::material(material);
+    check_material::<E>(&d, None)?;
+    let t = thickness::<E>(material)?;
+    Ok(move |u: &Field, v: &Field, _: &Point, _: &E::Material| {
+        let (eu, ev) = (strains(E::OPERATOR, u), strains(E::OPERATOR, v));
+        t * quadratic(&d, &ev, &eu)
+    })
+}
+
+/// `ρ u · v` times the thickness in 2-D: the consistent mass.
+pub fn mass<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Point, &E::Material) -> f64> {
+    let rho = E::density(material);
+    let t = thickness::<E>(material)?;
+    Ok(move |u: &Field, v: &Field, _: &Point, _: &E::Material| rho * t * dot(u.vector(), v.vector()))
+}
+
+/// Isotropic elasticity in Lamé's form, `λ div u div v + 2μ ε(u) : ε(v)`: 3-D elasticity, or
+/// plane strain in 2-D.
+pub fn lame<M>(lambda: f64, mu: f64) -> impl Fn(&Field, &Field, &Point, &M) -> f64 {
+    move |u: &Field, v: &Field, _: &Point, _: &M| {
+        lambda * u.div() * v.div() + 2.0 * mu * inner(u.sym_grad(), v.sym_grad())
+    }
+}
+
+/// Isotropic conduction, `k ∇u · ∇v`.
+pub fn conduction<M>(k: f64) -> impl Fn(&Field, &Field, &Point, &M) -> f64 {
+    move |u: &Field, v: &Field, _: &Point, _: &M| k * dot(u.grad(), v.grad())
+}
+
+/// `xᵀ D y`.
+fn quadratic(d: &Matrix, x: &[f64], y: &[f64]) -> f64 {
+    (0..x.len())
+        .map(|i| x[i] * (0..y.len()).map(|j| d[(i, j)] * y[j]).sum::<f64>())
+        .sum()
+}
+
+/// The thickness of a 2-D element (1 otherwise); positive and finite.
+fn thickness<E: Element>(material: &E::Material) -> Result<f64> {
+    let t = if E::DIM == 2 { E::thickness(material) } else { 1.0 };
+    if t > 0.0 && t.is_finite() {
+        Ok(t)
+    } else {
+        Err(Error::InvalidConfig(format!(
+            "element `{}` has thickness {t}; it must be positive and finite",
+            E::NAME
+        )))
+    }
+}

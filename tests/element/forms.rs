@@ -1,0 +1,195 @@
+//! Element physics as forms on the host (`element::form`): the library's operator and mass forms
+//! give the built-in matrices for nodal, simplex and modal elements on distorted geometry; forms
+//! written as a physicist writes them (`k ∇u·∇v`, Lamé) give the built-ins' matrices for the
+//! same physics; a form that is not bilinear, or not finite, is a typed error.
+
+use crate::{common, elements, modal, simplices};
+
+use clforge::runtime::element::form::{self, dot, library, Field, Point};
+use clforge::runtime::element::matrices::{self, Matrix};
+use clforge::runtime::element::Element;
+use clforge::runtime::Error;
+use rand::Rng;
+
+/// `E`'s geometry nodes, stretched and each moved by up to `distort`.
+fn distorted<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<Vec<f64>> {
+    let nodes: Vec<[f64; 3]> = match E::basis() {
+        clforge::runtime::element::Basis::Nodal => E::local_nodes().to_vec(),
+        clforge::runtime::element::Basis::Modal { .. } => E::local_nodes()[..E::GEOMETRY_NODES].to_vec(),
+    };
+    nodes
+        .iter()
+        .map(|p| {
+            (0..E::DIM)
+                .map(|k| 1.3 * p[k] + 0.2 * k as f64 + rng.random_range(-distort..=distort))
+                .collect()
+        })
+        .collect()
+}
+
+fn close(a: &Matrix, b: &Matrix, what: &str) {
+    assert_eq!((a.rows(), a.cols()), (b.rows(), b.cols()), "{what}: sizes");
+    let scale = b.max_abs();
+    for i in 0..a.rows() {
+        for j in 0..a.cols() {
+            assert!(
+                (a[(i, j)] - b[(i, j)]).abs() <= 1e-12 * scale,
+                "{what} ({i}, {j}): form {:e}, built-in {:e}",
+                a[(i, j)],
+                b[(i, j)]
+            );
+        }
+    }
+}
+
+/// The library's forms of `E` equal `E`'s built-in stiffness and consistent mass.
+fn library_equals_builtin<E: Element>(material: &E::Material, seed: u64) {
+    let mut rng = common::rng(seed);
+    let coords = distorted::<E>(&mut rng, 0.1);
+    let k = form::bilinear::<E, _, _>(&coords, material, library::operator::<E>(material).unwrap()).unwrap();
+    close(
+        &k,
+        &matrices::stiffness::<E, _>(&coords, material).unwrap(),
+        &format!("{} stiffness", E::NAME),
+    );
+    let m = form::bilinear::<E, _, _>(&coords, material, library::mass::<E>(material).unwrap()).unwrap();
+    close(
+        &m,
+        &matrices::mass_consistent::<E, _>(&coords, material).unwrap(),
+        &format!("{} mass", E::NAME),
+    );
+}
+
+#[test]
+fn library_forms_give_the_built_in_matrices() {
+    use elements::{hex8, quad4, quad4_heat, quad9};
+    let plate = quad4::Plate {
+        e: 2.0,
+        nu: 0.3,
+        rho: 1.5,
+        thickness: 0.2,
+    };
+    library_equals_builtin::<quad4::Quad4>(&plate, 1);
+    let heat = quad4_heat::Conductor {
+        kx: 1.5,
+        ky: 0.5,
+        rho_c: 2.0,
+    };
+    library_equals_builtin::<quad4_heat::Quad4Heat>(&heat, 2);
+    let body = quad9::Body {
+        e: 3.0,
+        nu: 0.25,
+        rho: 1.0,
+    };
+    library_equals_builtin::<quad9::Quad9>(&body, 3);
+    let solid = hex8::Solid {
+        lambda: 1.2,
+        mu: 0.8,
+        rho: 2.0,
+    };
+    library_equals_builtin::<hex8::Hex8>(&solid, 4);
+    let s = simplices::Solid {
+        e: 2.0,
+        nu: 0.3,
+        rho: 1.0,
+        h: 0.5,
+    };
+    library_equals_builtin::<simplices::Tri6>(&s, 5);
+    library_equals_builtin::<simplices::Tet10>(&s, 6);
+    library_equals_builtin::<modal::HexP2>(&modal::Iso { lambda: 1.0, mu: 0.7 }, 7);
+}
+
+#[test]
+fn forms_written_as_physics_give_the_same_matrices() {
+    use elements::{quad4_heat, quad9};
+    let mut rng = common::rng(11);
+    // Conduction `k ∇u·∇v` (isotropic) on the diffusion quad, with the thickness of one.
+    let coords = distorted::<quad4_heat::Quad4Heat>(&mut rng, 0.15);
+    let heat = quad4_heat::Conductor {
+        kx: 1.7,
+        ky: 1.7,
+        rho_c: 1.0,
+    };
+    let k = form::bilinear::<quad4_heat::Quad4Heat, _, _>(&coords, &heat, |u: &Field, v: &Field, _: &Point, m| {
+        m.kx * dot(u.grad(), v.grad())
+    })
+    .unwrap();
+    close(
+        &k,
+        &matrices::stiffness::<quad4_heat::Quad4Heat, _>(&coords, &heat).unwrap(),
+        "k ∇u·∇v",
+    );
+    let lib = form::bilinear::<quad4_heat::Quad4Heat, _, _>(&coords, &heat, library::conduction(1.7)).unwrap();
+    close(&lib, &k, "library::conduction");
+    // Lamé's `λ div u div v + 2μ ε(u):ε(v)` is plane strain for the 9-node quad.
+    let coords = distorted::<quad9::Quad9>(&mut rng, 0.1);
+    let body = quad9::Body {
+        e: 2.5,
+        nu: 0.3,
+        rho: 1.0,
+    };
+    let (lambda, mu) = (
+        body.e * body.nu / ((1.0 + body.nu) * (1.0 - 2.0 * body.nu)),
+        body.e / (2.0 * (1.0 + body.nu)),
+    );
+    let k = form::bilinear::<quad9::Quad9, _, _>(&coords, &body, library::lame(lambda, mu)).unwrap();
+    close(
+        &k,
+        &matrices::stiffness::<quad9::Quad9, _>(&coords, &body).unwrap(),
+        "Lamé plane strain",
+    );
+    // A body load `f·v` sums to the load times the area.
+    let area: f64 = matrices::mass_lumped::<quad9::Quad9, _>(&coords, &body)
+        .unwrap()
+        .iter()
+        .sum();
+    let f = form::linear::<quad9::Quad9, _, _>(&coords, &body, |v: &Field, _: &Point, _| 3.0 * v.comp(1)).unwrap();
+    let total: f64 = f.iter().skip(1).step_by(2).sum();
+    assert!((total - 3.0 * area).abs() <= 1e-12 * area, "{total} vs {}", 3.0 * area);
+    assert!(f.iter().step_by(2).all(|&x| x == 0.0), "no load along x");
+}
+
+#[test]
+fn forms_that_are_not_bilinear_or_not_finite_are_refused() {
+    use elements::quad4_heat::{Conductor, Quad4Heat};
+    let coords = distorted::<Quad4Heat>(&mut common::rng(12), 0.1);
+    let m = Conductor {
+        kx: 1.0,
+        ky: 1.0,
+        rho_c: 1.0,
+    };
+    let refused = |r: Result<Matrix, Error>, which: &str| match r {
+        Err(Error::InvalidConfig(msg)) => assert!(msg.contains(which), "{msg}"),
+        other => panic!("expected a refusal naming `{which}`, got {other:?}"),
+    };
+    // Quadratic in the trial function, affine in the test function, not finite.
+    refused(
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+            u.value() * u.value() * v.value()
+        }),
+        "trial",
+    );
+    refused(
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+            u.value() * (v.value() + 1.0)
+        }),
+        "test",
+    );
+    refused(
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+            u.value() * v.value() / 0.0
+        }),
+        "finite",
+    );
+    assert!(matches!(
+        form::linear::<Quad4Heat, _, _>(&coords, &m, |v: &Field, _: &Point, _| v.value() + 1.0),
+        Err(Error::InvalidConfig(_))
+    ));
+    // A symmetric-gradient form of a scalar field is its own business, but a degenerate element
+    // is refused as the built-ins refuse it.
+    let flat = vec![vec![0.0, 0.0], vec![1.0, 0.0], vec![2.0, 0.0], vec![3.0, 0.0]];
+    assert!(matches!(
+        form::bilinear::<Quad4Heat, _, _>(&flat, &m, library::conduction(1.0)),
+        Err(Error::DegenerateElement { .. })
+    ));
+}
