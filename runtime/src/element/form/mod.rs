@@ -18,6 +18,7 @@
 //! checked against. Forms are not yet lowered to device kernels (docs/FORMS.md).
 
 pub mod library;
+pub mod time;
 
 use crate::element::matrices::{jacobian, quadrature_points, Matrix};
 use crate::element::spec::{Basis as ShapeBasis, Element};

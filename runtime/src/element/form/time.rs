@@ -1,0 +1,221 @@
+//! Forms over a mesh, assembled, and the first time integrators over them: steady problems
+//! `K u = f` and first-order ones `M u̇ + K u = f` by the θ-method (forward Euler θ = 0,
+//! Crank–Nicolson θ = ½, backward Euler θ = 1), each step a solve of
+//! `(M + θΔt K) u⁺ = (M − (1−θ)Δt K) u + Δt f` by conjugate gradients on the device. Dirichlet
+//! values are held fixed in time, imposed symmetrically.
+//!
+//! Symmetric forms only for now (the assembly stores one triangle of each element matrix; a
+//! form that is not symmetric is refused).
+
+use super::{bilinear, Field, Point};
+use crate::device::Device;
+use crate::element::forming::{packed_index, packed_len};
+use crate::element::matrices::Matrix;
+use crate::element::sparse::{self, CgOptions, CgReport, DeviceCsr, DofMap, HostCsr};
+use crate::element::spec::Element;
+use crate::error::{Error, Result};
+
+/// A form's element matrices over a mesh of `E`s, assembled: node coordinates `coords` (`DIM`
+/// per node), `cells` (`NODES` node numbers per element), `materials` one per element or one
+/// for all. DOFs are `node · DOFS + component`.
+pub fn assemble<E, F>(coords: &[f64], cells: &[u32], materials: &[E::Material], form: F) -> Result<(DofMap, HostCsr)>
+where
+    E: Element,
+    F: Fn(&Field, &Field, &Point, &E::Material) -> f64,
+{
+    if E::GEOMETRY_NODES != E::NODES {
+        return Err(Error::InvalidConfig(format!(
+            "`{}` carries its geometry on other nodes than its functions (a modal element); assemble it on a \
+             modal mesh",
+            E::NAME
+        )));
+    }
+    let (dim, nodes, dofs) = (E::DIM, E::NODES, E::DOFS);
+    for (what, len, per) in [
+        ("node coordinates", coords.len(), dim),
+        ("cell node numbers", cells.len(), nodes),
+    ] {
+        if !len.is_multiple_of(per) {
+            return Err(Error::LengthMismatch {
+                what: format!("{what} of a `{}` mesh ({per} each)", E::NAME),
+                expected: len.div_ceil(per) * per,
+                found: len,
+            });
+        }
+    }
+    let (n_nodes, elements) = (coords.len() / dim, cells.len() / nodes);
+    if materials.len() != 1 && materials.len() != elements {
+        return Err(Error::LengthMismatch {
+            what: "materials (one per element, or one for all)".into(),
+            expected: elements,
+            found: materials.len(),
+        });
+    }
+    if let Some(&c) = cells.iter().find(|&&c| c as usize >= n_nodes) {
+        return Err(Error::InvalidConfig(format!(
+            "cell node {c} is not one of the mesh's {n_nodes} nodes"
+        )));
+    }
+    let ne = nodes * dofs;
+    let mut packed = Vec::with_capacity(elements * packed_len(ne));
+    let mut index = Vec::with_capacity(elements * ne);
+    for (e, cell) in cells.chunks(nodes).enumerate() {
+        let x: Vec<&[f64]> = cell
+            .iter()
+            .map(|&c| &coords[c as usize * dim..(c as usize + 1) * dim])
+            .collect();
+        let material = &materials[if materials.len() == 1 { 0 } else { e }];
+        let k = bilinear::<E, _, _>(&x, material, &form)?;
+        check_symmetric(&k, e)?;
+        packed.extend((0..packed_len(ne)).map(|_| 0.0));
+        let base = packed.len() - packed_len(ne);
+        for i in 0..ne {
+            for j in 0..=i {
+                packed[base + packed_index(i, j)] = k[(i, j)];
+            }
+        }
+        index.extend(
+            cell.iter()
+                .flat_map(|&c| (0..dofs as u32).map(move |d| c * dofs as u32 + d)),
+        );
+    }
+    let map = DofMap::new(n_nodes * dofs, ne, index, vec![1; elements * ne])?;
+    let csr = sparse::assemble_host(&packed, &map)?;
+    Ok((map, csr))
+}
+
+fn check_symmetric(k: &Matrix, e: usize) -> Result<()> {
+    let scale = k.max_abs();
+    for i in 0..k.rows() {
+        for j in 0..i {
+            if (k[(i, j)] - k[(j, i)]).abs() > 1e-12 * scale {
+                return Err(Error::InvalidConfig(format!(
+                    "the form is not symmetric on element {e} (K[{i}][{j}] = {:e}, K[{j}][{i}] = {:e}); only \
+                     symmetric forms are assembled and solved yet",
+                    k[(i, j)],
+                    k[(j, i)]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Dirichlet values held in time: `u[fixed[k]] = values[k]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fixed {
+    /// The fixed DOFs.
+    pub dofs: Vec<u32>,
+    /// Their values, one per DOF.
+    pub values: Vec<f64>,
+}
+
+/// A matrix on the device with Dirichlet values imposed symmetrically, and the right-hand side's
+/// lifting: `b ↦ lift(b)` is `b + lift` on free rows and `lift` on fixed ones.
+struct Constrained {
+    a: DeviceCsr,
+    lift: Vec<f64>,
+    fixed: Vec<bool>,
+}
+
+impl Constrained {
+    fn new(dev: &Device, a: &HostCsr, fixed: &Fixed) -> Result<Constrained> {
+        let mut a = DeviceCsr::from_host(dev, a)?;
+        let mut lift = vec![0.0; a.n()];
+        sparse::apply_dirichlet(&mut a, &fixed.dofs, &fixed.values, &mut lift)?;
+        let mut is_fixed = vec![false; a.n()];
+        for &d in &fixed.dofs {
+            is_fixed[d as usize] = true;
+        }
+        Ok(Constrained {
+            a,
+            lift,
+            fixed: is_fixed,
+        })
+    }
+
+    fn solve(&self, mut b: Vec<f64>, x0: &[f64], opts: &CgOptions) -> Result<CgReport> {
+        for ((bi, l), f) in b.iter_mut().zip(&self.lift).zip(&self.fixed) {
+            *bi = if *f { *l } else { *bi + l };
+        }
+        sparse::cg(&self.a, &b, Some(x0), opts)
+    }
+}
+
+/// `K u = f` with `fixed` values, solved on `dev`.
+pub fn steady(dev: &Device, k: &HostCsr, f: &[f64], fixed: &Fixed, opts: &CgOptions) -> Result<CgReport> {
+    let c = Constrained::new(dev, k, fixed)?;
+    c.solve(f.to_vec(), &vec![0.0; k.n()], opts)
+}
+
+/// `M u̇ + K u = f` by the θ-method with step `dt`: the matrix `M + θΔt K` lives on the device
+/// with the Dirichlet values imposed; the right-hand side `(M − (1−θ)Δt K) u + Δt f` is formed
+/// on the host (one product with each matrix per step).
+pub struct ThetaMethod {
+    m: HostCsr,
+    k: HostCsr,
+    theta: f64,
+    dt: f64,
+    system: Constrained,
+    opts: CgOptions,
+}
+
+impl ThetaMethod {
+    /// `theta` in `[0, 1]`, `dt` positive; `M` and `K` of one assembly (the same pattern).
+    pub fn new(
+        dev: &Device,
+        m: &HostCsr,
+        k: &HostCsr,
+        theta: f64,
+        dt: f64,
+        fixed: &Fixed,
+        opts: CgOptions,
+    ) -> Result<ThetaMethod> {
+        if !((0.0..=1.0).contains(&theta) && dt > 0.0 && dt.is_finite()) {
+            return Err(Error::InvalidConfig(format!(
+                "θ = {theta} must be in [0, 1] and Δt = {dt} positive and finite"
+            )));
+        }
+        if m.pattern() != k.pattern() {
+            return Err(Error::InvalidConfig(
+                "M and K have different sparsity patterns; assemble both from the same mesh".into(),
+            ));
+        }
+        let values: Vec<f64> = m
+            .values()
+            .iter()
+            .zip(k.values())
+            .map(|(a, b)| a + theta * dt * b)
+            .collect();
+        let a = HostCsr::new(m.pattern().clone(), values)?;
+        Ok(ThetaMethod {
+            m: m.clone(),
+            k: k.clone(),
+            theta,
+            dt,
+            system: Constrained::new(dev, &a, fixed)?,
+            opts,
+        })
+    }
+
+    /// One step from `u` (updated in place) under the load `f` (`None`: no load).
+    pub fn step(&self, u: &mut [f64], f: Option<&[f64]>) -> Result<CgReport> {
+        let mu = self.m.mul(u)?;
+        let ku = self.k.mul(u)?;
+        let c = (1.0 - self.theta) * self.dt;
+        let mut b: Vec<f64> = mu.iter().zip(&ku).map(|(a, b)| a - c * b).collect();
+        if let Some(f) = f {
+            if f.len() != b.len() {
+                return Err(Error::LengthMismatch {
+                    what: "load (one per DOF)".into(),
+                    expected: b.len(),
+                    found: f.len(),
+                });
+            }
+            b.iter_mut().zip(f).for_each(|(bi, fi)| *bi += self.dt * fi);
+        }
+        let report = self.system.solve(b, u, &self.opts)?;
+        u.copy_from_slice(&report.x);
+        Ok(report)
+    }
+}
