@@ -11,6 +11,8 @@ use clforge::runtime::element::Element;
 use clforge::runtime::Error;
 use rand::Rng;
 
+mod poisson;
+
 /// `E`'s geometry nodes, stretched and each moved by up to `distort`.
 fn distorted<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<Vec<f64>> {
     let nodes: Vec<[f64; 3]> = match E::basis() {

@@ -135,15 +135,15 @@ pub struct Point {
 
 /// One quadrature point of an element: weight times `|J|`, the point, and per shape function
 /// its value and physical gradient.
-struct At {
-    wdet: f64,
-    point: Point,
-    n: Vec<f64>,
+pub(crate) struct At {
+    pub(crate) wdet: f64,
+    pub(crate) point: Point,
+    pub(crate) n: Vec<f64>,
     dn: Vec<[f64; 3]>,
 }
 
 /// The quadrature points of `E` on the element with geometry-node coordinates `coords`.
-fn points<E: Element, P: AsRef<[f64]>>(coords: &[P]) -> Result<Vec<At>> {
+pub(crate) fn points<E: Element, P: AsRef<[f64]>>(coords: &[P]) -> Result<Vec<At>> {
     let mut out = Vec::new();
     for (local, w) in quadrature_points::<E>()? {
         let jac = jacobian::<E, P>(coords, local)?;

@@ -7,7 +7,7 @@
 //! Symmetric forms only for now (the assembly stores one triangle of each element matrix; a
 //! form that is not symmetric is refused).
 
-use super::{bilinear, Field, Point};
+use super::{bilinear, linear, Field, Point};
 use crate::device::Device;
 use crate::element::forming::{packed_index, packed_len};
 use crate::element::matrices::Matrix;
@@ -23,47 +23,14 @@ where
     E: Element,
     F: Fn(&Field, &Field, &Point, &E::Material) -> f64,
 {
-    if E::GEOMETRY_NODES != E::NODES {
-        return Err(Error::InvalidConfig(format!(
-            "`{}` carries its geometry on other nodes than its functions (a modal element); assemble it on a \
-             modal mesh",
-            E::NAME
-        )));
-    }
-    let (dim, nodes, dofs) = (E::DIM, E::NODES, E::DOFS);
-    for (what, len, per) in [
-        ("node coordinates", coords.len(), dim),
-        ("cell node numbers", cells.len(), nodes),
-    ] {
-        if !len.is_multiple_of(per) {
-            return Err(Error::LengthMismatch {
-                what: format!("{what} of a `{}` mesh ({per} each)", E::NAME),
-                expected: len.div_ceil(per) * per,
-                found: len,
-            });
-        }
-    }
-    let (n_nodes, elements) = (coords.len() / dim, cells.len() / nodes);
-    if materials.len() != 1 && materials.len() != elements {
-        return Err(Error::LengthMismatch {
-            what: "materials (one per element, or one for all)".into(),
-            expected: elements,
-            found: materials.len(),
-        });
-    }
-    if let Some(&c) = cells.iter().find(|&&c| c as usize >= n_nodes) {
-        return Err(Error::InvalidConfig(format!(
-            "cell node {c} is not one of the mesh's {n_nodes} nodes"
-        )));
-    }
+    let mesh = Mesh::<E>::new(coords, cells, materials.len())?;
+    let (nodes, dofs, n_nodes) = (E::NODES, E::DOFS, mesh.nodes);
+    let elements = cells.len() / nodes;
     let ne = nodes * dofs;
     let mut packed = Vec::with_capacity(elements * packed_len(ne));
     let mut index = Vec::with_capacity(elements * ne);
     for (e, cell) in cells.chunks(nodes).enumerate() {
-        let x: Vec<&[f64]> = cell
-            .iter()
-            .map(|&c| &coords[c as usize * dim..(c as usize + 1) * dim])
-            .collect();
+        let x = mesh.element(cell);
         let material = &materials[if materials.len() == 1 { 0 } else { e }];
         let k = bilinear::<E, _, _>(&x, material, &form)?;
         check_symmetric(&k, e)?;
@@ -82,6 +49,105 @@ where
     let map = DofMap::new(n_nodes * dofs, ne, index, vec![1; elements * ne])?;
     let csr = sparse::assemble_host(&packed, &map)?;
     Ok((map, csr))
+}
+
+/// A linear form's element vectors over the mesh of [`assemble`], summed into one global
+/// vector (`node · DOFS + component`).
+pub fn assemble_load<E, F>(coords: &[f64], cells: &[u32], materials: &[E::Material], form: F) -> Result<Vec<f64>>
+where
+    E: Element,
+    F: Fn(&Field, &Point, &E::Material) -> f64,
+{
+    let mesh = Mesh::<E>::new(coords, cells, materials.len())?;
+    let mut out = vec![0.0; mesh.nodes * E::DOFS];
+    for (e, cell) in cells.chunks(E::NODES).enumerate() {
+        let material = &materials[if materials.len() == 1 { 0 } else { e }];
+        let f = linear::<E, _, _>(&mesh.element(cell), material, &form)?;
+        for (a, &c) in cell.iter().enumerate() {
+            for d in 0..E::DOFS {
+                out[c as usize * E::DOFS + d] += f[a * E::DOFS + d];
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The L2 norm of `u_h − exact` over the mesh of [`assemble`], `u_h` the scalar field of nodal
+/// values `u` (one per node), integrated with each element's quadrature.
+pub fn l2_error<E: Element>(coords: &[f64], cells: &[u32], u: &[f64], exact: impl Fn([f64; 3]) -> f64) -> Result<f64> {
+    let mesh = Mesh::<E>::new(coords, cells, 1)?;
+    if u.len() != mesh.nodes {
+        return Err(Error::LengthMismatch {
+            what: "nodal values (one per node)".into(),
+            expected: mesh.nodes,
+            found: u.len(),
+        });
+    }
+    let mut sum = 0.0;
+    for cell in cells.chunks(E::NODES) {
+        for at in super::points::<E, _>(&mesh.element(cell))? {
+            let uh: f64 = cell.iter().zip(&at.n).map(|(&c, n)| n * u[c as usize]).sum();
+            sum += at.wdet * (uh - exact(at.point.x)).powi(2);
+        }
+    }
+    Ok(sum.sqrt())
+}
+
+/// A mesh of `E`s as [`assemble`] takes it, checked.
+struct Mesh<'a, E> {
+    coords: &'a [f64],
+    nodes: usize,
+    _element: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<'a, E: Element> Mesh<'a, E> {
+    fn new(coords: &'a [f64], cells: &[u32], materials: usize) -> Result<Self> {
+        if E::GEOMETRY_NODES != E::NODES {
+            return Err(Error::InvalidConfig(format!(
+                "`{}` carries its geometry on other nodes than its functions (a modal element); assemble it on a \
+                 modal mesh",
+                E::NAME
+            )));
+        }
+        for (what, len, per) in [
+            ("node coordinates", coords.len(), E::DIM),
+            ("cell node numbers", cells.len(), E::NODES),
+        ] {
+            if !len.is_multiple_of(per) {
+                return Err(Error::LengthMismatch {
+                    what: format!("{what} of a `{}` mesh ({per} each)", E::NAME),
+                    expected: len.div_ceil(per) * per,
+                    found: len,
+                });
+            }
+        }
+        let (nodes, elements) = (coords.len() / E::DIM, cells.len() / E::NODES);
+        if materials != 1 && materials != elements {
+            return Err(Error::LengthMismatch {
+                what: "materials (one per element, or one for all)".into(),
+                expected: elements,
+                found: materials,
+            });
+        }
+        if let Some(&c) = cells.iter().find(|&&c| c as usize >= nodes) {
+            return Err(Error::InvalidConfig(format!(
+                "cell node {c} is not one of the mesh's {nodes} nodes"
+            )));
+        }
+        Ok(Mesh {
+            coords,
+            nodes,
+            _element: std::marker::PhantomData,
+        })
+    }
+
+    /// The coordinates of one cell's nodes.
+    fn element(&self, cell: &[u32]) -> Vec<&'a [f64]> {
+        let dim = E::DIM;
+        cell.iter()
+            .map(|&c| &self.coords[c as usize * dim..(c as usize + 1) * dim])
+            .collect()
+    }
 }
 
 fn check_symmetric(k: &Matrix, e: usize) -> Result<()> {
