@@ -3,12 +3,12 @@
 //! L2 error of linear and quadratic triangles falls as `h²` and `h³` (`h^{p+1}`).
 
 use super::*;
-use clforge::prelude::*;
+
 use clforge::runtime::element::form::time::{assemble, assemble_load, l2_error, steady, Fixed};
 use clforge::runtime::element::sparse::CgOptions;
 
 /// Linear triangle for conduction.
-#[element(dim = 2, nodes = 3, operator = diffusion, cell = simplex, quadrature = 2)]
+#[clforge::element(dim = 2, nodes = 3, operator = diffusion, cell = simplex, quadrature = 2)]
 pub mod tri3_heat {
     pub const NODES: [[f64; 2]; 3] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
 
@@ -26,7 +26,7 @@ pub mod tri3_heat {
 }
 
 /// Quadratic triangle for conduction: vertices, then the mid-edge nodes of edges 01, 12, 20.
-#[element(dim = 2, nodes = 6, operator = diffusion, cell = simplex, quadrature = 3)]
+#[clforge::element(dim = 2, nodes = 6, operator = diffusion, cell = simplex, quadrature = 3)]
 pub mod tri6_heat {
     pub const NODES: [[f64; 2]; 6] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.5, 0.0], [0.5, 0.5], [0.0, 0.5]];
 
