@@ -5,7 +5,7 @@
 
 use crate::{common, elements, modal, simplices};
 
-use clforge::runtime::element::form::{self, dot, library, Field, Point};
+use clforge::runtime::element::form::{self, dot, library, Field, Position};
 use clforge::runtime::element::matrices::{self, Matrix};
 use clforge::runtime::element::Element;
 use clforge::runtime::Error;
@@ -112,7 +112,7 @@ fn forms_written_as_physics_give_the_same_matrices() {
         ky: 1.7,
         rho_c: 1.0,
     };
-    let k = form::bilinear::<quad4_heat::Quad4Heat, _, _>(&coords, &heat, |u: &Field, v: &Field, _: &Point, m| {
+    let k = form::bilinear::<quad4_heat::Quad4Heat, _, _>(&coords, &heat, |u: &Field, v: &Field, _: &Position, m| {
         m.kx * dot(u.grad(), v.grad())
     })
     .unwrap();
@@ -145,7 +145,7 @@ fn forms_written_as_physics_give_the_same_matrices() {
         .unwrap()
         .iter()
         .sum();
-    let f = form::linear::<quad9::Quad9, _, _>(&coords, &body, |v: &Field, _: &Point, _| 3.0 * v.comp(1)).unwrap();
+    let f = form::linear::<quad9::Quad9, _, _>(&coords, &body, |v: &Field, _: &Position, _| 3.0 * v.comp(1)).unwrap();
     let total: f64 = f.iter().skip(1).step_by(2).sum();
     assert!((total - 3.0 * area).abs() <= 1e-12 * area, "{total} vs {}", 3.0 * area);
     assert!(f.iter().step_by(2).all(|&x| x == 0.0), "no load along x");
@@ -166,25 +166,25 @@ fn forms_that_are_not_bilinear_or_not_finite_are_refused() {
     };
     // Quadratic in the trial function, affine in the test function, not finite.
     refused(
-        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Position, _| {
             u.value() * u.value() * v.value()
         }),
         "trial",
     );
     refused(
-        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Position, _| {
             u.value() * (v.value() + 1.0)
         }),
         "test",
     );
     refused(
-        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Point, _| {
+        form::bilinear::<Quad4Heat, _, _>(&coords, &m, |u: &Field, v: &Field, _: &Position, _| {
             u.value() * v.value() / 0.0
         }),
         "finite",
     );
     assert!(matches!(
-        form::linear::<Quad4Heat, _, _>(&coords, &m, |v: &Field, _: &Point, _| v.value() + 1.0),
+        form::linear::<Quad4Heat, _, _>(&coords, &m, |v: &Field, _: &Position, _| v.value() + 1.0),
         Err(Error::InvalidConfig(_))
     ));
     // A symmetric-gradient form of a scalar field is its own business, but a degenerate element
@@ -232,11 +232,11 @@ fn transient_heat_from_forms_converges_to_the_analytic_solution() {
     let pi = std::f64::consts::PI;
     let run = |nx: usize, theta: f64, dt: f64, t_end: f64| -> f64 {
         let (coords, cells) = quads(nx, 2, 0.5);
-        let (_, k) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], |u: &Field, v: &Field, _: &Point, m| {
+        let (_, k) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], |u: &Field, v: &Field, _: &Position, m| {
             m.kx * dot(u.grad(), v.grad())
         })
         .unwrap();
-        let (_, mass) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], |u: &Field, v: &Field, _: &Point, m| {
+        let (_, mass) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], |u: &Field, v: &Field, _: &Position, m| {
             m.rho_c * u.value() * v.value()
         })
         .unwrap();

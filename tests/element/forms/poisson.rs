@@ -85,11 +85,11 @@ fn poisson_error<E: Element<Material = f64>>(n: usize, q: usize) -> f64 {
     let pi = std::f64::consts::PI;
     let exact = |x: [f64; 3]| (pi * x[0]).sin() * (pi * x[1]).sin();
     let (coords, cells) = triangles(n, q);
-    let (_, k) = assemble::<E, _>(&coords, &cells, &[1.0], |u: &Field, v: &Field, _: &Point, k| {
+    let (_, k) = assemble::<E, _>(&coords, &cells, &[1.0], |u: &Field, v: &Field, _: &Position, k| {
         k * dot(u.grad(), v.grad())
     })
     .unwrap();
-    let f = assemble_load::<E, _>(&coords, &cells, &[1.0], |v: &Field, x: &Point, _| {
+    let f = assemble_load::<E, _>(&coords, &cells, &[1.0], |v: &Field, x: &Position, _| {
         2.0 * pi * pi * exact(x.x) * v.value()
     })
     .unwrap();

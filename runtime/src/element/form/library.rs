@@ -2,7 +2,7 @@
 //! and copies to write their own physics. Each gives the matrix the built-in host function gives
 //! (`matrices::stiffness`, `matrices::mass_consistent`); the tests compare them.
 
-use super::{dot, inner, Field, Point};
+use super::{dot, inner, Field, Position};
 use crate::element::matrices::{check_material, Matrix};
 use crate::element::spec::{Element, Operator};
 use crate::error::{Error, Result};
@@ -27,34 +27,34 @@ pub fn strains(op: Operator, f: &Field) -> Vec<f64> {
 
 /// `E`'s own operator as a form, `ε(v)ᵀ D ε(u)` times the thickness in 2-D, with `D` and the
 /// thickness of `material` (checked as the built-ins check them).
-pub fn operator<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Point, &E::Material) -> f64> {
+pub fn operator<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Position, &E::Material) -> f64> {
     let d = E::material(material);
     check_material::<E>(&d, None)?;
     let t = thickness::<E>(material)?;
-    Ok(move |u: &Field, v: &Field, _: &Point, _: &E::Material| {
+    Ok(move |u: &Field, v: &Field, _: &Position, _: &E::Material| {
         let (eu, ev) = (strains(E::OPERATOR, u), strains(E::OPERATOR, v));
         t * quadratic(&d, &ev, &eu)
     })
 }
 
 /// `ρ u · v` times the thickness in 2-D: the consistent mass.
-pub fn mass<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Point, &E::Material) -> f64> {
+pub fn mass<E: Element>(material: &E::Material) -> Result<impl Fn(&Field, &Field, &Position, &E::Material) -> f64> {
     let rho = E::density(material);
     let t = thickness::<E>(material)?;
-    Ok(move |u: &Field, v: &Field, _: &Point, _: &E::Material| rho * t * dot(u.vector(), v.vector()))
+    Ok(move |u: &Field, v: &Field, _: &Position, _: &E::Material| rho * t * dot(u.vector(), v.vector()))
 }
 
 /// Isotropic elasticity in Lamé's form, `λ div u div v + 2μ ε(u) : ε(v)`: 3-D elasticity, or
 /// plane strain in 2-D.
-pub fn lame<M>(lambda: f64, mu: f64) -> impl Fn(&Field, &Field, &Point, &M) -> f64 {
-    move |u: &Field, v: &Field, _: &Point, _: &M| {
+pub fn lame<M>(lambda: f64, mu: f64) -> impl Fn(&Field, &Field, &Position, &M) -> f64 {
+    move |u: &Field, v: &Field, _: &Position, _: &M| {
         lambda * u.div() * v.div() + 2.0 * mu * inner(u.sym_grad(), v.sym_grad())
     }
 }
 
 /// Isotropic conduction, `k ∇u · ∇v`.
-pub fn conduction<M>(k: f64) -> impl Fn(&Field, &Field, &Point, &M) -> f64 {
-    move |u: &Field, v: &Field, _: &Point, _: &M| k * dot(u.grad(), v.grad())
+pub fn conduction<M>(k: f64) -> impl Fn(&Field, &Field, &Position, &M) -> f64 {
+    move |u: &Field, v: &Field, _: &Position, _: &M| k * dot(u.grad(), v.grad())
 }
 
 /// `xᵀ D y`.

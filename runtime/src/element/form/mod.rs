@@ -126,7 +126,7 @@ pub fn inner(a: [[f64; 3]; 3], b: [[f64; 3]; 3]) -> f64 {
 
 /// Where a form is evaluated: the quadrature point's physical and reference coordinates.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Point {
+pub struct Position {
     /// Physical coordinates (padded with zeros below 3-D).
     pub x: [f64; 3],
     /// Reference coordinates.
@@ -137,7 +137,7 @@ pub struct Point {
 /// its value and physical gradient.
 pub(crate) struct At {
     pub(crate) wdet: f64,
-    pub(crate) point: Point,
+    pub(crate) point: Position,
     pub(crate) n: Vec<f64>,
     dn: Vec<[f64; 3]>,
 }
@@ -168,7 +168,7 @@ pub(crate) fn points<E: Element, P: AsRef<[f64]>>(coords: &[P]) -> Result<Vec<At
         }
         out.push(At {
             wdet: w * jac.det,
-            point: Point { x, local },
+            point: Position { x, local },
             dn: (0..E::NODES)
                 .map(|a| std::array::from_fn(|k| if k < E::DIM { dn[(k, a)] } else { 0.0 }))
                 .collect(),
@@ -199,7 +199,7 @@ pub fn bilinear<E, P, F>(coords: &[P], material: &E::Material, form: F) -> Resul
 where
     E: Element,
     P: AsRef<[f64]>,
-    F: Fn(&Field, &Field, &Point, &E::Material) -> f64,
+    F: Fn(&Field, &Field, &Position, &E::Material) -> f64,
 {
     let ats = points::<E, P>(coords)?;
     let (dim, dofs) = (E::DIM, E::DOFS);
@@ -233,7 +233,7 @@ pub fn linear<E, P, F>(coords: &[P], material: &E::Material, form: F) -> Result<
 where
     E: Element,
     P: AsRef<[f64]>,
-    F: Fn(&Field, &Point, &E::Material) -> f64,
+    F: Fn(&Field, &Position, &E::Material) -> f64,
 {
     let ats = points::<E, P>(coords)?;
     let (dim, dofs) = (E::DIM, E::DOFS);
@@ -268,7 +268,7 @@ fn check_bilinear<E: Element, F>(
     basis: &dyn Fn(&At, usize, usize) -> Field,
 ) -> Result<()>
 where
-    F: Fn(&Field, &Field, &Point, &E::Material) -> f64,
+    F: Fn(&Field, &Field, &Position, &E::Material) -> f64,
 {
     let last = (E::NODES - 1, E::DOFS - 1);
     let (x, y) = (basis(at, 0, 0), basis(at, last.0, last.1));

@@ -7,7 +7,7 @@
 //! Symmetric forms only for now (the assembly stores one triangle of each element matrix; a
 //! form that is not symmetric is refused).
 
-use super::{bilinear, linear, Field, Point};
+use super::{bilinear, linear, Field, Position};
 use crate::device::Device;
 use crate::element::forming::{packed_index, packed_len};
 use crate::element::matrices::Matrix;
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 pub fn assemble<E, F>(coords: &[f64], cells: &[u32], materials: &[E::Material], form: F) -> Result<(DofMap, HostCsr)>
 where
     E: Element,
-    F: Fn(&Field, &Field, &Point, &E::Material) -> f64,
+    F: Fn(&Field, &Field, &Position, &E::Material) -> f64,
 {
     let mesh = Mesh::<E>::new(coords, cells, materials.len())?;
     let (nodes, dofs, n_nodes) = (E::NODES, E::DOFS, mesh.nodes);
@@ -56,7 +56,7 @@ where
 pub fn assemble_load<E, F>(coords: &[f64], cells: &[u32], materials: &[E::Material], form: F) -> Result<Vec<f64>>
 where
     E: Element,
-    F: Fn(&Field, &Point, &E::Material) -> f64,
+    F: Fn(&Field, &Position, &E::Material) -> f64,
 {
     let mesh = Mesh::<E>::new(coords, cells, materials.len())?;
     let mut out = vec![0.0; mesh.nodes * E::DOFS];
