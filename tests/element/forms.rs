@@ -288,3 +288,54 @@ fn transient_heat_from_forms_converges_to_the_analytic_solution() {
         assert!((v - 2.0 * x).abs() < 1e-10, "u({x}) = {v}");
     }
 }
+
+/// Forward Euler over form matrices: the element bound of `λ_max(M⁻¹K)` (Irons) gives a step
+/// that stays stable for hundreds of steps, a step above the checked limit is refused with the
+/// limit in the error, and Crank–Nicolson takes any step.
+#[test]
+fn forward_euler_steps_within_the_element_bound_stay_bounded() {
+    use clforge::runtime::element::form::bound::{check_theta_step, lambda_max};
+    use clforge::runtime::element::form::time::{assemble, Fixed, ThetaMethod};
+    use clforge::runtime::element::sparse::CgOptions;
+    use elements::quad4_heat::{Conductor, Quad4Heat};
+    let dev = common::device();
+    let m = Conductor {
+        kx: 1.0,
+        ky: 1.0,
+        rho_c: 1.0,
+    };
+    let (coords, cells) = quads(12, 2, 0.25);
+    let kf = |u: &Field, v: &Field, _: &Position, m: &Conductor| m.kx * dot(u.grad(), v.grad());
+    let mf = |u: &Field, v: &Field, _: &Position, m: &Conductor| m.rho_c * u.value() * v.value();
+    let lambda = lambda_max::<Quad4Heat, _, _>(&coords, &cells, &[m], kf, mf).unwrap();
+    assert!(lambda > 0.0 && lambda.is_finite(), "{lambda}");
+    let critical = 2.0 / lambda;
+    assert!(check_theta_step(0.0, 0.9 * critical, lambda).is_ok());
+    match check_theta_step(0.0, 1.1 * critical, lambda) {
+        Err(Error::UnstableTimeStep { dt_critical, .. }) => assert!((dt_critical - critical).abs() <= 1e-12 * critical),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(check_theta_step(0.5, 100.0 * critical, lambda).is_ok());
+    let (_, k) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], kf).unwrap();
+    let (_, mass) = assemble::<Quad4Heat, _>(&coords, &cells, &[m], mf).unwrap();
+    let opts = CgOptions {
+        tol: 1e-12,
+        max_iter: 2000,
+    };
+    let run = |dt: f64| {
+        let scheme = ThetaMethod::new(&dev, &mass, &k, 0.0, dt, &Fixed::default(), opts).unwrap();
+        // A rough start excites the highest modes.
+        let mut u: Vec<f64> = (0..mass.n()).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        for _ in 0..300 {
+            scheme.step(&mut u, None).unwrap();
+        }
+        u.iter().fold(0.0f64, |a, v| a.max(v.abs()))
+    };
+    let stable = run(0.95 * critical);
+    assert!(stable <= 1.0, "forward Euler within the bound grew to {stable:e}");
+    let unstable = run(3.0 * critical);
+    assert!(
+        unstable > 1e3,
+        "three times the bound should blow up, reached {unstable:e}"
+    );
+}

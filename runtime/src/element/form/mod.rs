@@ -17,6 +17,7 @@
 //! This is the host half of user forms: the reference every device lowering of a form is to be
 //! checked against. Forms are not yet lowered to device kernels (docs/FORMS.md).
 
+pub mod bound;
 pub mod library;
 pub mod time;
 

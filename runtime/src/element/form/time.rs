@@ -94,14 +94,14 @@ pub fn l2_error<E: Element>(coords: &[f64], cells: &[u32], u: &[f64], exact: imp
 }
 
 /// A mesh of `E`s as [`assemble`] takes it, checked.
-struct Mesh<'a, E> {
+pub(super) struct Mesh<'a, E> {
     coords: &'a [f64],
     nodes: usize,
     _element: std::marker::PhantomData<fn() -> E>,
 }
 
 impl<'a, E: Element> Mesh<'a, E> {
-    fn new(coords: &'a [f64], cells: &[u32], materials: usize) -> Result<Self> {
+    pub(super) fn new(coords: &'a [f64], cells: &[u32], materials: usize) -> Result<Self> {
         if E::GEOMETRY_NODES != E::NODES {
             return Err(Error::InvalidConfig(format!(
                 "`{}` carries its geometry on other nodes than its functions (a modal element); assemble it on a \
@@ -142,7 +142,7 @@ impl<'a, E: Element> Mesh<'a, E> {
     }
 
     /// The coordinates of one cell's nodes.
-    fn element(&self, cell: &[u32]) -> Vec<&'a [f64]> {
+    pub(super) fn element(&self, cell: &[u32]) -> Vec<&'a [f64]> {
         let dim = E::DIM;
         cell.iter()
             .map(|&c| &self.coords[c as usize * dim..(c as usize + 1) * dim])
