@@ -1,10 +1,9 @@
-//! Poisson's equation written as forms on triangles: `∫ ∇u·∇v = ∫ f v` on the unit square with
-//! `u = 0` on the boundary and `f = 2π² sin πx sin πy`, whose solution is `sin πx sin πy`. The
-//! L2 error of linear and quadratic triangles falls as `h²` and `h³` (`h^{p+1}`).
+//! Poisson's equation written as forms: `∫ ∇u·∇v = ∫ f v` on the unit square or cube with
+//! `u = 0` on the boundary and `f = dim π² Π sin πx_k`, whose solution is `Π sin πx_k`. The L2
+//! error of linear and quadratic triangles and tetrahedra falls as `h^{p+1}`.
 
 use super::*;
 
-use clforge::runtime::element::form::library;
 use clforge::runtime::element::form::time::{assemble, assemble_load, l2_error, steady, Fixed};
 use clforge::runtime::element::sparse::CgOptions;
 
@@ -81,23 +80,25 @@ fn triangles(n: usize, q: usize) -> (Vec<f64>, Vec<u32>) {
     (coords, cells)
 }
 
-fn poisson_error<E: Element<Material = f64>>(n: usize, q: usize) -> f64 {
+/// The L2 error of `−Δu = dim π² Π_k sin πx_k` with `u = 0` on the unit box's boundary, whose
+/// solution is `Π_k sin πx_k`, on the mesh `(coords, cells)` of `E`s, stiffness and load
+/// written as forms.
+fn poisson_error<E: Element<Material = f64>>((coords, cells): (Vec<f64>, Vec<u32>)) -> f64 {
     let dev = common::device();
-    let pi = std::f64::consts::PI;
-    let exact = |x: [f64; 3]| (pi * x[0]).sin() * (pi * x[1]).sin();
-    let (coords, cells) = triangles(n, q);
+    let (pi, dim) = (std::f64::consts::PI, E::DIM);
+    let exact = |x: [f64; 3]| (0..dim).map(|k| (pi * x[k]).sin()).product::<f64>();
     let (_, k) = assemble::<E, _>(&coords, &cells, &[1.0], |u: &Field, v: &Field, _: &Position, k| {
         k * dot(u.grad(), v.grad())
     })
     .unwrap();
     let f = assemble_load::<E, _>(&coords, &cells, &[1.0], |v: &Field, x: &Position, _| {
-        2.0 * pi * pi * exact(x.x) * v.value()
+        dim as f64 * pi * pi * exact(x.x) * v.value()
     })
     .unwrap();
     let boundary: Vec<u32> = coords
-        .chunks(2)
+        .chunks(dim)
         .enumerate()
-        .filter(|(_, p)| p[0] == 0.0 || p[0] == 1.0 || p[1] == 0.0 || p[1] == 1.0)
+        .filter(|(_, p)| p.iter().any(|&c| c == 0.0 || c == 1.0))
         .map(|(i, _)| i as u32)
         .collect();
     let fixed = Fixed {
@@ -118,8 +119,8 @@ fn poisson_on_triangles_converges_at_order_p_plus_one() {
         let errors: Vec<f64> = [4, 8, 16]
             .iter()
             .map(|&n| match q {
-                1 => poisson_error::<Tri3Heat>(n, 1),
-                _ => poisson_error::<Tri6Heat>(n, 2),
+                1 => poisson_error::<Tri3Heat>(triangles(n, 1)),
+                _ => poisson_error::<Tri6Heat>(triangles(n, 2)),
             })
             .collect();
         for w in errors.windows(2) {
@@ -236,38 +237,16 @@ fn tetrahedra(n: usize, q: usize) -> (Vec<f64>, Vec<u32>) {
     (coords, cells)
 }
 
-fn poisson3_error<E: Element<Material = f64>>(n: usize, q: usize) -> f64 {
-    let dev = common::device();
-    let pi = std::f64::consts::PI;
-    let exact = |x: [f64; 3]| (pi * x[0]).sin() * (pi * x[1]).sin() * (pi * x[2]).sin();
-    let (coords, cells) = tetrahedra(n, q);
-    let (_, k) = assemble::<E, _>(&coords, &cells, &[1.0], library::conduction(1.0)).unwrap();
-    let f = assemble_load::<E, _>(&coords, &cells, &[1.0], |v: &Field, x: &Position, _| {
-        3.0 * pi * pi * exact(x.x) * v.value()
-    })
-    .unwrap();
-    let boundary: Vec<u32> = coords
-        .chunks(3)
-        .enumerate()
-        .filter(|(_, p)| p.iter().any(|&c| c == 0.0 || c == 1.0))
-        .map(|(i, _)| i as u32)
-        .collect();
-    let fixed = Fixed {
-        values: vec![0.0; boundary.len()],
-        dofs: boundary,
-    };
-    let opts = CgOptions {
-        tol: 1e-13,
-        max_iter: 5000,
-    };
-    let u = steady(&dev, &k, &f, &fixed, &opts).unwrap().x;
-    l2_error::<E>(&coords, &cells, &u, exact).unwrap()
-}
-
 #[test]
 fn poisson_on_tetrahedra_converges_at_order_p_plus_one() {
-    let tet4: Vec<f64> = [4, 8].iter().map(|&n| poisson3_error::<Tet4Heat>(n, 1)).collect();
-    let tet10: Vec<f64> = [2, 4].iter().map(|&n| poisson3_error::<Tet10Heat>(n, 2)).collect();
+    let tet4: Vec<f64> = [4, 8]
+        .iter()
+        .map(|&n| poisson_error::<Tet4Heat>(tetrahedra(n, 1)))
+        .collect();
+    let tet10: Vec<f64> = [2, 4]
+        .iter()
+        .map(|&n| poisson_error::<Tet10Heat>(tetrahedra(n, 2)))
+        .collect();
     for (errors, want, name) in [(tet4, 2.0, "tet4"), (tet10, 3.0, "tet10")] {
         let order = (errors[0] / errors[1]).log2();
         assert!(

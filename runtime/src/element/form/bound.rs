@@ -4,7 +4,7 @@
 //! over the elements (the mesh's `M` and `K` are sums of the element ones), each certified by
 //! [`largest_eigenvalue`] on `L⁻¹ K_e L⁻ᵀ` (`M_e = L Lᵀ`).
 
-use super::time::Mesh;
+use super::time::{of_element, Mesh};
 use super::{bilinear, Field, Position};
 use crate::element::matrices::Matrix;
 use crate::element::spec::Element;
@@ -23,7 +23,7 @@ where
     let mut best = 0.0f64;
     for (e, cell) in cells.chunks(E::NODES).enumerate() {
         let x = mesh.element(cell);
-        let material = &materials[if materials.len() == 1 { 0 } else { e }];
+        let material = of_element(materials, e);
         let (ke, me) = (
             bilinear::<E, _, _>(&x, material, &k)?,
             bilinear::<E, _, _>(&x, material, &m)?,

@@ -31,7 +31,7 @@ where
     let mut index = Vec::with_capacity(elements * ne);
     for (e, cell) in cells.chunks(nodes).enumerate() {
         let x = mesh.element(cell);
-        let material = &materials[if materials.len() == 1 { 0 } else { e }];
+        let material = of_element(materials, e);
         let k = bilinear::<E, _, _>(&x, material, &form)?;
         check_symmetric(&k, e)?;
         packed.extend((0..packed_len(ne)).map(|_| 0.0));
@@ -61,7 +61,7 @@ where
     let mesh = Mesh::<E>::new(coords, cells, materials.len())?;
     let mut out = vec![0.0; mesh.nodes * E::DOFS];
     for (e, cell) in cells.chunks(E::NODES).enumerate() {
-        let material = &materials[if materials.len() == 1 { 0 } else { e }];
+        let material = of_element(materials, e);
         let f = linear::<E, _, _>(&mesh.element(cell), material, &form)?;
         for (a, &c) in cell.iter().enumerate() {
             for d in 0..E::DOFS {
@@ -91,6 +91,11 @@ pub fn l2_error<E: Element>(coords: &[f64], cells: &[u32], u: &[f64], exact: imp
         }
     }
     Ok(sum.sqrt())
+}
+
+/// Element `e`'s material: its own, or the one shared by all (checked by [`Mesh::new`]).
+pub(super) fn of_element<M>(materials: &[M], e: usize) -> &M {
+    &materials[if materials.len() == 1 { 0 } else { e }]
 }
 
 /// A mesh of `E`s as [`assemble`] takes it, checked.
