@@ -3,9 +3,9 @@
 //! (`matrices::stiffness`, `matrices::mass_consistent`); the tests compare them.
 
 use super::{dot, inner, Field, Position};
-use crate::element::matrices::{check_material, Matrix};
+use crate::element::matrices::{check_material, thickness, Matrix};
 use crate::element::spec::{Element, Operator};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The strains of `f` in `op`'s order: plane (ε_xx, ε_yy, γ_xy); 3-D (ε_xx, ε_yy, ε_zz, γ_yz,
 /// γ_xz, γ_xy), engineering shears; diffusion: the gradient.
@@ -62,17 +62,4 @@ fn quadratic(d: &Matrix, x: &[f64], y: &[f64]) -> f64 {
     (0..x.len())
         .map(|i| x[i] * (0..y.len()).map(|j| d[(i, j)] * y[j]).sum::<f64>())
         .sum()
-}
-
-/// The thickness of a 2-D element (1 otherwise); positive and finite.
-fn thickness<E: Element>(material: &E::Material) -> Result<f64> {
-    let t = if E::DIM == 2 { E::thickness(material) } else { 1.0 };
-    if t > 0.0 && t.is_finite() {
-        Ok(t)
-    } else {
-        Err(Error::InvalidConfig(format!(
-            "element `{}` has thickness {t}; it must be positive and finite",
-            E::NAME
-        )))
-    }
 }

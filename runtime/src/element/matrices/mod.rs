@@ -337,7 +337,7 @@ pub(crate) fn check_material<E: Element>(d: &Matrix, e: Option<usize>) -> Result
 }
 
 /// Thickness in 2-D, 1 otherwise; rejects non-positive values.
-fn thickness<E: Element>(m: &E::Material) -> Result<f64> {
+pub(crate) fn thickness<E: Element>(m: &E::Material) -> Result<f64> {
     let t = if E::DIM == 2 { E::thickness(m) } else { 1.0 };
     if t > 0.0 {
         Ok(t)
