@@ -329,6 +329,18 @@ pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(u
     }
 }
 
+/// The non-zeros of `B` for any operator: [`b_nonzeros`]'s tables, and otherwise, when
+/// `strains = dofs · dim`, the full gradient (strain `c · dim + k` is `∂u_c/∂x_k`). Empty for
+/// any other combination.
+pub fn b_entries(dim: usize, dofs: usize, strains: usize) -> impl Iterator<Item = (usize, usize, usize)> + Clone {
+    let table = b_nonzeros(dim, dofs, strains);
+    let n = if table.is_empty() && strains == dofs * dim { strains } else { 0 };
+    table
+        .iter()
+        .copied()
+        .chain((0..n).map(move |t| (t, t / dim, t % dim)))
+}
+
 /// Bytes the geometry pre-pass (`ke_geometry`) writes per element: `J⁻¹` and `w det J` at each
 /// of `nq` points, read by the staged kernel with `Staging::pre` and by the tensor-core kernel.
 pub const fn geometry_bytes(nq: usize, dim: usize) -> usize {

@@ -17,6 +17,13 @@ impl Errors {
         self.push(syn::Error::new_spanned(tokens, msg));
     }
 
+    /// Adds every error of `other`.
+    pub fn extend(&mut self, other: Errors) {
+        if let Some(e) = other.0 {
+            self.push(e);
+        }
+    }
+
     pub fn finish(self) -> syn::Result<()> {
         self.0.map_or(Ok(()), Err)
     }

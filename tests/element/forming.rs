@@ -8,7 +8,7 @@ use crate::modal;
 
 use clforge::runtime::element::forming::{self, packed_index, packed_len, Algorithm, Forming};
 use clforge::runtime::element::matrices::{self, gauss_legendre};
-use clforge::runtime::element::{Basis, Element, Matrix};
+use clforge::runtime::element::{Basis, Element, Matrix, Operator};
 use clforge::runtime::Error;
 use modal::*;
 use rand::Rng;
@@ -18,7 +18,7 @@ mod scales;
 
 /// The reference cube's vertices in `NODES` order, scaled and moved, each vertex displaced by
 /// up to `distort` in every direction: a general (non-affine) hexahedron.
-fn hexahedron<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<f64> {
+pub(crate) fn hexahedron<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<f64> {
     let (h, o) = (rng.random_range(0.5..2.0), rng.random_range(-3.0..3.0));
     E::local_nodes()
         .iter()
@@ -218,7 +218,7 @@ fn the_matrix_of_order_p_minus_1_is_a_block_of_order_p() {
 }
 
 /// Device = host for every kernel: `m` distorted elements with their own materials.
-fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>, algos: &[Algorithm]) {
+pub(crate) fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>, algos: &[Algorithm]) {
     let dev = common::device();
     let forming = Forming::<E>::new(&dev).unwrap();
     let elements = forming.upload(&coords, &materials).unwrap();
@@ -283,7 +283,7 @@ fn device_matches_host<E: Element>(materials: Vec<E::Material>, coords: Vec<f64>
     }
 }
 
-fn all_algorithms<E: Element>() -> Vec<Algorithm> {
+pub(crate) fn all_algorithms<E: Element>() -> Vec<Algorithm> {
     let small = clforge::runtime::abi::modal::Tiling {
         ts: 3,
         wt: 32,
@@ -327,7 +327,11 @@ fn all_algorithms<E: Element>() -> Vec<Algorithm> {
         ]);
     }
     // Moments (elasticity only): the default shape and the odd one.
-    if E::DOFS == E::DIM {
+    let elasticity = matches!(
+        E::OPERATOR,
+        Operator::Elasticity | Operator::PlaneStress | Operator::PlaneStrain
+    );
+    if E::DOFS == E::DIM && elasticity {
         algos.push(Algorithm::Staged(staged_default.with_moments(
             true,
             E::NODES,

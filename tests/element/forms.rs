@@ -11,6 +11,7 @@ use clforge::runtime::element::Element;
 use clforge::runtime::Error;
 use rand::Rng;
 
+mod declared;
 mod poisson;
 
 /// `E`'s geometry nodes, stretched and each moved by up to `distort`.

@@ -21,13 +21,21 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
     let vis = &module.vis;
     let attrs = &module.attrs;
     // The `extern "OpenCL"` declarations became kernels; rustc would reject the ABI.
-    let items: Vec<&syn::Item> = module
+    // `#[form]` marks forms for this macro only.
+    let items: Vec<syn::Item> = module
         .content
         .as_ref()
         .map(|(_, items)| items.as_slice())
         .unwrap_or_default()
         .iter()
         .filter(|i| !crate::parse::family::is_kernel_block(i))
+        .map(|i| {
+            let mut i = i.clone();
+            if let syn::Item::Fn(f) = &mut i {
+                f.attrs.retain(|a| !crate::parse::element::is_form_attr(a));
+            }
+            i
+        })
         .collect();
     // Including the user's template makes cargo rebuild when it changes.
     let tracked = p.extension.as_ref().map(|x| {
@@ -183,7 +191,7 @@ fn element_impl(e: &Element, body: &crate::ir::element::ElementBody, ty: &syn::I
     );
     let order = body.order;
     let strains = body.strains;
-    let operator = format_ident!("{}", e.operator.variant());
+    let operator = e.operator.tokens();
     let name = m.to_string();
     let local_nodes = e.local_nodes.iter().map(|p| {
         let [a, b, c] = *p;
@@ -206,7 +214,7 @@ fn element_impl(e: &Element, body: &crate::ir::element::ElementBody, ty: &syn::I
             const DIM: usize = #dim;
             const NODES: usize = #nodes;
             const DOFS: usize = #dofs;
-            const OPERATOR: #fem::Operator = #fem::Operator::#operator;
+            const OPERATOR: #fem::Operator = #operator;
             const QUADRATURE: usize = #quadrature;
             const CELL: #fem::Cell = #fem::Cell::#cell;
 
@@ -272,9 +280,12 @@ fn host_matrices(m: &syn::Ident, point: &str) -> TokenStream {
 }
 
 /// Rust checks the macro's reading of the signature at the user's type.
+/// The items generated from the module's forms come with it.
 fn material_alias_of(e: &Element) -> TokenStream {
     let material_ty = &e.material_ty;
-    quote_spanned!(material_ty.span()=> pub(super) type __ClforgeMaterial = #material_ty;)
+    let forms = &e.form_items;
+    let alias = quote_spanned!(material_ty.span()=> pub(super) type __ClforgeMaterial = #material_ty;);
+    quote!(#alias #forms)
 }
 
 /// A modal element: the module gets `NODES` (its vertices), `modes` (the built-in family unless
@@ -284,7 +295,7 @@ fn expand_modal(
     module: &syn::ItemMod,
     e: &Element,
     modal: &crate::model::element::Modal,
-    items: &[&syn::Item],
+    items: &[syn::Item],
     source: &str,
     launchers: &TokenStream,
     material_alias: &TokenStream,
@@ -319,7 +330,7 @@ fn expand_modal(
             "Tensor"
         }
     );
-    let operator = format_ident!("{}", e.operator.variant());
+    let operator = e.operator.tokens();
     let name = m.to_string();
     let strains = e.operator.strains(dim);
     let type_doc = format!(
@@ -365,7 +376,7 @@ fn expand_modal(
             const NODES: usize = #nf;
             const GEOMETRY_NODES: usize = #nv;
             const DOFS: usize = #dofs;
-            const OPERATOR: #fem::Operator = #fem::Operator::#operator;
+            const OPERATOR: #fem::Operator = #operator;
             const QUADRATURE: usize = #quadrature;
 
             fn local_nodes() -> &'static [[f64; 3]] {
@@ -510,6 +521,11 @@ fn modal_fns(e: &Element, modal: &crate::model::element::Modal) -> TokenStream {
 pub fn without_kernel_blocks(mut m: syn::ItemMod) -> TokenStream {
     if let Some((_, items)) = &mut m.content {
         items.retain(|i| !crate::parse::family::is_kernel_block(i));
+        for i in items.iter_mut() {
+            if let syn::Item::Fn(f) = i {
+                f.attrs.retain(|a| !crate::parse::element::is_form_attr(a));
+            }
+        }
     }
     quote!(#m)
 }

@@ -26,7 +26,7 @@ pub fn lower(e: &Element) -> syn::Result<Program> {
         strains: e.operator.strains(e.dim),
         cell: e.cell,
         nq1: e.quadrature,
-        b: clforge_abi::modal::b_nonzeros(e.dim, e.dofs, e.operator.strains(e.dim)).to_vec(),
+        b: clforge_abi::modal::b_entries(e.dim, e.dofs, e.operator.strains(e.dim)).collect(),
     };
     let origin = Origin {
         name: e.name.unraw().to_string(),

@@ -12,6 +12,9 @@ pub enum Operator {
     PlaneStrain,
     Elasticity,
     Diffusion,
+    /// The full gradient of a field of this many components (a stiffness form's strains when
+    /// neither the scalar gradient nor Voigt strains carry it).
+    Gradient(usize),
 }
 
 impl Operator {
@@ -33,16 +36,19 @@ impl Operator {
             Operator::PlaneStrain => "plane_strain",
             Operator::Elasticity => "elasticity",
             Operator::Diffusion => "diffusion",
+            Operator::Gradient(_) => "gradient",
         }
     }
 
-    /// The runtime's variant name (`::clforge::runtime::element::Operator::<this>`).
-    pub fn variant(self) -> &'static str {
+    /// The runtime's value (`::clforge::runtime::element::Operator::...`).
+    pub fn tokens(self) -> TokenStream {
+        let op = quote::quote!(::clforge::runtime::element::Operator);
         match self {
-            Operator::PlaneStress => "PlaneStress",
-            Operator::PlaneStrain => "PlaneStrain",
-            Operator::Elasticity => "Elasticity",
-            Operator::Diffusion => "Diffusion",
+            Operator::PlaneStress => quote::quote!(#op::PlaneStress),
+            Operator::PlaneStrain => quote::quote!(#op::PlaneStrain),
+            Operator::Elasticity => quote::quote!(#op::Elasticity),
+            Operator::Diffusion => quote::quote!(#op::Diffusion),
+            Operator::Gradient(dofs) => quote::quote!(#op::Gradient { dofs: #dofs }),
         }
     }
 
@@ -52,6 +58,7 @@ impl Operator {
             Operator::PlaneStress | Operator::PlaneStrain => 2,
             Operator::Elasticity => dim,
             Operator::Diffusion => 1,
+            Operator::Gradient(dofs) => dofs,
         }
     }
 
@@ -61,6 +68,7 @@ impl Operator {
             Operator::PlaneStress | Operator::PlaneStrain => 3,
             Operator::Elasticity => 6,
             Operator::Diffusion => dim,
+            Operator::Gradient(dofs) => dofs * dim,
         }
     }
 }
@@ -200,6 +208,8 @@ pub struct Element {
     pub cell: clforge_abi::Cell,
     /// Where `quadrature = n` was written (the call site when defaulted).
     pub quadrature_span: proc_macro2::Span,
+    /// Items generated into the module from its forms (`material`, `density`).
+    pub form_items: TokenStream,
 }
 
 /// A modal (hierarchical) basis: the 1-D functions and which tensor products of them the

@@ -73,15 +73,24 @@ pub enum Operator {
     /// Scalar diffusion (heat conduction): one DOF per node, `B` is the gradient, `D` the
     /// `dim`×`dim` conductivity.
     Diffusion,
+    /// The full gradient of a field of `dofs` components: strain `c · dim + k` is `∂u_c/∂x_k`,
+    /// `D` is `dofs·dim` square. A stiffness form (`#[form(stiffness)]`) that neither the scalar
+    /// gradient nor the Voigt strains carry lowers to this operator.
+    Gradient {
+        /// Components per node.
+        dofs: usize,
+    },
 }
 
 impl Operator {
-    /// Rows of `B` and of `D`: 3 in plane elasticity, 6 in 3-D elasticity, `dim` for diffusion.
+    /// Rows of `B` and of `D`: 3 in plane elasticity, 6 in 3-D elasticity, `dim` for diffusion,
+    /// `dofs · dim` for the full gradient.
     pub fn strains(self, dim: usize) -> usize {
         match self {
             Operator::PlaneStress | Operator::PlaneStrain => 3,
             Operator::Elasticity => 6,
             Operator::Diffusion => dim,
+            Operator::Gradient { dofs } => dofs * dim,
         }
     }
 
@@ -92,6 +101,7 @@ impl Operator {
             Operator::PlaneStrain => "plane_strain",
             Operator::Elasticity => "elasticity",
             Operator::Diffusion => "diffusion",
+            Operator::Gradient { .. } => "gradient",
         }
     }
 }

@@ -23,7 +23,8 @@ pub struct ElementArgs {
     /// Required for a nodal element, refused for a modal one.
     pub nodes: Option<At<usize>>,
     pub dofs: Option<At<usize>>,
-    pub operator: At<Operator>,
+    /// A built-in operator; absent when the module has a `#[form(stiffness)]`.
+    pub operator: Option<At<Operator>>,
     /// Required for a nodal element; a modal one defaults to `clforge_abi::modal::default_quadrature`.
     pub quadrature: Option<At<usize>>,
     /// A hierarchical basis: `basis = trunk` or `tensor` ...
@@ -224,7 +225,7 @@ fn finish(
             None => Some(*ints.get("nodes").ok_or_else(|| missing("nodes", EXAMPLE))?),
         },
         dofs: ints.get("dofs").copied(),
-        operator: operator.ok_or_else(|| missing("operator", example))?,
+        operator,
         quadrature: match basis {
             Some(_) => ints.get("quadrature").copied(),
             None => Some(*ints.get("quadrature").ok_or_else(|| missing("quadrature", EXAMPLE))?),

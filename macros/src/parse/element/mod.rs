@@ -12,10 +12,12 @@
 //! Other items (helpers, `use`s, constants) are kept and ignored.
 
 mod args;
+mod form;
 mod modal;
 mod shape;
 
 pub use args::ElementArgs;
+pub use form::is_form_attr;
 
 use crate::model::element::{Element, Operator, ShapeFn, KERNELS};
 use crate::parse::{line_of, Errors};
@@ -31,8 +33,9 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
             "`#[clforge::element]` needs the module's items inline: `mod quad4 { ... }`",
         ));
     };
-    let dofs = check_operator(args, &mut errors);
     let dim = args.dim.value;
+    let forms = form::collect(items, dim, args.dofs.map_or(1, |d| d.value), &mut errors);
+    let (operator, dofs) = operator(args, &forms, &mut errors);
     let space = args.basis.map(|b| b.value);
     let nodes = match (space, args.order, args.nodes) {
         (Some(space), Some(order), _) => clforge_abi::modal::count(dim, order.value, space),
@@ -50,12 +53,15 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         Some(_) => modal::geometry(name, dim),
         None => shape::geometry(name, found.shape, found.node_const, dim, nodes, &mut errors),
     };
-    let material_ty = material(name, args, &found, &mut errors);
-    if found.density.is_none() {
+    let material_ty = material(name, dim, operator, &found, &forms, &mut errors);
+    if found.density.is_none() && forms.mass.is_none() {
         errors.push(missing(
             name,
-            "`pub fn density(m: &Material) -> f64` for its mass matrices",
+            "`pub fn density(m: &Material) -> f64`, or a `#[form(mass)]`, for its mass matrices",
         ));
+    }
+    if let (Some(f), Some(_)) = (found.density, &forms.mass) {
+        errors.spanned(&f.sig.ident, "the density comes from the `#[form(mass)]`; remove `density`");
     }
     let family = crate::parse::family::family(args.template.as_ref(), items, &KERNELS, &mut errors);
     errors.finish()?;
@@ -75,7 +81,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         dim,
         nodes,
         dofs,
-        operator: args.operator.value,
+        operator,
         quadrature: args.quadrature.map_or_else(
             || clforge_abi::modal::default_quadrature(args.order.map_or(1, |o| o.value)),
             |q| q.value,
@@ -91,6 +97,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         modal,
         cell: args.cell.map_or(clforge_abi::Cell::Cube, |c| c.value),
         quadrature_span: args.quadrature.map_or_else(Span::call_site, |q| q.span),
+        form_items: form::items(&forms, dim, dofs),
     })
 }
 
@@ -180,23 +187,26 @@ fn missing(name: &Ident, what: &str) -> syn::Error {
 }
 
 /// `material`, `density` and `thickness`: their signatures; the material type.
-fn material(name: &Ident, args: &ElementArgs, found: &Items, errors: &mut Errors) -> Option<syn::Type> {
-    let dim = args.dim.value;
+fn material(name: &Ident, dim: usize, op: Operator, found: &Items, forms: &form::Forms, errors: &mut Errors) -> Option<syn::Type> {
     let (material, density, thickness) = (found.material, found.density, found.thickness);
-    let mut material_ty = None;
+    let mut material_ty = forms.material_ty.clone();
     match material {
+        Some(f) if forms.stiffness_span.is_some() => {
+            errors.spanned(&f.sig.ident, "`D` comes from the `#[form(stiffness)]`; remove `material`");
+        }
+        None if forms.stiffness_span.is_some() => {}
         None => errors.push(missing(
             name,
             &format!(
                 "`pub fn material(m: &Material) -> [[f64; {0}]; {0}]`, the matrix `D` of operator `{1}`",
-                args.operator.value.strains(dim),
-                args.operator.value.name()
+                op.strains(dim),
+                op.name()
             ),
         )),
         Some(f) => {
             require_pub(&f.vis, &f.sig.ident, errors);
             material_ty = material_arg(f, errors);
-            let strains = args.operator.value.strains(dim);
+            let strains = op.strains(dim);
             let want = format!("[[f64; {strains}]; {strains}]");
             match &f.sig.output {
                 syn::ReturnType::Type(_, ty) => {
@@ -204,7 +214,7 @@ fn material(name: &Ident, args: &ElementArgs, found: &Items, errors: &mut Errors
                         Some(((elem, cols, cspan), rows, rspan)) if is_f64(elem) => {
                             let msg = format!(
                                 "operator `{}` has {strains} strains: `material` returns `{want}`",
-                                args.operator.value.name()
+                                op.name()
                             );
                             match (rows == strains, cols == strains) {
                                 (true, true) => {}
@@ -260,13 +270,42 @@ fn material(name: &Ident, args: &ElementArgs, found: &Items, errors: &mut Errors
     material_ty
 }
 
+/// The element's operator and DOFs per node: the stiffness form's, or the attribute's.
+fn operator(args: &ElementArgs, forms: &form::Forms, errors: &mut Errors) -> (Operator, usize) {
+    let dofs = args.dofs.map_or(1, |d| d.value);
+    match (&forms.stiffness, args.operator, forms.stiffness_span) {
+        (_, Some(op), Some(_)) => {
+            errors.push(syn::Error::new(
+                op.span,
+                "the physics is the `#[form(stiffness)]`; remove `operator` (or the form)",
+            ));
+            (op.value, dofs)
+        }
+        (Some((_, op)), None, _) => (*op, dofs),
+        // The form was refused; its errors say why.
+        (None, None, Some(_)) => (Operator::Gradient(dofs), dofs),
+        (_, Some(op), None) => (op.value, check_operator(args, op.value, op.span, errors)),
+        (None, None, None) => {
+            errors.push(syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "`#[clforge::element]` needs its physics: `operator = ...` ({}) with `material`, or a \
+                     `#[form(stiffness)] pub fn ...(u: &Field, v: &Field, x: &Position, m: &Material) -> f64`",
+                    Operator::NAMES
+                ),
+            ));
+            (Operator::Gradient(dofs), dofs)
+        }
+    }
+}
+
 /// Which dimensions an operator accepts, and why not otherwise.
-fn check_operator(args: &ElementArgs, errors: &mut Errors) -> usize {
-    let (op, dim) = (args.operator.value, args.dim.value);
+fn check_operator(args: &ElementArgs, op: Operator, span: Span, errors: &mut Errors) -> usize {
+    let dim = args.dim.value;
     let dim_ok = match op {
         Operator::PlaneStress | Operator::PlaneStrain => dim == 2,
         Operator::Elasticity => dim == 3,
-        Operator::Diffusion => true,
+        Operator::Diffusion | Operator::Gradient(_) => true,
     };
     if !dim_ok {
         let hint = match op {
@@ -274,7 +313,7 @@ fn check_operator(args: &ElementArgs, errors: &mut Errors) -> usize {
             _ => "use `elasticity` in 3-D",
         };
         errors.push(syn::Error::new(
-            args.operator.span,
+            span,
             format!("operator `{}` does not exist in {dim}-D; {hint}", op.name()),
         ));
     }

@@ -22,6 +22,9 @@ pub fn strains(op: Operator, f: &Field) -> Vec<f64> {
             g[0][1] + g[1][0],
         ],
         Operator::Diffusion => f.grad()[..f.dim()].to_vec(),
+        Operator::Gradient { dofs } => (0..dofs)
+            .flat_map(|c| (0..f.dim()).map(move |k| f.grad_of(c)[k]))
+            .collect(),
     }
 }
 

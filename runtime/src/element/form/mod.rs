@@ -18,8 +18,11 @@
 //! checked against. Forms are not yet lowered to device kernels (docs/FORMS.md).
 
 pub mod bound;
+mod coefficients;
 pub mod library;
 pub mod time;
+
+pub use coefficients::{coefficients, density};
 
 use crate::element::matrices::{jacobian, quadrature_points, Matrix};
 use crate::element::spec::{Basis as ShapeBasis, Element};

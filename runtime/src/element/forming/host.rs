@@ -57,7 +57,7 @@ pub(crate) fn form_host_checked<E: Element>(coords: &[f64], de: &[f64], threads:
 fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &mut [f64]) -> Result<()> {
     let (dim, nf, dofs) = (E::DIM, E::NODES, E::DOFS);
     let s = E::OPERATOR.strains(dim);
-    let b = clforge_abi::modal::b_nonzeros(dim, dofs, s);
+    let b = clforge_abi::modal::b_entries(dim, dofs, s).collect::<Vec<_>>();
     k.fill(0.0);
     let mut g = vec![0.0; dim * nf];
     let mut h = vec![0.0; s * dofs];
@@ -81,7 +81,7 @@ fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &m
         for fb in 0..nf {
             for (si, hs) in h.chunks_mut(dofs).enumerate() {
                 hs.fill(0.0);
-                for &(t, c, axis) in b {
+                for &(t, c, axis) in &b {
                     hs[c] += wd[si * s + t] * g[axis * nf + fb];
                 }
             }
@@ -94,7 +94,7 @@ fn host_element<E: Element>(x: &[f64], d: &[f64], dref: &[f64], w: &[f64], k: &m
                             continue;
                         }
                         let mut v = 0.0;
-                        for &(si, c, axis) in b {
+                        for &(si, c, axis) in &b {
                             if c == i {
                                 v += g[axis * nf + fa] * h[si * dofs + j];
                             }

@@ -237,6 +237,7 @@ fn check_operator<E: Element>() -> Result<()> {
         Operator::PlaneStress | Operator::PlaneStrain => E::DIM == 2 && E::DOFS == 2,
         Operator::Elasticity => E::DIM == 3 && E::DOFS == 3,
         Operator::Diffusion => E::DOFS == 1,
+        Operator::Gradient { dofs } => E::DOFS == dofs,
     };
     if ok {
         Ok(())
@@ -254,7 +255,8 @@ fn check_operator<E: Element>() -> Result<()> {
 /// The strain-displacement matrix `B` (strains × `NODES·DOFS`) at `local`, and `det J` there.
 ///
 /// Rows: plane elasticity (ε_xx, ε_yy, γ_xy); 3-D (ε_xx, ε_yy, ε_zz, γ_yz, γ_xz, γ_xy), engineering
-/// shears (γ = 2ε); diffusion: the gradient (∂/∂x, ∂/∂y, ∂/∂z).
+/// shears (γ = 2ε); diffusion: the gradient (∂/∂x, ∂/∂y, ∂/∂z); the full gradient: `∂u_c/∂x_k`
+/// at row `c · dim + k`.
 pub fn b_matrix<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> Result<(Matrix, f64)> {
     check_operator::<E>()?;
     let jac = jacobian::<E, P>(coords, local)?;
@@ -289,6 +291,13 @@ pub fn b_matrix<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> R
             Operator::Diffusion => {
                 for axis in 0..E::DIM {
                     b[(axis, i)] = d(axis, i);
+                }
+            }
+            Operator::Gradient { dofs } => {
+                for c in 0..dofs {
+                    for axis in 0..E::DIM {
+                        b[(c * E::DIM + axis, dofs * i + c)] = d(axis, i);
+                    }
                 }
             }
         }
