@@ -334,11 +334,12 @@ pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(u
 /// any other combination.
 pub fn b_entries(dim: usize, dofs: usize, strains: usize) -> impl Iterator<Item = (usize, usize, usize)> + Clone {
     let table = b_nonzeros(dim, dofs, strains);
-    let n = if table.is_empty() && strains == dofs * dim { strains } else { 0 };
-    table
-        .iter()
-        .copied()
-        .chain((0..n).map(move |t| (t, t / dim, t % dim)))
+    let n = if table.is_empty() && strains == dofs * dim {
+        strains
+    } else {
+        0
+    };
+    table.iter().copied().chain((0..n).map(move |t| (t, t / dim, t % dim)))
 }
 
 /// Bytes the geometry pre-pass (`ke_geometry`) writes per element: `J⁻¹` and `w det J` at each

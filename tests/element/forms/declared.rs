@@ -3,10 +3,10 @@
 //! reference (`form::bilinear`), the built-in element of the same physics, and its device forming
 //! equals the host; the generated OpenCL of a diffusion form is the built-in diffusion element's.
 
+use crate::common;
 use crate::elements::quad4_heat::{Conductor, Quad4Heat};
 use crate::forming::{all_algorithms, device_matches_host, hexahedron};
 use crate::modal::{HexP2, Iso};
-use crate::common;
 
 use clforge::prelude::*;
 use clforge::runtime::element::form;
@@ -42,6 +42,12 @@ pub mod quad4_heat_form {
     #[form(mass)]
     pub fn capacity(u: &Field, v: &Field, _x: &Position, m: &Conductor) -> f64 {
         m.rho_c * u.value() * v.value()
+    }
+
+    /// Advection along x with speed `kx / ρc` (not symmetric; a form the host integrates).
+    #[form]
+    pub fn advection(u: &Field, v: &Field, _x: &Position, m: &Conductor) -> f64 {
+        m.kx * u.grad()[0] * v.value()
     }
 
     /// A source growing along x.
@@ -156,6 +162,13 @@ fn a_declared_diffusion_form_is_the_built_in_diffusion_element() {
         close(&mass, &host, "mass against its form");
         let f = form::linear::<Quad4HeatForm, _, _>(&coords, &m, quad4_heat_form::source).unwrap();
         assert!(f.iter().all(|x| x.is_finite() && *x != 0.0));
+        // Advection's rows sum to zero (a constant is not advected); it is not symmetric.
+        let a = form::bilinear::<Quad4HeatForm, _, _>(&coords, &m, quad4_heat_form::advection).unwrap();
+        for i in 0..4 {
+            let row: f64 = (0..4).map(|j| a[(i, j)]).sum();
+            assert!(row.abs() <= 1e-12 * a.max_abs(), "row {i} sums to {row}");
+        }
+        assert!((a[(0, 1)] - a[(1, 0)]).abs() > 1e-6 * a.max_abs());
     }
 }
 
@@ -186,7 +199,10 @@ fn lames_form_is_the_built_in_elasticity_on_a_modal_hexahedron() {
     assert_eq!(HexLameP2::OPERATOR, Operator::Elasticity);
     let mut rng = common::rng(42);
     for _ in 0..4 {
-        let coords: Vec<Vec<f64>> = hexahedron::<HexP2>(&mut rng, 0.2).chunks(3).map(<[f64]>::to_vec).collect();
+        let coords: Vec<Vec<f64>> = hexahedron::<HexP2>(&mut rng, 0.2)
+            .chunks(3)
+            .map(<[f64]>::to_vec)
+            .collect();
         let m = Iso {
             lambda: rng.random_range(0.5..2.0),
             mu: rng.random_range(0.3..1.5),
@@ -223,8 +239,8 @@ fn a_full_gradient_form_forms_on_the_host_and_the_device() {
     let mut rng = common::rng(43);
     fn species(rng: &mut impl Rng) -> Species {
         Species {
-        d0: rng.random_range(0.5..2.0),
-        d1: rng.random_range(0.5..2.0),
+            d0: rng.random_range(0.5..2.0),
+            d1: rng.random_range(0.5..2.0),
             c: rng.random_range(-0.4..0.4),
         }
     }
@@ -248,7 +264,10 @@ fn a_full_gradient_form_forms_on_the_host_and_the_device() {
         for a in 0..4 {
             for b in 0..4 {
                 let (x, y) = (k[(2 * a, 2 * b)], scalar[(a, b)]);
-                assert!((x - y).abs() <= 1e-12 * scalar.max_abs(), "species 0 block ({a}, {b}): {x} vs {y}");
+                assert!(
+                    (x - y).abs() <= 1e-12 * scalar.max_abs(),
+                    "species 0 block ({a}, {b}): {x} vs {y}"
+                );
             }
         }
         let mass = Quad4Species::mass_consistent(&coords, &m).unwrap();

@@ -43,6 +43,10 @@ pub struct Forms {
     pub material_ty: Option<syn::Type>,
     /// Where the first `#[form(stiffness)]` was written.
     pub stiffness_span: Option<Span>,
+    /// Whether a `#[form(mass)]` was written (refused or not).
+    pub mass_written: bool,
+    /// Whether a `#[form]` was refused (its error says why; no error about what it would give).
+    pub refused: bool,
 }
 
 /// Whether `attrs` hold a `#[form]` attribute.
@@ -65,7 +69,19 @@ pub fn collect(items: &[syn::Item], dim: usize, dofs: usize, errors: &mut Errors
         let Some(attr) = f.attrs.iter().find(|a| is_form_attr(a)) else {
             continue;
         };
-        let Some(role) = role(attr, f, errors) else { continue };
+        let Some(role) = role(attr, f, errors) else {
+            forms.refused = true;
+            continue;
+        };
+        forms.mass_written |= role == Role::Mass;
+        if dofs > 3 {
+            errors.spanned(
+                attr,
+                format!("forms hold fields of up to 3 components; this element has dofs = {dofs}"),
+            );
+            forms.refused = true;
+            continue;
+        }
         if role == Role::Stiffness {
             if forms.stiffness_span.is_some() {
                 errors.spanned(attr, "an element has one stiffness form; add the terms into it");
@@ -73,32 +89,51 @@ pub fn collect(items: &[syn::Item], dim: usize, dofs: usize, errors: &mut Errors
             }
             forms.stiffness_span = Some(f.sig.ident.span());
         }
-        let Some(sig) = signature(f, role, errors) else { continue };
+        let Some(sig) = signature(f, role, errors) else {
+            forms.refused = true;
+            continue;
+        };
         if let Some(ty) = &sig.material {
             match &forms.material_ty {
                 Some(t) if quote::quote!(#t).to_string() != quote::quote!(#ty).to_string() => errors.spanned(
                     ty,
-                    format!("every form of an element takes the same material type; another takes `{}`", quote::quote!(#t)),
+                    format!(
+                        "every form of an element takes the same material type; another takes `{}`",
+                        quote::quote!(#t)
+                    ),
                 ),
                 Some(_) => {}
                 None => forms.material_ty = Some(ty.clone()),
             }
         }
-        let mut scan = Scan::new(sig.trial.clone(), sig.test.clone(), sig.position.clone(), (dim, dofs), &fns);
+        let mut scan = Scan::new(
+            sig.trial.clone(),
+            sig.test.clone(),
+            sig.position.clone(),
+            (dim, dofs),
+            &fns,
+        );
         let deg = scan.block(&f.block);
         errors.extend(std::mem::take(&mut scan.errors));
-        let Some(deg) = deg else { continue };
-        let want = if sig.trial.is_some() { Deg::D(1, 1) } else { Deg::D(0, 1) };
+        let Some(deg) = deg else {
+            forms.refused = true;
+            continue;
+        };
+        let want = if sig.trial.is_some() {
+            Deg::D(1, 1)
+        } else {
+            Deg::D(0, 1)
+        };
         if deg != want {
             errors.spanned(&f.sig.ident, whole_degree(&sig, deg));
+            forms.refused = true;
             continue;
         }
         match role {
-            Role::Stiffness => {
-                if let Some(op) = stiffness_operator(&scan.uses, scan.position_use, dim, dofs, errors) {
-                    forms.stiffness = Some((f.sig.ident.clone(), op));
-                }
-            }
+            Role::Stiffness => match stiffness_operator(&scan.uses, scan.position_use, dim, dofs, errors) {
+                Some(op) => forms.stiffness = Some((f.sig.ident.clone(), op)),
+                None => forms.refused = true,
+            },
             Role::Mass => {
                 if forms.mass.is_some() {
                     errors.spanned(attr, "an element has one mass form; add the terms into it");
@@ -106,6 +141,8 @@ pub fn collect(items: &[syn::Item], dim: usize, dofs: usize, errors: &mut Errors
                 }
                 if check_mass(&scan, dofs, errors) {
                     forms.mass = Some(f.sig.ident.clone());
+                } else {
+                    forms.refused = true;
                 }
             }
             Role::Load | Role::Plain => {}
@@ -115,7 +152,11 @@ pub fn collect(items: &[syn::Item], dim: usize, dofs: usize, errors: &mut Errors
 }
 
 fn role(attr: &syn::Attribute, f: &syn::ItemFn, errors: &mut Errors) -> Option<Role> {
-    let plain = if f.sig.inputs.len() == 3 { Role::Load } else { Role::Plain };
+    let plain = if f.sig.inputs.len() == 3 {
+        Role::Load
+    } else {
+        Role::Plain
+    };
     match &attr.meta {
         syn::Meta::Path(_) => Some(plain),
         syn::Meta::List(list) => match list.parse_args::<Ident>() {
@@ -130,12 +171,18 @@ fn role(attr: &syn::Attribute, f: &syn::ItemFn, errors: &mut Errors) -> Option<R
                 None
             }
             Err(e) => {
-                errors.push(syn::Error::new(e.span(), "write a form's role as `#[form(stiffness)]`, `#[form(mass)]` or `#[form(load)]`"));
+                errors.push(syn::Error::new(
+                    e.span(),
+                    "write a form's role as `#[form(stiffness)]`, `#[form(mass)]` or `#[form(load)]`",
+                ));
                 None
             }
         },
         syn::Meta::NameValue(nv) => {
-            errors.spanned(nv, "write a form's role as `#[form(stiffness)]`, `#[form(mass)]` or `#[form(load)]`");
+            errors.spanned(
+                nv,
+                "write a form's role as `#[form(stiffness)]`, `#[form(mass)]` or `#[form(load)]`",
+            );
             None
         }
     }
@@ -163,11 +210,20 @@ fn signature(f: &syn::ItemFn, role: Role, errors: &mut Errors) -> Option<Signatu
         return None;
     }
     if matches!(f.vis, syn::Visibility::Inherited) {
-        errors.spanned(&f.sig.ident, format!("form `{}` must be `pub`: the element type beside the module calls it", f.sig.ident));
+        errors.spanned(
+            &f.sig.ident,
+            format!(
+                "form `{}` must be `pub`: the element type beside the module calls it",
+                f.sig.ident
+            ),
+        );
     }
     match &f.sig.output {
         syn::ReturnType::Type(_, ty) if matches!(&**ty, syn::Type::Path(p) if p.path.is_ident("f64")) => {}
-        _ => errors.spanned(&f.sig.output, format!("a form returns its value at the point as `f64`: {want}")),
+        _ => errors.spanned(
+            &f.sig.output,
+            format!("a form returns its value at the point as `f64`: {want}"),
+        ),
     }
     let mut names = Vec::new();
     let mut material = None;
@@ -185,7 +241,10 @@ fn signature(f: &syn::ItemFn, role: Role, errors: &mut Errors) -> Option<Signatu
             }
         };
         let syn::Type::Reference(r) = &*pt.ty else {
-            errors.spanned(&pt.ty, format!("a form takes its arguments by shared reference: {want}"));
+            errors.spanned(
+                &pt.ty,
+                format!("a form takes its arguments by shared reference: {want}"),
+            );
             return None;
         };
         if i == n - 1 {
@@ -217,13 +276,23 @@ fn whole_degree(sig: &Signature, deg: Deg) -> String {
         ),
         (None, Deg::D(_, dv)) => format!(
             "a linear form is linear in the test function `{v}`; this one {}",
-            if dv == 0 { format!("does not depend on `{v}`") } else { "is not".into() }
+            if dv == 0 {
+                format!("does not depend on `{v}`")
+            } else {
+                "is not".into()
+            }
         ),
     }
 }
 
 /// The operator carrying a stiffness form: the fewest strains the accessors it reads need.
-fn stiffness_operator(uses: &[(Acc, Span)], position: Option<Span>, dim: usize, dofs: usize, errors: &mut Errors) -> Option<Operator> {
+fn stiffness_operator(
+    uses: &[(Acc, Span)],
+    position: Option<Span>,
+    dim: usize,
+    dofs: usize,
+    errors: &mut Errors,
+) -> Option<Operator> {
     let mut ok = true;
     if let Some(span) = position {
         errors.push(syn::Error::new(
@@ -233,15 +302,16 @@ fn stiffness_operator(uses: &[(Acc, Span)], position: Option<Span>, dim: usize, 
         ));
         ok = false;
     }
-    for (acc, span) in uses {
-        if matches!(acc, Acc::Value | Acc::Comp | Acc::Vector) {
-            errors.push(syn::Error::new(
-                *span,
-                "a stiffness form is lowered over gradients (its strains); terms in the values go in `#[form(mass)]` \
-                 (`ρ u·v`) or, for reaction or advection, in a `#[form]` the host integrates (`form::bilinear`)",
-            ));
-            ok = false;
-        }
+    if let Some((_, span)) = uses
+        .iter()
+        .find(|(a, _)| matches!(a, Acc::Value | Acc::Comp | Acc::Vector))
+    {
+        errors.push(syn::Error::new(
+            *span,
+            "a stiffness form is lowered over gradients (its strains); terms in the values go in `#[form(mass)]` \
+             (`ρ u·v`) or, for reaction or advection, in a `#[form]` the host integrates (`form::bilinear`)",
+        ));
+        ok = false;
     }
     if !ok {
         return None;
@@ -259,23 +329,28 @@ fn stiffness_operator(uses: &[(Acc, Span)], position: Option<Span>, dim: usize, 
 fn check_mass(scan: &Scan, dofs: usize, errors: &mut Errors) -> bool {
     let mut ok = true;
     if let Some(span) = scan.position_use {
-        errors.push(syn::Error::new(span, "a mass form's density is constant on each element: read it from the material, not from the point `x`"));
+        errors.push(syn::Error::new(
+            span,
+            "a mass form's density is constant on each element: read it from the material, not from the point `x`",
+        ));
         ok = false;
     }
-    for (acc, span) in &scan.uses {
-        let fine = match acc {
-            Acc::Value => true,
-            Acc::Vector => scan.mass_dot,
-            _ => false,
+    let wrong = scan.uses.iter().find(|(acc, _)| match acc {
+        Acc::Value => false,
+        Acc::Vector => !scan.mass_dot,
+        _ => true,
+    });
+    if let Some((_, span)) = wrong {
+        let want = if dofs == 1 {
+            "`rho * u.value() * v.value()`"
+        } else {
+            "`rho * dot(u.vector(), v.vector())`"
         };
-        if !fine {
-            let want = if dofs == 1 { "`rho * u.value() * v.value()`" } else { "`rho * dot(u.vector(), v.vector())`" };
-            errors.push(syn::Error::new(
-                *span,
-                format!("a mass form is a density times `u·v` ({want}): clforge lumps it as a scalar density per element"),
-            ));
-            ok = false;
-        }
+        errors.push(syn::Error::new(
+            *span,
+            format!("a mass form is a density times `u·v` ({want}): clforge lumps it as a scalar density per element"),
+        ));
+        ok = false;
     }
     ok
 }

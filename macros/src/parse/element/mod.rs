@@ -54,14 +54,17 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
         None => shape::geometry(name, found.shape, found.node_const, dim, nodes, &mut errors),
     };
     let material_ty = material(name, dim, operator, &found, &forms, &mut errors);
-    if found.density.is_none() && forms.mass.is_none() {
+    if found.density.is_none() && !forms.mass_written && !forms.refused {
         errors.push(missing(
             name,
             "`pub fn density(m: &Material) -> f64`, or a `#[form(mass)]`, for its mass matrices",
         ));
     }
     if let (Some(f), Some(_)) = (found.density, &forms.mass) {
-        errors.spanned(&f.sig.ident, "the density comes from the `#[form(mass)]`; remove `density`");
+        errors.spanned(
+            &f.sig.ident,
+            "the density comes from the `#[form(mass)]`; remove `density`",
+        );
     }
     let family = crate::parse::family::family(args.template.as_ref(), items, &KERNELS, &mut errors);
     errors.finish()?;
@@ -187,14 +190,24 @@ fn missing(name: &Ident, what: &str) -> syn::Error {
 }
 
 /// `material`, `density` and `thickness`: their signatures; the material type.
-fn material(name: &Ident, dim: usize, op: Operator, found: &Items, forms: &form::Forms, errors: &mut Errors) -> Option<syn::Type> {
+fn material(
+    name: &Ident,
+    dim: usize,
+    op: Operator,
+    found: &Items,
+    forms: &form::Forms,
+    errors: &mut Errors,
+) -> Option<syn::Type> {
     let (material, density, thickness) = (found.material, found.density, found.thickness);
     let mut material_ty = forms.material_ty.clone();
     match material {
         Some(f) if forms.stiffness_span.is_some() => {
-            errors.spanned(&f.sig.ident, "`D` comes from the `#[form(stiffness)]`; remove `material`");
+            errors.spanned(
+                &f.sig.ident,
+                "`D` comes from the `#[form(stiffness)]`; remove `material`",
+            );
         }
-        None if forms.stiffness_span.is_some() => {}
+        None if forms.stiffness_span.is_some() || forms.refused => {}
         None => errors.push(missing(
             name,
             &format!(
@@ -285,6 +298,7 @@ fn operator(args: &ElementArgs, forms: &form::Forms, errors: &mut Errors) -> (Op
         // The form was refused; its errors say why.
         (None, None, Some(_)) => (Operator::Gradient(dofs), dofs),
         (_, Some(op), None) => (op.value, check_operator(args, op.value, op.span, errors)),
+        (None, None, None) if forms.refused => (Operator::Gradient(dofs), dofs),
         (None, None, None) => {
             errors.push(syn::Error::new(
                 Span::call_site(),

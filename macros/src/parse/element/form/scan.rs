@@ -6,8 +6,8 @@
 //! The first offence is reported at its token, and the walk stops there.
 
 use crate::parse::Errors;
-use std::collections::HashMap;
 use proc_macro2::Span;
+use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, UnOp};
 
@@ -36,13 +36,14 @@ pub enum Acc {
     Div,
 }
 
-const ACCESSORS: &str = "`value()`, `comp(c)`, `vector()`, `grad()`, `grad_of(c)`, `grad_tensor()`, `sym_grad()` or `div()`";
+const ACCESSORS: &str =
+    "`value()`, `comp(c)`, `vector()`, `grad()`, `grad_of(c)`, `grad_tensor()`, `sym_grad()` or `div()`";
 
 /// In words: what a degree is linear in.
 pub fn describe(d: Deg, u: &str, v: &str) -> String {
     match d {
         Deg::Zero => "zero".into(),
-        Deg::D(0, 0) => format!("a constant (depends on neither `{u}` nor `{v}`)"),
+        Deg::D(0, 0) => format!("constant (depends on neither `{u}` nor `{v}`)"),
         Deg::D(1, 0) => format!("linear in `{u}` only"),
         Deg::D(0, 1) => format!("linear in `{v}` only"),
         Deg::D(1, 1) => format!("linear in `{u}` and `{v}`"),
@@ -59,6 +60,8 @@ pub struct Scan<'a> {
     fns: &'a HashMap<String, &'a syn::ItemFn>,
     /// Helpers entered to get here.
     depth: usize,
+    /// The form's own names of its trial and test functions, for messages.
+    shown: (String, String),
     dim: usize,
     dofs: usize,
     /// `let` bindings in scope, innermost last.
@@ -80,12 +83,15 @@ impl<'a> Scan<'a> {
         (dim, dofs): (usize, usize),
         fns: &'a HashMap<String, &'a syn::ItemFn>,
     ) -> Scan<'a> {
+        let trial_name = trial.clone().unwrap_or_else(|| "u".into());
+        let test_name = test.clone();
         Scan {
             trial: trial.into_iter().collect(),
             test: vec![test],
             position: position.into_iter().collect(),
             fns,
             depth: 0,
+            shown: (trial_name, test_name),
             dim,
             dofs,
             env: Vec::new(),
@@ -102,10 +108,7 @@ impl<'a> Scan<'a> {
     }
 
     fn names(&self) -> (&str, &str) {
-        (
-            self.trial.first().map_or("u", String::as_str),
-            self.test.first().map_or("v", String::as_str),
-        )
+        (&self.shown.0, &self.shown.1)
     }
 
     /// The degree of a block's value.
@@ -126,7 +129,12 @@ impl<'a> Scan<'a> {
                     self.expr(e)?;
                 }
                 syn::Stmt::Item(_) => {}
-                syn::Stmt::Macro(m) => return self.fail(m.span(), "a form is arithmetic, `let`, `if` and calls; macros are not part of it"),
+                syn::Stmt::Macro(m) => {
+                    return self.fail(
+                        m.span(),
+                        "a form is arithmetic, `let`, `if` and calls; macros are not part of it",
+                    )
+                }
             }
         }
         self.env.truncate(depth);
@@ -211,7 +219,13 @@ impl<'a> Scan<'a> {
     fn index_bound(&self, base: &Expr) -> Option<(usize, String)> {
         let (dim, dofs) = (self.dim, self.dofs);
         let axes = (dim, format!("the {dim} axes of this {dim}-D element"));
-        let comps = (dofs, format!("the {dofs} component{} of the field (dofs = {dofs})", if dofs == 1 { "" } else { "s" }));
+        let comps = (
+            dofs,
+            format!(
+                "the {dofs} component{} of the field (dofs = {dofs})",
+                if dofs == 1 { "" } else { "s" }
+            ),
+        );
         match strip(base) {
             Expr::MethodCall(m) if self.is_field(&m.receiver) => match m.method.to_string().as_str() {
                 "grad" | "grad_of" => Some(axes),
@@ -220,10 +234,17 @@ impl<'a> Scan<'a> {
                 _ => None,
             },
             Expr::Index(inner) => match strip(&inner.expr) {
-                Expr::MethodCall(m) if self.is_field(&m.receiver) && matches!(m.method.to_string().as_str(), "grad_tensor" | "sym_grad") => Some(axes),
+                Expr::MethodCall(m)
+                    if self.is_field(&m.receiver)
+                        && matches!(m.method.to_string().as_str(), "grad_tensor" | "sym_grad") =>
+                {
+                    Some(axes)
+                }
                 _ => None,
             },
-            Expr::Field(f) if matches!(&f.member, syn::Member::Named(n) if n == "x") && self.is_position(&f.base) => Some(axes),
+            Expr::Field(f) if matches!(&f.member, syn::Member::Named(n) if n == "x") && self.is_position(&f.base) => {
+                Some(axes)
+            }
             _ => None,
         }
     }
@@ -244,14 +265,20 @@ impl<'a> Scan<'a> {
         for a in &m.args {
             let da = self.expr(a)?;
             if da != Deg::Zero && da != CONST {
-                return self.fail(a.span(), format!("`{}` of a field is not linear; a form combines fields with `*`, `+`, `-`, `dot` and `inner`", m.method));
+                return self.fail(
+                    a.span(),
+                    format!(
+                        "`{}` of a field is not linear; a form combines fields with `*`, `+`, `-`, `dot` and `inner`",
+                        m.method
+                    ),
+                );
             }
         }
         if d != Deg::Zero && d != CONST {
             let (u, v) = self.names();
             return self.fail(
                 m.method.span(),
-                format!("`.{}()` of a quantity {} is not linear in it; a form combines fields with `*`, `+`, `-`, `dot` and `inner`", m.method, describe(d, u, v)),
+                format!("`.{}()` of a quantity that is {} is not linear in it; a form combines fields with `*`, `+`, `-`, `dot` and `inner`", m.method, describe(d, u, v)),
             );
         }
         Some(CONST)
@@ -263,7 +290,11 @@ impl<'a> Scan<'a> {
             Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()).unwrap_or_default(),
             _ => String::new(),
         };
-        let deg = if self.trial.contains(&field) { Deg::D(1, 0) } else { Deg::D(0, 1) };
+        let deg = if self.trial.contains(&field) {
+            Deg::D(1, 0)
+        } else {
+            Deg::D(0, 1)
+        };
         let (dim, dofs) = (self.dim, self.dofs);
         let span = m.method.span();
         let acc = match m.method.to_string().as_str() {
@@ -279,8 +310,15 @@ impl<'a> Scan<'a> {
         };
         match acc {
             Acc::Value | Acc::Grad if dofs > 1 => {
-                let (one, all) = if acc == Acc::Value { ("comp(c)", "vector()") } else { ("grad_of(c)", "grad_tensor()") };
-                return self.fail(span, format!("`{field}` has {dofs} components (dofs = {dofs}): read `{field}.{one}` or `{field}.{all}`"));
+                let (one, all) = if acc == Acc::Value {
+                    ("comp(c)", "vector()")
+                } else {
+                    ("grad_of(c)", "grad_tensor()")
+                };
+                return self.fail(
+                    span,
+                    format!("`{field}` has {dofs} components (dofs = {dofs}): read `{field}.{one}` or `{field}.{all}`"),
+                );
             }
             Acc::SymGrad | Acc::Div if dofs != dim => {
                 return self.fail(
@@ -290,14 +328,28 @@ impl<'a> Scan<'a> {
             }
             Acc::Comp | Acc::GradOf => {
                 let Some(arg) = m.args.first() else {
-                    return self.fail(span, format!("`{}` takes the component, e.g. `{field}.{}(0)`", m.method, m.method));
+                    return self.fail(
+                        span,
+                        format!("`{}` takes the component, e.g. `{field}.{}(0)`", m.method, m.method),
+                    );
                 };
                 match int_literal(arg) {
                     Some(c) if c < dofs => {}
                     Some(c) => {
-                        return self.fail(arg.span(), format!("component {c} of `{field}`, which has {dofs} (dofs = {dofs}): components are 0..{}", dofs - 1));
+                        return self.fail(
+                            arg.span(),
+                            format!(
+                                "component {c} of `{field}`, which has {dofs} (dofs = {dofs}): components are 0..{}",
+                                dofs - 1
+                            ),
+                        );
                     }
-                    None => return self.fail(arg.span(), "write the component as an integer literal, so it can be checked against `dofs`"),
+                    None => {
+                        return self.fail(
+                            arg.span(),
+                            "write the component as an integer literal, so it can be checked against `dofs`",
+                        )
+                    }
                 }
             }
             _ => {}
@@ -330,7 +382,11 @@ impl<'a> Scan<'a> {
             let d = self.expr(a)?;
             if d != Deg::Zero && d != CONST {
                 let (u, v) = self.names();
-                let what = if name.is_empty() { "this call".to_string() } else { format!("`{name}`") };
+                let what = if name.is_empty() {
+                    "this call".to_string()
+                } else {
+                    format!("`{name}`")
+                };
                 return self.fail(
                     a.span(),
                     format!(
@@ -364,7 +420,10 @@ impl<'a> Scan<'a> {
                 self.expr(init)?;
             }
             (other, _) => {
-                self.fail(other.span(), "a form binds a name, or a tuple of names to a tuple, per `let`")?;
+                self.fail(
+                    other.span(),
+                    "a form binds a name, or a tuple of names to a tuple, per `let`",
+                )?;
             }
         }
         Some(())
@@ -374,10 +433,16 @@ impl<'a> Scan<'a> {
     /// arguments (a field passed on stays that field).
     fn helper(&mut self, f: &syn::ItemFn, c: &syn::ExprCall) -> Option<Deg> {
         if self.depth >= MAX_HELPERS {
-            return self.fail(c.span(), format!("helpers call helpers more than {MAX_HELPERS} deep in this form"));
+            return self.fail(
+                c.span(),
+                format!("helpers call helpers more than {MAX_HELPERS} deep in this form"),
+            );
         }
         if f.sig.inputs.len() != c.args.len() {
-            return self.fail(c.span(), format!("`{}` takes {} arguments", f.sig.ident, f.sig.inputs.len()));
+            return self.fail(
+                c.span(),
+                format!("`{}` takes {} arguments", f.sig.ident, f.sig.inputs.len()),
+            );
         }
         let mut sub = Scan {
             trial: Vec::new(),
@@ -385,6 +450,7 @@ impl<'a> Scan<'a> {
             position: Vec::new(),
             fns: self.fns,
             depth: self.depth + 1,
+            shown: self.shown.clone(),
             dim: self.dim,
             dofs: self.dofs,
             env: Vec::new(),
@@ -447,7 +513,7 @@ impl<'a> Scan<'a> {
             (a, b) => {
                 let (u, v) = self.names();
                 let msg = format!(
-                    "adds a term {} to one {}: every term of a form has the same degree, linear in `{u}` and `{v}` for a bilinear form",
+                    "adds a term that is {} to one that is {}: every term of a form has the same degree, linear in `{u}` and `{v}` for a bilinear form",
                     describe(a, u, v),
                     describe(b, u, v)
                 );
@@ -510,7 +576,9 @@ fn is_zero(l: &syn::Lit) -> bool {
 
 fn int_literal(e: &Expr) -> Option<usize> {
     match strip(e) {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
         _ => None,
     }
 }
