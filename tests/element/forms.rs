@@ -13,6 +13,7 @@ use rand::Rng;
 
 mod declared;
 mod poisson;
+mod supg;
 
 /// `E`'s geometry nodes, stretched and each moved by up to `distort`.
 fn distorted<E: Element>(rng: &mut impl Rng, distort: f64) -> Vec<Vec<f64>> {

@@ -53,7 +53,7 @@ pub mod tri6_heat {
 
 /// The unit square in `n × n` squares, each cut into two triangles, on a node grid of `q · n + 1`
 /// per side (`q` = 1 for linear triangles, 2 for quadratic ones); cells in `tri3`/`tri6` order.
-fn triangles(n: usize, q: usize) -> (Vec<f64>, Vec<u32>) {
+pub(super) fn triangles(n: usize, q: usize) -> (Vec<f64>, Vec<u32>) {
     let side = q * n + 1;
     let node = |i: usize, j: usize| (j * side + i) as u32;
     let coords = (0..side)

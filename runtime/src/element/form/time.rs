@@ -1,16 +1,15 @@
 //! Forms over a mesh, assembled, and the first time integrators over them: steady problems
 //! `K u = f` and first-order ones `M u̇ + K u = f` by the θ-method (forward Euler θ = 0,
 //! Crank–Nicolson θ = ½, backward Euler θ = 1), each step a solve of
-//! `(M + θΔt K) u⁺ = (M − (1−θ)Δt K) u + Δt f` by conjugate gradients on the device. Dirichlet
+//! `(M + θΔt K) u⁺ = (M − (1−θ)Δt K) u + Δt f` on the device. Dirichlet
 //! values are held fixed in time, imposed symmetrically.
 //!
-//! Symmetric forms only for now (the assembly stores one triangle of each element matrix; a
-//! form that is not symmetric is refused).
+//! Any bilinear form is assembled (its whole element matrices); symmetric systems are solved by
+//! conjugate gradients, non-symmetric ones (advection, stabilised forms, couplings) by BiCGStab,
+//! both on the device and preconditioned by the diagonal.
 
 use super::{bilinear, linear, Field, Position};
 use crate::device::Device;
-use crate::element::forming::{packed_index, packed_len};
-use crate::element::matrices::Matrix;
 use crate::element::sparse::{self, CgOptions, CgReport, DeviceCsr, DofMap, HostCsr};
 use crate::element::spec::Element;
 use crate::error::{Error, Result};
@@ -27,27 +26,26 @@ where
     let (nodes, dofs, n_nodes) = (E::NODES, E::DOFS, mesh.nodes);
     let elements = cells.len() / nodes;
     let ne = nodes * dofs;
-    let mut packed = Vec::with_capacity(elements * packed_len(ne));
-    let mut index = Vec::with_capacity(elements * ne);
+    let index: Vec<u32> = cells
+        .iter()
+        .flat_map(|&c| (0..dofs as u32).map(move |d| c * dofs as u32 + d))
+        .collect();
+    let map = DofMap::new(n_nodes * dofs, ne, index, vec![1; elements * ne])?;
+    let pattern = sparse::pattern(&map)?;
+    let mut values = vec![0.0; pattern.nnz()];
     for (e, cell) in cells.chunks(nodes).enumerate() {
-        let x = mesh.element(cell);
-        let material = of_element(materials, e);
-        let k = bilinear::<E, _, _>(&x, material, &form)?;
-        check_symmetric(&k, e)?;
-        packed.extend((0..packed_len(ne)).map(|_| 0.0));
-        let base = packed.len() - packed_len(ne);
-        for i in 0..ne {
-            for j in 0..=i {
-                packed[base + packed_index(i, j)] = k[(i, j)];
+        let k = bilinear::<E, _, _>(&mesh.element(cell), of_element(materials, e), &form)?;
+        let rows = map.element_dofs(e);
+        for (i, &r) in rows.iter().enumerate() {
+            for (j, &c) in rows.iter().enumerate() {
+                // Every pair of one element's DOFs is in the pattern.
+                if let Some(slot) = pattern.find(r as usize, c as usize) {
+                    values[slot] += k[(i, j)];
+                }
             }
         }
-        index.extend(
-            cell.iter()
-                .flat_map(|&c| (0..dofs as u32).map(move |d| c * dofs as u32 + d)),
-        );
     }
-    let map = DofMap::new(n_nodes * dofs, ne, index, vec![1; elements * ne])?;
-    let csr = sparse::assemble_host(&packed, &map)?;
+    let csr = HostCsr::new(pattern, values)?;
     Ok((map, csr))
 }
 
@@ -155,23 +153,6 @@ impl<'a, E: Element> Mesh<'a, E> {
     }
 }
 
-fn check_symmetric(k: &Matrix, e: usize) -> Result<()> {
-    let scale = k.max_abs();
-    for i in 0..k.rows() {
-        for j in 0..i {
-            if (k[(i, j)] - k[(j, i)]).abs() > 1e-12 * scale {
-                return Err(Error::InvalidConfig(format!(
-                    "the form is not symmetric on element {e} (K[{i}][{j}] = {:e}, K[{j}][{i}] = {:e}); only \
-                     symmetric forms are assembled and solved yet",
-                    k[(i, j)],
-                    k[(j, i)]
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Dirichlet values held in time: `u[fixed[k]] = values[k]`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fixed {
@@ -187,11 +168,29 @@ struct Constrained {
     a: DeviceCsr,
     lift: Vec<f64>,
     fixed: Vec<bool>,
+    /// CG when the matrix is symmetric, BiCGStab when not.
+    symmetric: bool,
 }
 
 impl Constrained {
     fn new(dev: &Device, a: &HostCsr, fixed: &Fixed) -> Result<Constrained> {
-        let mut a = DeviceCsr::from_host(dev, a)?;
+        let symmetric = is_symmetric(a);
+        // A fixed row keeps only its diagonal, `A_ii u_i = A_ii g_i`: any non-zero `A_ii` holds
+        // `g_i`. A non-symmetric operator (advection) may leave it zero or negative at the
+        // boundary, so there the row's largest magnitude stands in (CG needs the true one).
+        let mut a = if symmetric {
+            DeviceCsr::from_host(dev, a)?
+        } else {
+            let mut values = a.values().to_vec();
+            for &d in &fixed.dofs {
+                let (d, p) = (d as usize, a.pattern());
+                let top = p.row(d).map(|k| values[k].abs()).fold(0.0, f64::max);
+                if let Some(slot) = p.find(d, d) {
+                    values[slot] = if top > 0.0 { top } else { 1.0 };
+                }
+            }
+            DeviceCsr::from_host(dev, &HostCsr::new(a.pattern().clone(), values)?)?
+        };
         let mut lift = vec![0.0; a.n()];
         sparse::apply_dirichlet(&mut a, &fixed.dofs, &fixed.values, &mut lift)?;
         let mut is_fixed = vec![false; a.n()];
@@ -202,6 +201,7 @@ impl Constrained {
             a,
             lift,
             fixed: is_fixed,
+            symmetric,
         })
     }
 
@@ -209,11 +209,29 @@ impl Constrained {
         for ((bi, l), f) in b.iter_mut().zip(&self.lift).zip(&self.fixed) {
             *bi = if *f { *l } else { *bi + l };
         }
-        sparse::cg(&self.a, &b, Some(x0), opts)
+        if self.symmetric {
+            sparse::cg(&self.a, &b, Some(x0), opts)
+        } else {
+            sparse::bicgstab(&self.a, &b, Some(x0), opts)
+        }
     }
 }
 
-/// `K u = f` with `fixed` values, solved on `dev`.
+/// Whether `a[i][j] = a[j][i]` to rounding (relative to the largest entry) everywhere.
+pub fn is_symmetric(a: &HostCsr) -> bool {
+    let p = a.pattern();
+    let scale = a.values().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    (0..a.n()).all(|r| {
+        p.row(r).all(|k| {
+            let c = p.cols()[k] as usize;
+            let t = p.find(c, r).map_or(0.0, |s| a.values()[s]);
+            (a.values()[k] - t).abs() <= 1e-12 * scale
+        })
+    })
+}
+
+/// `K u = f` with `fixed` values, solved on `dev`: conjugate gradients when `K` is symmetric,
+/// BiCGStab when not (both preconditioned by the diagonal).
 pub fn steady(dev: &Device, k: &HostCsr, f: &[f64], fixed: &Fixed, opts: &CgOptions) -> Result<CgReport> {
     let c = Constrained::new(dev, k, fixed)?;
     c.solve(f.to_vec(), &vec![0.0; k.n()], opts)

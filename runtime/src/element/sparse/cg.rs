@@ -98,16 +98,16 @@ fn cg_loop(ops: &mut impl CgOps, b_norm: f64, opts: &CgOptions) -> Result<CgRepo
 /// in `[1, 2)`: conjugate gradients is invariant under the scaling, and norms and dot products of
 /// the scaled vectors neither underflow nor overflow for any finite `b` (subnormal entries
 /// included). `e` is `None` for `b = 0`.
-struct Scaled {
-    b: Vec<f64>,
-    x0: Option<Vec<f64>>,
-    e: Option<i32>,
+pub(super) struct Scaled {
+    pub(super) b: Vec<f64>,
+    pub(super) x0: Option<Vec<f64>>,
+    pub(super) e: Option<i32>,
 }
 
 impl Scaled {
     /// The solution of the scaled system, back at the caller's scale; an entry beyond f64's
     /// range is an error, not an infinity.
-    fn unscale(&self, mut report: CgReport) -> Result<CgReport> {
+    pub(super) fn unscale(&self, mut report: CgReport) -> Result<CgReport> {
         let Some(e) = self.e else { return Ok(report) };
         for v in &mut report.x {
             *v = times_pow2(*v, e);
@@ -125,7 +125,7 @@ impl Scaled {
 }
 
 /// Checks the options and vector lengths of a solve; returns the scaled system.
-fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<Scaled> {
+pub(super) fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<Scaled> {
     if !(opts.tol > 0.0 && opts.tol.is_finite()) {
         return Err(Error::InvalidConfig(format!(
             "conjugate-gradient tolerance {} must be finite and positive",
@@ -164,7 +164,7 @@ fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Re
 }
 
 /// `‖v‖` of a scaled vector (its largest entry in `[1, 2)`).
-fn norm(v: &[f64]) -> f64 {
+pub(super) fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 

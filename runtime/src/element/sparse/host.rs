@@ -12,6 +12,47 @@ pub struct CsrPattern {
 }
 
 impl CsrPattern {
+    /// A square pattern from its row pointers (`n + 1`, from 0, non-decreasing) and each row's
+    /// columns (below `n`, strictly increasing). [`Error::InvalidConfig`] says which rule fails;
+    /// [`Error::TooLarge`] beyond the kernels' 31-bit indices.
+    pub fn new(row_ptr: Vec<u32>, cols: Vec<u32>) -> Result<CsrPattern> {
+        let n = row_ptr
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| Error::InvalidConfig("a CSR pattern has n + 1 row pointers; none were given".into()))?;
+        index32(|| "a CSR pattern's entries".into(), cols.len())?;
+        if row_ptr[0] != 0 || row_ptr[n] as usize != cols.len() {
+            return Err(Error::InvalidConfig(format!(
+                "row pointers run from {} to {}; they must run from 0 to the {} columns given",
+                row_ptr[0],
+                row_ptr[n],
+                cols.len()
+            )));
+        }
+        for r in 0..n {
+            let (lo, hi) = (row_ptr[r] as usize, row_ptr[r + 1] as usize);
+            if lo > hi {
+                return Err(Error::InvalidConfig(format!(
+                    "row pointers decrease at row {r} ({lo} > {hi})"
+                )));
+            }
+            let row = &cols[lo..hi];
+            if let Some(k) = row.windows(2).position(|w| w[0] >= w[1]) {
+                return Err(Error::InvalidConfig(format!(
+                    "row {r}'s columns must increase strictly; {} is followed by {}",
+                    row[k],
+                    row[k + 1]
+                )));
+            }
+            if let Some(&c) = row.iter().find(|&&c| c as usize >= n) {
+                return Err(Error::InvalidConfig(format!(
+                    "row {r} has column {c}, past the {n} columns"
+                )));
+            }
+        }
+        Ok(CsrPattern { n, row_ptr, cols })
+    }
+
     /// Number of rows (and columns).
     pub fn n(&self) -> usize {
         self.n

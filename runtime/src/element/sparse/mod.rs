@@ -60,9 +60,11 @@ use crate::error::{check_len, Error, Result};
 use crate::launch::owned::Signatures;
 use crate::program::{Arg, Program};
 
+mod bicgstab;
 mod cg;
 mod host;
 mod map;
+pub use bicgstab::bicgstab;
 pub use cg::{cg, cg_host, CgOptions, CgReport};
 pub use host::{assemble_host, pattern, CsrPattern, HostCsr};
 use map::ElementsByDof;
@@ -83,7 +85,7 @@ const MAX_INDEX: usize = i32::MAX as usize;
 const MAX_GROUP: usize = 256;
 
 /// The kernels that sum over a work-group, whose work-group must be a power of two.
-const REDUCING: [&str; 3] = ["sparse_spmv_dot", "sparse_cg_start", "sparse_cg_update"];
+const REDUCING: [&str; 4] = ["sparse_spmv_dot", "sparse_cg_start", "sparse_cg_update", "sparse_dot2"];
 
 /// The solver's name in [`Error::NotConverged`].
 const CG: &str = "conjugate gradients";

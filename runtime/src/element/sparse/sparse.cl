@@ -166,3 +166,74 @@ __kernel void sparse_cg_direction(__global double* p, __global const double* z, 
     const uint i = get_global_id(0);
     if (i < n) p[i] = z[i] + beta * p[i];
 }
+
+/* BiCGStab's vector operations (preconditioned by the diagonal). */
+
+/* q = A p, one row per work-item. */
+__kernel void sparse_spmv(__global const uint* row_ptr, __global const uint* cols, __global const double* values,
+                          __global const double* p, __global double* q, const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r >= n) return;
+    double s = 0.0;
+    for (uint k = row_ptr[r]; k < row_ptr[r + 1]; ++k) s += values[k] * p[cols[k]];
+    q[r] = s;
+}
+
+/* The work-group's parts of a·b and c·d in partial[2 group] and partial[2 group + 1]. */
+__kernel void sparse_dot2(__global const double* a, __global const double* b, __global const double* c,
+                          __global const double* d, __global double* partial, __local double* scratch, const uint n)
+{
+    const uint i = get_global_id(0);
+    const double ab = i < n ? a[i] * b[i] : 0.0;
+    const double cd = i < n ? c[i] * d[i] : 0.0;
+    const double s0 = sparse_group_sum(scratch, ab);
+    if (get_local_id(0) == 0) partial[2 * get_group_id(0)] = s0;
+    const double s1 = sparse_group_sum(scratch, cd);
+    if (get_local_id(0) == 0) partial[2 * get_group_id(0) + 1] = s1;
+}
+
+/* r = b - q (q = A x), rhat = r. */
+__kernel void sparse_bicg_start(__global const double* b, __global const double* q, __global double* r,
+                                __global double* rhat, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const double ri = b[i] - q[i];
+    r[i] = ri;
+    rhat[i] = ri;
+}
+
+/* p = r + beta (p - omega v); y = p / diag. */
+__kernel void sparse_bicg_direction(__global double* p, __global const double* r, __global const double* v,
+                                    __global double* y, __global const double* diag, const double beta,
+                                    const double omega, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const double pi = r[i] + beta * (p[i] - omega * v[i]);
+    p[i] = pi;
+    y[i] = pi / diag[i];
+}
+
+/* s = r - alpha v; z = s / diag. */
+__kernel void sparse_bicg_half(__global double* s, __global const double* r, __global const double* v,
+                               __global double* z, __global const double* diag, const double alpha, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const double si = r[i] - alpha * v[i];
+    s[i] = si;
+    z[i] = si / diag[i];
+}
+
+/* x += alpha y + omega z; r = s - omega t. */
+__kernel void sparse_bicg_update(__global double* x, __global double* r, __global const double* y,
+                                 __global const double* z, __global const double* s, __global const double* t,
+                                 const double alpha, const double omega, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    x[i] += alpha * y[i] + omega * z[i];
+    r[i] = s[i] - omega * t[i];
+}

@@ -1,0 +1,254 @@
+//! BiCGStab (van der Vorst 1992) preconditioned by the diagonal, on the device: the solver of
+//! non-symmetric systems (advection, SUPG, couplings), on the same CSR matrices as [`super::cg`],
+//! with the same exact power-of-two scaling of the right-hand side and the same options.
+
+use super::cg::{cg_prepare, norm, zero_solution};
+use super::*;
+
+/// The solver's name in [`Error::NotConverged`].
+const BICGSTAB: &str = "BiCGStab";
+
+/// Restarts after breakdowns before [`bicgstab`] gives up.
+const MAX_RESTARTS: usize = 20;
+
+/// Solves `A x = rhs` for a general (non-symmetric) `A` by BiCGStab preconditioned by the
+/// diagonal of `A`, on the device, from `x0` (zeros when `None`), until `‖r‖ / ‖b‖ ≤ opts.tol`.
+/// `b = 0` gives `x = 0`.
+///
+/// Fails with [`Error::LengthMismatch`] for vectors not of `n` entries, [`Error::InvalidConfig`]
+/// for a tolerance that is not finite and positive or a non-finite `rhs`,
+/// [`Error::NotPositiveDefinite`] for a zero or non-finite diagonal entry (the preconditioner
+/// divides by it; a negative one is allowed), and [`Error::NotConverged`] after `opts.max_iter`
+/// iterations or after more than 20 breakdowns (`r̂·r`, `r̂·v` or `ω` vanishing; each restarts
+/// from the true residual with it as the new shadow residual).
+pub fn bicgstab(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
+    let n = csr.n();
+    let scaled = cg_prepare(n, rhs, x0, opts)?;
+    if scaled.e.is_none() {
+        return Ok(zero_solution(n));
+    }
+    let diag = csr.diagonal()?;
+    let d = diag.to_vec()?;
+    if let Some(i) = d.iter().position(|v| *v == 0.0 || !v.is_finite()) {
+        return Err(Error::NotPositiveDefinite {
+            what: format!("the diagonal entry A[{i}][{i}] (BiCGStab's preconditioner divides by it)"),
+            value: d[i],
+        });
+    }
+    let mut v = Vectors::new(csr, &scaled.b, scaled.x0.as_deref(), diag)?;
+    let report = v.solve(norm(&scaled.b), opts)?;
+    scaled.unscale(report)
+}
+
+struct Vectors<'a> {
+    csr: &'a DeviceCsr,
+    n: u32,
+    global: usize,
+    group: usize,
+    b: Buffer<f64>,
+    diag: Buffer<f64>,
+    x: Buffer<f64>,
+    r: Buffer<f64>,
+    rhat: Buffer<f64>,
+    p: Buffer<f64>,
+    v: Buffer<f64>,
+    y: Buffer<f64>,
+    s: Buffer<f64>,
+    z: Buffer<f64>,
+    t: Buffer<f64>,
+    dots: Buffer<f64>,
+}
+
+impl<'a> Vectors<'a> {
+    fn new(csr: &'a DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, diag: Buffer<f64>) -> Result<Vectors<'a>> {
+        let dev = csr.device();
+        let n = csr.n();
+        let group = reduction_group(&csr.program, dev)?;
+        let groups = n.div_ceil(group);
+        let global = groups * group;
+        index32(|| format!("a matrix of {n} rows"), global)?;
+        let x = match x0 {
+            Some(x0) => Buffer::from_slice(dev, x0)?,
+            None => Buffer::new(dev, n)?,
+        };
+        let vec = || Buffer::<f64>::new(dev, n);
+        Ok(Vectors {
+            csr,
+            n: csr.n32()?,
+            global,
+            group,
+            b: Buffer::from_slice(dev, rhs)?,
+            diag,
+            x,
+            r: vec()?,
+            rhat: vec()?,
+            p: vec()?,
+            v: vec()?,
+            y: vec()?,
+            s: vec()?,
+            z: vec()?,
+            t: vec()?,
+            dots: Buffer::new(dev, 2 * groups)?,
+        })
+    }
+
+    fn launch(&self, kernel: &str, named: &[(&str, Arg<'_>)]) -> Result<()> {
+        let args = SIGNATURES.bind(kernel, named)?;
+        self.csr
+            .program
+            .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
+        Ok(())
+    }
+
+    /// `out = A input`.
+    fn spmv(&self, input: &Buffer<f64>, out: &Buffer<f64>) -> Result<()> {
+        self.launch(
+            "sparse_spmv",
+            &[
+                ("row_ptr", Arg::buffer(&self.csr.row_ptr)),
+                ("cols", Arg::buffer(&self.csr.cols)),
+                ("values", Arg::buffer(&self.csr.values)),
+                ("p", Arg::buffer(input)),
+                ("q", Arg::buffer(out)),
+                ("n", Arg::u32(self.n)),
+            ],
+        )
+    }
+
+    /// `(a·b, c·d)`.
+    fn dots(&self, a: &Buffer<f64>, b: &Buffer<f64>, c: &Buffer<f64>, d: &Buffer<f64>) -> Result<(f64, f64)> {
+        self.launch(
+            "sparse_dot2",
+            &[
+                ("a", Arg::buffer(a)),
+                ("b", Arg::buffer(b)),
+                ("c", Arg::buffer(c)),
+                ("d", Arg::buffer(d)),
+                ("partial", Arg::buffer(&self.dots)),
+                ("scratch", Arg::local(self.group * size_of::<f64>())),
+                ("n", Arg::u32(self.n)),
+            ],
+        )?;
+        let parts = self.dots.to_vec()?;
+        Ok(parts
+            .chunks_exact(2)
+            .fold((0.0, 0.0), |(a, b), pair| (a + pair[0], b + pair[1])))
+    }
+
+    /// `r = b − A x`, `r̂ = r`; returns `r·r`.
+    fn restart(&self) -> Result<f64> {
+        self.spmv(&self.x, &self.t)?;
+        self.launch(
+            "sparse_bicg_start",
+            &[
+                ("b", Arg::buffer(&self.b)),
+                ("q", Arg::buffer(&self.t)),
+                ("r", Arg::buffer(&self.r)),
+                ("rhat", Arg::buffer(&self.rhat)),
+                ("n", Arg::u32(self.n)),
+            ],
+        )?;
+        Ok(self.dots(&self.r, &self.r, &self.r, &self.r)?.0)
+    }
+
+    fn solve(&mut self, b_norm: f64, opts: &CgOptions) -> Result<CgReport> {
+        let mut residual = self.restart()?.sqrt() / b_norm;
+        let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
+        let mut iterations = 0;
+        let fail = |iterations, residual| Error::NotConverged {
+            solver: BICGSTAB,
+            iterations,
+            residual,
+            tol: opts.tol,
+            max_iter: opts.max_iter,
+        };
+        // Iterations since the shadow residual was chosen; a breakdown (`r̂·r`, `r̂·v` or `ω`
+        // vanishing) restarts from the true residual, at most `MAX_RESTARTS` times.
+        let (mut fresh, mut restarts) = (0usize, 0usize);
+        let converged = |residual: f64| residual <= opts.tol;
+        while !converged(residual) {
+            if iterations >= opts.max_iter || !residual.is_finite() || restarts > MAX_RESTARTS {
+                return Err(fail(iterations, residual));
+            }
+            let (rho_next, _) = self.dots(&self.rhat, &self.r, &self.r, &self.r)?;
+            let tiny = |x: f64| !x.is_finite() || x.abs() <= f64::EPSILON * f64::EPSILON;
+            if tiny(rho_next) && fresh > 0 {
+                residual = self.restart()?.sqrt() / b_norm;
+                (fresh, restarts) = (0, restarts + 1);
+                continue;
+            }
+            let beta = if fresh == 0 {
+                0.0
+            } else {
+                (rho_next / rho) * (alpha / omega)
+            };
+            rho = rho_next;
+            self.launch(
+                "sparse_bicg_direction",
+                &[
+                    ("p", Arg::buffer(&self.p)),
+                    ("r", Arg::buffer(&self.r)),
+                    ("v", Arg::buffer(&self.v)),
+                    ("y", Arg::buffer(&self.y)),
+                    ("diag", Arg::buffer(&self.diag)),
+                    ("beta", Arg::f64(beta)),
+                    ("omega", Arg::f64(omega)),
+                    ("n", Arg::u32(self.n)),
+                ],
+            )?;
+            self.spmv(&self.y, &self.v)?;
+            let (rv, _) = self.dots(&self.rhat, &self.v, &self.v, &self.v)?;
+            if tiny(rv) {
+                residual = self.restart()?.sqrt() / b_norm;
+                (fresh, restarts) = (0, restarts + 1);
+                continue;
+            }
+            alpha = rho / rv;
+            self.launch(
+                "sparse_bicg_half",
+                &[
+                    ("s", Arg::buffer(&self.s)),
+                    ("r", Arg::buffer(&self.r)),
+                    ("v", Arg::buffer(&self.v)),
+                    ("z", Arg::buffer(&self.z)),
+                    ("diag", Arg::buffer(&self.diag)),
+                    ("alpha", Arg::f64(alpha)),
+                    ("n", Arg::u32(self.n)),
+                ],
+            )?;
+            self.spmv(&self.z, &self.t)?;
+            let (ts, tt) = self.dots(&self.t, &self.s, &self.t, &self.t)?;
+            // `s = 0`: the half step solved it (ω = 0 keeps x += α y).
+            omega = if tt > 0.0 { ts / tt } else { 0.0 };
+            self.launch(
+                "sparse_bicg_update",
+                &[
+                    ("x", Arg::buffer(&self.x)),
+                    ("r", Arg::buffer(&self.r)),
+                    ("y", Arg::buffer(&self.y)),
+                    ("z", Arg::buffer(&self.z)),
+                    ("s", Arg::buffer(&self.s)),
+                    ("t", Arg::buffer(&self.t)),
+                    ("alpha", Arg::f64(alpha)),
+                    ("omega", Arg::f64(omega)),
+                    ("n", Arg::u32(self.n)),
+                ],
+            )?;
+            iterations += 1;
+            fresh += 1;
+            residual = self.dots(&self.r, &self.r, &self.r, &self.r)?.0.sqrt() / b_norm;
+            if omega == 0.0 && !converged(residual) {
+                residual = self.restart()?.sqrt() / b_norm;
+                (fresh, restarts) = (0, restarts + 1);
+            }
+        }
+        if iterations > 0 {
+            residual = self.restart()?.sqrt() / b_norm;
+        }
+        Ok(CgReport {
+            x: self.x.to_vec()?,
+            iterations,
+            residual,
+        })
+    }
+}
