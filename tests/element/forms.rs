@@ -11,6 +11,7 @@ use clforge::runtime::element::Element;
 use clforge::runtime::Error;
 use rand::Rng;
 
+mod acoustics;
 mod declared;
 mod poisson;
 mod supg;

@@ -20,6 +20,7 @@
 pub mod bound;
 mod coefficients;
 pub mod library;
+pub mod newmark;
 pub mod time;
 
 pub use coefficients::{coefficients, density};

@@ -164,7 +164,7 @@ pub struct Fixed {
 
 /// A matrix on the device with Dirichlet values imposed symmetrically, and the right-hand side's
 /// lifting: `b ↦ lift(b)` is `b + lift` on free rows and `lift` on fixed ones.
-struct Constrained {
+pub(super) struct Constrained {
     a: DeviceCsr,
     lift: Vec<f64>,
     fixed: Vec<bool>,
@@ -173,7 +173,7 @@ struct Constrained {
 }
 
 impl Constrained {
-    fn new(dev: &Device, a: &HostCsr, fixed: &Fixed) -> Result<Constrained> {
+    pub(super) fn new(dev: &Device, a: &HostCsr, fixed: &Fixed) -> Result<Constrained> {
         let symmetric = is_symmetric(a);
         // A fixed row keeps only its diagonal, `A_ii u_i = A_ii g_i`: any non-zero `A_ii` holds
         // `g_i`. A non-symmetric operator (advection) may leave it zero or negative at the
@@ -205,7 +205,7 @@ impl Constrained {
         })
     }
 
-    fn solve(&self, mut b: Vec<f64>, x0: &[f64], opts: &CgOptions) -> Result<CgReport> {
+    pub(super) fn solve(&self, mut b: Vec<f64>, x0: &[f64], opts: &CgOptions) -> Result<CgReport> {
         for ((bi, l), f) in b.iter_mut().zip(&self.lift).zip(&self.fixed) {
             *bi = if *f { *l } else { *bi + l };
         }
