@@ -134,12 +134,14 @@ fn dense_solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
         a.swap(c, p);
         b.swap(c, p);
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
+        let (top, rest) = a.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[c] / pivot[c];
+            for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                *x -= f * p;
             }
-            b[r] -= f * b[c];
+            b[c + 1 + r] -= f * b[c];
         }
     }
     let mut x = vec![0.0; n];
@@ -158,8 +160,8 @@ fn bicgstab_solves_random_non_symmetric_systems_at_any_scale() {
         // A banded non-symmetric matrix, diagonally dominant with a negative diagonal in places.
         let mut dense = vec![vec![0.0; n]; n];
         for (i, row) in dense.iter_mut().enumerate() {
-            for j in i.saturating_sub(3)..(i + 4).min(n) {
-                row[j] = rng.random_range(-1.0..1.0);
+            for x in &mut row[i.saturating_sub(3)..(i + 4).min(n)] {
+                *x = rng.random_range(-1.0..1.0);
             }
             row[i] = if i % 5 == 0 { -8.0 } else { 8.0 };
         }
