@@ -20,23 +20,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
     let m = &e.name;
     let vis = &module.vis;
     let attrs = &module.attrs;
-    // The `extern "OpenCL"` declarations became kernels; rustc would reject the ABI.
-    // `#[form]` marks forms for this macro only.
-    let items: Vec<syn::Item> = module
-        .content
-        .as_ref()
-        .map(|(_, items)| items.as_slice())
-        .unwrap_or_default()
-        .iter()
-        .filter(|i| !crate::parse::family::is_kernel_block(i))
-        .map(|i| {
-            let mut i = i.clone();
-            if let syn::Item::Fn(f) = &mut i {
-                f.attrs.retain(|a| !crate::parse::element::is_form_attr(a));
-            }
-            i
-        })
-        .collect();
+    let items = module_items(module);
     // Including the user's template makes cargo rebuild when it changes.
     let tracked = p.extension.as_ref().map(|x| {
         let path = x.path.display().to_string();
@@ -519,15 +503,31 @@ fn modal_fns(e: &Element, modal: &crate::model::element::Modal) -> TokenStream {
 
 /// The module with its `extern "OpenCL"` declarations removed (rustc rejects the ABI).
 pub fn without_kernel_blocks(mut m: syn::ItemMod) -> TokenStream {
-    if let Some((_, items)) = &mut m.content {
-        items.retain(|i| !crate::parse::family::is_kernel_block(i));
-        for i in items.iter_mut() {
-            if let syn::Item::Fn(f) = i {
-                f.attrs.retain(|a| !crate::parse::element::is_form_attr(a));
-            }
-        }
+    let items = module_items(&m);
+    if let Some((_, old)) = &mut m.content {
+        *old = items;
     }
     quote!(#m)
+}
+
+/// The module's items as rustc gets them: without the `extern "OpenCL"` declarations (they
+/// became kernels; rustc rejects the ABI) and without `#[form]` (an attribute of this macro).
+fn module_items(module: &syn::ItemMod) -> Vec<syn::Item> {
+    module
+        .content
+        .as_ref()
+        .map(|(_, items)| items.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|i| !crate::parse::family::is_kernel_block(i))
+        .map(|i| {
+            let mut i = i.clone();
+            if let syn::Item::Fn(f) = &mut i {
+                f.attrs.retain(|a| !crate::parse::element::is_form_attr(a));
+            }
+            i
+        })
+        .collect()
 }
 
 /// A polynomial as a Rust expression in the coordinates: terms by ascending degree, each

@@ -35,7 +35,7 @@ pub fn from_syn(module: &syn::ItemMod, args: &ElementArgs) -> syn::Result<Elemen
     };
     let dim = args.dim.value;
     let forms = form::collect(items, dim, args.dofs.map_or(1, |d| d.value), &mut errors);
-    let (operator, dofs) = operator(args, &forms, &mut errors);
+    let (operator, dofs) = operator(&module.ident, args, &forms, &mut errors);
     let space = args.basis.map(|b| b.value);
     let nodes = match (space, args.order, args.nodes) {
         (Some(space), Some(order), _) => clforge_abi::modal::count(dim, order.value, space),
@@ -284,7 +284,7 @@ fn material(
 }
 
 /// The element's operator and DOFs per node: the stiffness form's, or the attribute's.
-fn operator(args: &ElementArgs, forms: &form::Forms, errors: &mut Errors) -> (Operator, usize) {
+fn operator(name: &Ident, args: &ElementArgs, forms: &form::Forms, errors: &mut Errors) -> (Operator, usize) {
     let dofs = args.dofs.map_or(1, |d| d.value);
     match (&forms.stiffness, args.operator, forms.stiffness_span) {
         (_, Some(op), Some(_)) => {
@@ -301,7 +301,7 @@ fn operator(args: &ElementArgs, forms: &form::Forms, errors: &mut Errors) -> (Op
         (None, None, None) if forms.refused => (Operator::Gradient(dofs), dofs),
         (None, None, None) => {
             errors.push(syn::Error::new(
-                Span::call_site(),
+                name.span(),
                 format!(
                     "`#[clforge::element]` needs its physics: `operator = ...` ({}) with `material`, or a \
                      `#[form(stiffness)] pub fn ...(u: &Field, v: &Field, x: &Position, m: &Material) -> f64`",
