@@ -41,10 +41,7 @@ pub fn bicgstab(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptio
 }
 
 struct Vectors<'a> {
-    csr: &'a DeviceCsr,
-    n: u32,
-    global: usize,
-    group: usize,
+    rows: Rows<'a>,
     b: Buffer<f64>,
     diag: Buffer<f64>,
     x: Buffer<f64>,
@@ -61,25 +58,15 @@ struct Vectors<'a> {
 
 impl<'a> Vectors<'a> {
     fn new(csr: &'a DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, diag: Buffer<f64>) -> Result<Vectors<'a>> {
-        let dev = csr.device();
-        let n = csr.n();
-        let group = reduction_group(&csr.program, dev)?;
-        let groups = n.div_ceil(group);
-        let global = groups * group;
-        index32(|| format!("a matrix of {n} rows"), global)?;
-        let x = match x0 {
-            Some(x0) => Buffer::from_slice(dev, x0)?,
-            None => Buffer::new(dev, n)?,
-        };
+        let (dev, n) = (csr.device(), csr.n());
+        let rows = Rows::new(csr)?;
         let vec = || Buffer::<f64>::new(dev, n);
         Ok(Vectors {
-            csr,
-            n: csr.n32()?,
-            global,
-            group,
+            x: rows.start(x0)?,
+            dots: Buffer::new(dev, 2 * rows.groups())?,
+            rows,
             b: Buffer::from_slice(dev, rhs)?,
             diag,
-            x,
             r: vec()?,
             rhat: vec()?,
             p: vec()?,
@@ -88,36 +75,27 @@ impl<'a> Vectors<'a> {
             s: vec()?,
             z: vec()?,
             t: vec()?,
-            dots: Buffer::new(dev, 2 * groups)?,
         })
-    }
-
-    fn launch(&self, kernel: &str, named: &[(&str, Arg<'_>)]) -> Result<()> {
-        let args = SIGNATURES.bind(kernel, named)?;
-        self.csr
-            .program
-            .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
-        Ok(())
     }
 
     /// `out = A input`.
     fn spmv(&self, input: &Buffer<f64>, out: &Buffer<f64>) -> Result<()> {
-        self.launch(
+        self.rows.launch(
             "sparse_spmv",
             &[
-                ("row_ptr", Arg::buffer(&self.csr.row_ptr)),
-                ("cols", Arg::buffer(&self.csr.cols)),
-                ("values", Arg::buffer(&self.csr.values)),
+                ("row_ptr", Arg::buffer(&self.rows.csr.row_ptr)),
+                ("cols", Arg::buffer(&self.rows.csr.cols)),
+                ("values", Arg::buffer(&self.rows.csr.values)),
                 ("p", Arg::buffer(input)),
                 ("q", Arg::buffer(out)),
-                ("n", Arg::u32(self.n)),
+                ("n", Arg::u32(self.rows.n)),
             ],
         )
     }
 
     /// `(a·b, c·d)`.
     fn dots(&self, a: &Buffer<f64>, b: &Buffer<f64>, c: &Buffer<f64>, d: &Buffer<f64>) -> Result<(f64, f64)> {
-        self.launch(
+        self.rows.launch(
             "sparse_dot2",
             &[
                 ("a", Arg::buffer(a)),
@@ -125,8 +103,8 @@ impl<'a> Vectors<'a> {
                 ("c", Arg::buffer(c)),
                 ("d", Arg::buffer(d)),
                 ("partial", Arg::buffer(&self.dots)),
-                ("scratch", Arg::local(self.group * size_of::<f64>())),
-                ("n", Arg::u32(self.n)),
+                ("scratch", self.rows.scratch()),
+                ("n", Arg::u32(self.rows.n)),
             ],
         )?;
         let parts = self.dots.to_vec()?;
@@ -138,14 +116,14 @@ impl<'a> Vectors<'a> {
     /// `r = b − A x`, `r̂ = r`; returns `r·r`.
     fn restart(&self) -> Result<f64> {
         self.spmv(&self.x, &self.t)?;
-        self.launch(
+        self.rows.launch(
             "sparse_bicg_start",
             &[
                 ("b", Arg::buffer(&self.b)),
                 ("q", Arg::buffer(&self.t)),
                 ("r", Arg::buffer(&self.r)),
                 ("rhat", Arg::buffer(&self.rhat)),
-                ("n", Arg::u32(self.n)),
+                ("n", Arg::u32(self.rows.n)),
             ],
         )?;
         Ok(self.dots(&self.r, &self.r, &self.r, &self.r)?.0)
@@ -183,7 +161,7 @@ impl<'a> Vectors<'a> {
                 (rho_next / rho) * (alpha / omega)
             };
             rho = rho_next;
-            self.launch(
+            self.rows.launch(
                 "sparse_bicg_direction",
                 &[
                     ("p", Arg::buffer(&self.p)),
@@ -193,7 +171,7 @@ impl<'a> Vectors<'a> {
                     ("diag", Arg::buffer(&self.diag)),
                     ("beta", Arg::f64(beta)),
                     ("omega", Arg::f64(omega)),
-                    ("n", Arg::u32(self.n)),
+                    ("n", Arg::u32(self.rows.n)),
                 ],
             )?;
             self.spmv(&self.y, &self.v)?;
@@ -204,7 +182,7 @@ impl<'a> Vectors<'a> {
                 continue;
             }
             alpha = rho / rv;
-            self.launch(
+            self.rows.launch(
                 "sparse_bicg_half",
                 &[
                     ("s", Arg::buffer(&self.s)),
@@ -213,14 +191,14 @@ impl<'a> Vectors<'a> {
                     ("z", Arg::buffer(&self.z)),
                     ("diag", Arg::buffer(&self.diag)),
                     ("alpha", Arg::f64(alpha)),
-                    ("n", Arg::u32(self.n)),
+                    ("n", Arg::u32(self.rows.n)),
                 ],
             )?;
             self.spmv(&self.z, &self.t)?;
             let (ts, tt) = self.dots(&self.t, &self.s, &self.t, &self.t)?;
             // `s = 0`: the half step solved it (ω = 0 keeps x += α y).
             omega = if tt > 0.0 { ts / tt } else { 0.0 };
-            self.launch(
+            self.rows.launch(
                 "sparse_bicg_update",
                 &[
                     ("x", Arg::buffer(&self.x)),
@@ -231,7 +209,7 @@ impl<'a> Vectors<'a> {
                     ("t", Arg::buffer(&self.t)),
                     ("alpha", Arg::f64(alpha)),
                     ("omega", Arg::f64(omega)),
-                    ("n", Arg::u32(self.n)),
+                    ("n", Arg::u32(self.rows.n)),
                 ],
             )?;
             iterations += 1;

@@ -280,11 +280,7 @@ impl CgOps for HostCg<'_> {
 
 /// CG's vectors on the device and the launch geometry of its kernels.
 struct DeviceCg<'a> {
-    csr: &'a DeviceCsr,
-    n: u32,
-    /// Work-items of the reducing kernels: `groups · group ≥ n`.
-    global: usize,
-    group: usize,
+    rows: Rows<'a>,
     b: Buffer<f64>,
     diag: Buffer<f64>,
     x: Buffer<f64>,
@@ -300,25 +296,14 @@ struct DeviceCg<'a> {
 
 impl<'a> DeviceCg<'a> {
     fn new(csr: &'a DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, diag: Buffer<f64>) -> Result<DeviceCg<'a>> {
-        let dev = csr.device();
-        let n = csr.n();
-        let group = reduction_group(&csr.program, dev)?;
-        let groups = n.div_ceil(group);
-        let global = groups * group;
-        // The padded work-items must fit the kernels' indices too.
-        index32(|| format!("a matrix of {n} rows"), global)?;
-        let x = match x0 {
-            Some(x0) => Buffer::from_slice(dev, x0)?,
-            None => Buffer::new(dev, n)?,
-        };
+        let (dev, n) = (csr.device(), csr.n());
+        let rows = Rows::new(csr)?;
+        let groups = rows.groups();
         Ok(DeviceCg {
-            csr,
-            n: csr.n32()?,
-            global,
-            group,
+            x: rows.start(x0)?,
+            rows,
             b: Buffer::from_slice(dev, rhs)?,
             diag,
-            x,
             r: Buffer::new(dev, n)?,
             z: Buffer::new(dev, n)?,
             p: Buffer::new(dev, n)?,
@@ -328,27 +313,19 @@ impl<'a> DeviceCg<'a> {
         })
     }
 
-    fn launch(&self, kernel: &str, named: &[(&str, Arg<'_>)]) -> Result<()> {
-        let args = SIGNATURES.bind(kernel, named)?;
-        self.csr
-            .program
-            .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
-        Ok(())
-    }
-
     /// `q = A v`; returns `v·q`.
     fn spmv(&self, v: &Buffer<f64>) -> Result<f64> {
         let args = [
-            ("row_ptr", Arg::buffer(&self.csr.row_ptr)),
-            ("cols", Arg::buffer(&self.csr.cols)),
-            ("values", Arg::buffer(&self.csr.values)),
+            ("row_ptr", Arg::buffer(&self.rows.csr.row_ptr)),
+            ("cols", Arg::buffer(&self.rows.csr.cols)),
+            ("values", Arg::buffer(&self.rows.csr.values)),
             ("p", Arg::buffer(v)),
             ("q", Arg::buffer(&self.q)),
             ("partial", Arg::buffer(&self.dot)),
-            ("scratch", Arg::local(self.group * size_of::<f64>())),
-            ("n", Arg::u32(self.n)),
+            ("scratch", self.rows.scratch()),
+            ("n", Arg::u32(self.rows.n)),
         ];
-        self.launch("sparse_spmv_dot", &args)?;
+        self.rows.launch("sparse_spmv_dot", &args)?;
         Ok(self.dot.to_vec()?.iter().sum())
     }
 
@@ -372,10 +349,10 @@ impl CgOps for DeviceCg<'_> {
             ("z", Arg::buffer(&self.z)),
             ("p", Arg::buffer(&self.p)),
             ("partial", Arg::buffer(&self.dots)),
-            ("scratch", Arg::local(self.group * size_of::<f64>())),
-            ("n", Arg::u32(self.n)),
+            ("scratch", self.rows.scratch()),
+            ("n", Arg::u32(self.rows.n)),
         ];
-        self.launch("sparse_cg_start", &args)?;
+        self.rows.launch("sparse_cg_start", &args)?;
         self.pair_sums()
     }
 
@@ -393,10 +370,10 @@ impl CgOps for DeviceCg<'_> {
             ("diag", Arg::buffer(&self.diag)),
             ("alpha", Arg::f64(alpha)),
             ("partial", Arg::buffer(&self.dots)),
-            ("scratch", Arg::local(self.group * size_of::<f64>())),
-            ("n", Arg::u32(self.n)),
+            ("scratch", self.rows.scratch()),
+            ("n", Arg::u32(self.rows.n)),
         ];
-        self.launch("sparse_cg_update", &args)?;
+        self.rows.launch("sparse_cg_update", &args)?;
         self.pair_sums()
     }
 
@@ -405,9 +382,9 @@ impl CgOps for DeviceCg<'_> {
             ("p", Arg::buffer(&self.p)),
             ("z", Arg::buffer(&self.z)),
             ("beta", Arg::f64(beta)),
-            ("n", Arg::u32(self.n)),
+            ("n", Arg::u32(self.rows.n)),
         ];
-        self.launch("sparse_cg_direction", &args)?;
+        self.rows.launch("sparse_cg_direction", &args)?;
         Ok(())
     }
 

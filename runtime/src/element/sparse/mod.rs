@@ -375,6 +375,59 @@ fn launch_rows(program: &Program, kernel: &str, n: usize, named: &[(&str, Arg<'_
     Ok(())
 }
 
+/// The launch geometry the solvers' vector kernels share over one matrix: whole power-of-two
+/// work-groups (the reductions' [`reduction_group`]) covering its rows.
+struct Rows<'a> {
+    csr: &'a DeviceCsr,
+    n: u32,
+    /// Work-items: `groups · group ≥ n`.
+    global: usize,
+    group: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn new(csr: &'a DeviceCsr) -> Result<Rows<'a>> {
+        let n = csr.n();
+        let group = reduction_group(&csr.program, csr.device())?;
+        let global = n.div_ceil(group) * group;
+        // The padded work-items must fit the kernels' indices too.
+        index32(|| format!("a matrix of {n} rows"), global)?;
+        Ok(Rows {
+            csr,
+            n: csr.n32()?,
+            global,
+            group,
+        })
+    }
+
+    /// Work-groups launched.
+    fn groups(&self) -> usize {
+        self.global / self.group
+    }
+
+    /// A reduction's `__local` scratch: one `double` per work-item of a group.
+    fn scratch(&self) -> Arg<'static> {
+        Arg::local(self.group * size_of::<f64>())
+    }
+
+    /// A vector of `n` entries on the device: `x0`, or zeros.
+    fn start(&self, x0: Option<&[f64]>) -> Result<Buffer<f64>> {
+        let dev = self.csr.device();
+        Ok(match x0 {
+            Some(x0) => Buffer::from_slice(dev, x0)?,
+            None => Buffer::new(dev, self.csr.n())?,
+        })
+    }
+
+    fn launch(&self, kernel: &str, named: &[(&str, Arg<'_>)]) -> Result<()> {
+        let args = SIGNATURES.bind(kernel, named)?;
+        self.csr
+            .program
+            .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
+        Ok(())
+    }
+}
+
 /// The work-group of the reducing kernels: the largest power of two within [`MAX_GROUP`], the
 /// device's limits and each reducing kernel's own limit.
 fn reduction_group(program: &Program, dev: &Device) -> Result<usize> {
