@@ -13,6 +13,7 @@ use rand::Rng;
 
 mod acoustics;
 mod declared;
+mod gmsh_heat;
 mod poisson;
 mod supg;
 
