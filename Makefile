@@ -44,6 +44,8 @@ examples-smoke: built
 	$(BIN)/examples/elastic_wave_unstructured --steps 20
 	$(BIN)/examples/elastic_wave_unstructured --steps 20 --f64
 	$(BIN)/examples/heat_forms --steps 50 --out target/heat_forms.png
+	$(BIN)/examples/acoustics_forms --out target/acoustics_forms.png
+	$(BIN)/examples/supg_forms --out target/supg_forms.png
 	$(BIN)/examples/poisson_cylinder --nx 128 --ny 64 --tol 1e-4 --devices 3 --out target/poisson_split.png
 	$(BIN)/examples/elastic_wave --nx 128 --ny 64 --steps 40 --frames 20 --devices 2 --out target/elastic_split
 	$(BIN)/examples/gray_scott --n 64 --steps 200 --report-every 100 --devices 2 --out target/gray_scott.png

@@ -279,10 +279,11 @@ pub enum Error {
     #[error(
         "{solver} did not converge: relative residual {residual:e} after {iterations} iterations \
          (limit {max_iter}), tolerance {tol:e}; raise the iteration limit, loosen the tolerance or \
-         check that the matrix is symmetric positive definite and not singular"
+         check that the matrix is not singular (conjugate gradients: symmetric positive definite; \
+         BiCGStab may stall on strongly non-normal systems, where GMRES does not)"
     )]
     NotConverged {
-        /// The solver (`conjugate gradients`).
+        /// The solver (`conjugate gradients`, `BiCGStab`, `GMRES`).
         solver: &'static str,
         /// Iterations done.
         iterations: usize,

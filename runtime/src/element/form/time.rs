@@ -5,8 +5,8 @@
 //! values are held fixed in time, imposed symmetrically.
 //!
 //! Any bilinear form is assembled (its whole element matrices); symmetric systems are solved by
-//! conjugate gradients, non-symmetric ones (advection, stabilised forms, couplings) by BiCGStab,
-//! both on the device and preconditioned by the diagonal.
+//! conjugate gradients, non-symmetric ones (advection, stabilised forms, couplings) by
+//! GMRES(50), both on the device and preconditioned by the diagonal.
 
 use super::{bilinear, linear, Field, Position};
 use crate::device::Device;
@@ -168,7 +168,7 @@ pub(super) struct Constrained {
     a: DeviceCsr,
     lift: Vec<f64>,
     fixed: Vec<bool>,
-    /// CG when the matrix is symmetric, BiCGStab when not.
+    /// CG when the matrix is symmetric, GMRES when not.
     symmetric: bool,
 }
 
@@ -212,7 +212,7 @@ impl Constrained {
         if self.symmetric {
             sparse::cg(&self.a, &b, Some(x0), opts)
         } else {
-            sparse::bicgstab(&self.a, &b, Some(x0), opts)
+            sparse::gmres(&self.a, &b, Some(x0), opts, sparse::GMRES_RESTART)
         }
     }
 }
@@ -231,7 +231,7 @@ pub fn is_symmetric(a: &HostCsr) -> bool {
 }
 
 /// `K u = f` with `fixed` values, solved on `dev`: conjugate gradients when `K` is symmetric,
-/// BiCGStab when not (both preconditioned by the diagonal).
+/// restarted GMRES when not (both preconditioned by the diagonal).
 pub fn steady(dev: &Device, k: &HostCsr, f: &[f64], fixed: &Fixed, opts: &CgOptions) -> Result<CgReport> {
     let c = Constrained::new(dev, k, fixed)?;
     c.solve(f.to_vec(), &vec![0.0; k.n()], opts)

@@ -62,10 +62,12 @@ use crate::program::{Arg, Program};
 
 mod bicgstab;
 mod cg;
+mod gmres;
 mod host;
 mod map;
 pub use bicgstab::bicgstab;
 pub use cg::{cg, cg_host, CgOptions, CgReport};
+pub use gmres::{gmres, GMRES_RESTART};
 pub use host::{assemble_host, pattern, CsrPattern, HostCsr};
 use map::ElementsByDof;
 pub use map::{check_colours, colour, DofMap};
@@ -85,7 +87,13 @@ const MAX_INDEX: usize = i32::MAX as usize;
 const MAX_GROUP: usize = 256;
 
 /// The kernels that sum over a work-group, whose work-group must be a power of two.
-const REDUCING: [&str; 4] = ["sparse_spmv_dot", "sparse_cg_start", "sparse_cg_update", "sparse_dot2"];
+const REDUCING: [&str; 5] = [
+    "sparse_spmv_dot",
+    "sparse_cg_start",
+    "sparse_cg_update",
+    "sparse_dot2",
+    "sparse_multidot",
+];
 
 /// The solver's name in [`Error::NotConverged`].
 const CG: &str = "conjugate gradients";

@@ -237,3 +237,62 @@ __kernel void sparse_bicg_update(__global double* x, __global double* r, __globa
     x[i] += alpha * y[i] + omega * z[i];
     r[i] = s[i] - omega * t[i];
 }
+
+/* GMRES's vector operations: the Krylov basis V holds k vectors of n, vector i at V + i n. */
+
+/* partial[k group + i] = the work-group's part of V_i · w, i < k. */
+__kernel void sparse_multidot(__global const double* V, __global const double* w, __global double* partial,
+                              __local double* scratch, const uint k, const uint n)
+{
+    const uint r = get_global_id(0);
+    const double wr = r < n ? w[r] : 0.0;
+    for (uint i = 0; i < k; ++i) {
+        const double s = sparse_group_sum(scratch, r < n ? V[(size_t)i * n + r] * wr : 0.0);
+        if (get_local_id(0) == 0) partial[k * get_group_id(0) + i] = s;
+    }
+}
+
+/* w -= sum_i h[i] V_i, i < k (one Gram-Schmidt pass). */
+__kernel void sparse_gs_update(__global const double* V, __global double* w, __global const double* h,
+                               const uint k, const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r >= n) return;
+    double s = w[r];
+    for (uint i = 0; i < k; ++i) s -= h[i] * V[(size_t)i * n + r];
+    w[r] = s;
+}
+
+/* V_j = a w. */
+__kernel void sparse_set_basis(__global double* V, __global const double* w, const double a, const uint j,
+                               const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r < n) V[(size_t)j * n + r] = a * w[r];
+}
+
+/* z = V_j / diag (the right preconditioner). */
+__kernel void sparse_precondition(__global double* z, __global const double* V, __global const double* diag,
+                                  const uint j, const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r < n) z[r] = V[(size_t)j * n + r] / diag[r];
+}
+
+/* x += (sum_i y[i] V_i) / diag, i < k. */
+__kernel void sparse_gmres_update(__global double* x, __global const double* V, __global const double* y,
+                                  __global const double* diag, const uint k, const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r >= n) return;
+    double s = 0.0;
+    for (uint i = 0; i < k; ++i) s += y[i] * V[(size_t)i * n + r];
+    x[r] += s / diag[r];
+}
+
+/* w = b - q. */
+__kernel void sparse_residual(__global const double* b, __global const double* q, __global double* w, const uint n)
+{
+    const uint r = get_global_id(0);
+    if (r < n) w[r] = b[r] - q[r];
+}
