@@ -144,6 +144,35 @@ fn newmark_refuses_bad_parameters() {
             Err(Error::InvalidConfig(_))
         ));
     }
+    // Central differences beyond 2 / ω_max are refused; average acceleration takes any step.
+    let omega = clforge::runtime::element::form::bound::lambda_max_assembled(&m, &k)
+        .unwrap()
+        .sqrt();
+    assert!(matches!(
+        Newmark::new(
+            &dev,
+            &m,
+            &k,
+            None,
+            (0.0, 0.5),
+            1.5 * 2.0 / omega,
+            &Fixed::default(),
+            opts
+        ),
+        Err(Error::UnstableTimeStep { .. })
+    ));
+    assert!(Newmark::new(
+        &dev,
+        &m,
+        &k,
+        None,
+        (0.0, 0.5),
+        0.9 * 2.0 / omega,
+        &Fixed::default(),
+        opts
+    )
+    .is_ok());
+    assert!(Newmark::new(&dev, &m, &k, None, (0.25, 0.5), 100.0 / omega, &Fixed::default(), opts).is_ok());
     let stepper = Newmark::new(&dev, &m, &k, None, (0.25, 0.5), 0.1, &Fixed::default(), opts).unwrap();
     assert!(matches!(
         stepper.start(vec![0.0; 3], vec![0.0; 10], None),

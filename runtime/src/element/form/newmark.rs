@@ -39,7 +39,9 @@ pub struct Newmark {
 
 impl Newmark {
     /// `0 ≤ β ≤ ½`, `½ ≤ γ ≤ 1` (below ½ the rule adds energy), `dt` positive and finite; `M`, `K`
-    /// (and `C`, if any) of one assembly. `fixed` holds the Dirichlet values.
+    /// (and `C`, if any) of one assembly. `fixed` holds the Dirichlet values. For β < γ/2
+    /// (conditionally stable, central differences at β = 0) a `dt` beyond the undamped limit of
+    /// `λ_max(M⁻¹K)` is [`Error::UnstableTimeStep`].
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Device,
@@ -63,6 +65,9 @@ impl Newmark {
                     "M and {name} have different sparsity patterns; assemble them from the same mesh"
                 )));
             }
+        }
+        if beta < 0.5 * gamma {
+            super::bound::check_newmark_step(beta, gamma, dt, super::bound::lambda_max_assembled(m, k)?)?;
         }
         let values: Vec<f64> = (0..m.nnz())
             .map(|i| m.values()[i] + gamma * dt * c.map_or(0.0, |c| c.values()[i]) + beta * dt * dt * k.values()[i])

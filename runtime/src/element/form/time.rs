@@ -250,7 +250,9 @@ pub struct ThetaMethod {
 }
 
 impl ThetaMethod {
-    /// `theta` in `[0, 1]`, `dt` positive; `M` and `K` of one assembly (the same pattern).
+    /// `theta` in `[0, 1]`, `dt` positive; `M` and `K` of one assembly (the same pattern). For
+    /// θ < ½ (conditionally stable) a `dt` beyond the limit of `λ_max(M⁻¹K)`
+    /// ([`super::bound::lambda_max_assembled`]) is [`Error::UnstableTimeStep`].
     pub fn new(
         dev: &Device,
         m: &HostCsr,
@@ -269,6 +271,9 @@ impl ThetaMethod {
             return Err(Error::InvalidConfig(
                 "M and K have different sparsity patterns; assemble both from the same mesh".into(),
             ));
+        }
+        if theta < 0.5 {
+            super::bound::check_theta_step(theta, dt, super::bound::lambda_max_assembled(m, k)?)?;
         }
         let values: Vec<f64> = m
             .values()
