@@ -151,6 +151,10 @@ struct Cli {
     /// report its choice (checked against the host like the others).
     #[arg(long)]
     tune: bool,
+    /// element-matrices: also form each order's element declared with Lamé's form (the same
+    /// physics as the built-in operator) and report it beside.
+    #[arg(long)]
+    forms: bool,
     /// scaling: halo depths (planes) to measure, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "8")]
     depths: Vec<usize>,
@@ -228,6 +232,7 @@ fn main() -> Result<()> {
             kernels: cli.kernels.clone(),
             device_only: cli.device_only,
             tune: cli.tune,
+            forms: cli.forms,
         };
         let report = element::forming::run(&dev, cli.quick, m, cli.max_order, reps, threads, &sel)?;
         return publish(&report.table(), &report, cli.json.as_deref());

@@ -68,6 +68,33 @@ macro_rules! trunk_hex {
 }
 trunk_hex!(hex_p1 = 1, hex_p2 = 2, hex_p3 = 3, hex_p4 = 4, hex_p5 = 5, hex_p6 = 6);
 
+macro_rules! lame_hex {
+    ($($name:ident = $p:literal),*) => {$(
+        /// The same hexahedron with its physics written as Lamé's form (`--forms`).
+        #[element(dim = 3, dofs = 3, basis = trunk, order = $p)]
+        pub mod $name {
+            use super::Iso;
+            use clforge::runtime::element::form::{inner, Field, Position};
+            #[form(stiffness)]
+            pub fn lame(u: &Field, v: &Field, _x: &Position, m: &Iso) -> f64 {
+                m.lambda * u.div() * v.div() + 2.0 * m.mu * inner(u.sym_grad(), v.sym_grad())
+            }
+            #[form(mass)]
+            pub fn inertia(u: &Field, v: &Field, _x: &Position, _m: &Iso) -> f64 {
+                clforge::runtime::element::form::dot(u.vector(), v.vector())
+            }
+        }
+    )*};
+}
+lame_hex!(
+    form_p1 = 1,
+    form_p2 = 2,
+    form_p3 = 3,
+    form_p4 = 4,
+    form_p5 = 5,
+    form_p6 = 6
+);
+
 /// The seed's best time per order (GTX 580/680, algorithms I/II, transfers included), s.
 const SEED_BEST_S: [Option<f64>; 6] = [Some(0.189), Some(0.537), Some(1.64), Some(7.02), Some(58.0), None];
 
@@ -88,6 +115,8 @@ pub struct KernelRow {
 
 #[derive(Debug, Serialize)]
 pub struct OrderRow {
+    /// `built-in` (operator and `D`), or `form` (Lamé's form declared in the module).
+    pub physics: &'static str,
     pub p: usize,
     pub ne: usize,
     pub points: usize,
@@ -354,6 +383,8 @@ pub struct Selection {
     pub device_only: bool,
     /// Run `Forming::tune` over `Forming::candidates` per order.
     pub tune: bool,
+    /// Also form each order's element declared with Lamé's form (the same physics).
+    pub forms: bool,
 }
 
 impl Selection {
@@ -401,15 +432,27 @@ pub fn run(
     let mut orders = Vec::new();
     let max_p = if quick { max_p.min(3) } else { max_p.min(6) };
     let fma_g = roof.fma_f64.as_ref().map(|p| p.rate_g);
-    for p in sel.min_order.max(1)..=max_p {
-        let mut row = match p {
-            1 => order::<HexP1>(dev, p, m, quick, reps, threads, sel)?,
-            2 => order::<HexP2>(dev, p, m, quick, reps, threads, sel)?,
-            3 => order::<HexP3>(dev, p, m, quick, reps, threads, sel)?,
-            4 => order::<HexP4>(dev, p, m, quick, reps, threads, sel)?,
-            5 => order::<HexP5>(dev, p, m, quick, reps, threads, sel)?,
-            _ => order::<HexP6>(dev, p, m, quick, reps, threads, sel)?,
+    let physics: &[&'static str] = if sel.forms {
+        &["built-in", "form"]
+    } else {
+        &["built-in"]
+    };
+    for (p, &which) in (sel.min_order.max(1)..=max_p).flat_map(|p| physics.iter().map(move |w| (p, w))) {
+        let mut row = match (p, which == "form") {
+            (1, false) => order::<HexP1>(dev, p, m, quick, reps, threads, sel)?,
+            (2, false) => order::<HexP2>(dev, p, m, quick, reps, threads, sel)?,
+            (3, false) => order::<HexP3>(dev, p, m, quick, reps, threads, sel)?,
+            (4, false) => order::<HexP4>(dev, p, m, quick, reps, threads, sel)?,
+            (5, false) => order::<HexP5>(dev, p, m, quick, reps, threads, sel)?,
+            (_, false) => order::<HexP6>(dev, p, m, quick, reps, threads, sel)?,
+            (1, true) => order::<FormP1>(dev, p, m, quick, reps, threads, sel)?,
+            (2, true) => order::<FormP2>(dev, p, m, quick, reps, threads, sel)?,
+            (3, true) => order::<FormP3>(dev, p, m, quick, reps, threads, sel)?,
+            (4, true) => order::<FormP4>(dev, p, m, quick, reps, threads, sel)?,
+            (5, true) => order::<FormP5>(dev, p, m, quick, reps, threads, sel)?,
+            (_, true) => order::<FormP6>(dev, p, m, quick, reps, threads, sel)?,
         };
+        row.physics = which;
         row.best_of_fma_roofline = fma_g.map(|f| row.gflop / row.best_s / f);
         let copy = roof.copy_gb_s();
         row.best_of_bounding_roofline =
@@ -446,8 +489,8 @@ impl Report {
         );
         for o in &self.orders {
             s += &format!(
-                "p = {} (Ne = {}, {} points), m = {}: {:.1} GFLOP, {:.3} GB out; host 1 core {:.3} s, {} cores {:.3} s (from {} elements)\n",
-                o.p, o.ne, o.points, o.m, o.gflop, o.out_gb, o.host_1_s, o.threads, o.host_all_s, o.host_m
+                "p = {} {} (Ne = {}, {} points), m = {}: {:.1} GFLOP, {:.3} GB out; host 1 core {:.3} s, {} cores {:.3} s (from {} elements)\n",
+                o.p, o.physics, o.ne, o.points, o.m, o.gflop, o.out_gb, o.host_1_s, o.threads, o.host_all_s, o.host_m
             );
             for k in &o.kernels {
                 s += &format!(

@@ -276,6 +276,7 @@ pub(super) fn order<E: Element<Material = Iso>>(
     };
     let seed = if m == 10_000 { SEED_BEST_S[p - 1] } else { None };
     Ok(OrderRow {
+        physics: "built-in",
         p,
         ne: E::NODES * 3,
         points: E::QUADRATURE.pow(3),
