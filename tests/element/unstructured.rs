@@ -20,7 +20,7 @@ use rand::Rng;
 use simplices::{Solid, Tet10, Tet4, Tri3, Tri6};
 
 /// A unit square of `n × n` quad4 elements, interior nodes moved by up to `jitter` of a cell.
-fn jittered_quads(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
+pub(crate) fn jittered_quads(n: usize, jitter: f64, seed: u64) -> UnstructuredMesh {
     let mut r = rng(seed);
     let side = n + 1;
     let coords = (0..side * side)
@@ -96,7 +96,7 @@ fn schedules(model: &Model) -> Vec<ForceSchedule> {
 /// Steps host and device `steps` times from a random state under a pulse load, comparing
 /// displacements and velocities after every step and the stresses at the end, for every
 /// schedule of the mesh: in f32 within 1e-5 relative, in f64 within 1e-12.
-fn parity(model: &Model, steps: usize, seed: u64) {
+pub(crate) fn parity(model: &Model, steps: usize, seed: u64) {
     for schedule in schedules(model) {
         let cfg = config_with(model, schedule);
         parity_in::<f32>(model, &cfg, steps, seed, 1e-5);

@@ -281,6 +281,21 @@ fn a_full_gradient_form_forms_on_the_host_and_the_device() {
     let coords: Vec<f64> = (0..n).flat_map(|_| hexahedron::<Quad4Species>(&mut rng, 0.2)).collect();
     let mats = (0..n).map(|_| species(&mut rng)).collect();
     device_matches_host::<Quad4Species>(mats, coords, &all_algorithms::<Quad4Species>());
+    // Each element at its own scale, from 1e-200 to 1e200 (within the device forming's range).
+    let n = 9;
+    let coords: Vec<f64> = (0..n).flat_map(|_| hexahedron::<Quad4Species>(&mut rng, 0.2)).collect();
+    let mats = (0..n)
+        .map(|e| {
+            let scale = 10f64.powi(50 * e as i32 - 200);
+            let s = species(&mut rng);
+            Species {
+                d0: s.d0 * scale,
+                d1: s.d1 * scale,
+                c: s.c * scale,
+            }
+        })
+        .collect();
+    device_matches_host::<Quad4Species>(mats, coords, &all_algorithms::<Quad4Species>());
 }
 
 #[test]
@@ -295,4 +310,34 @@ fn a_declared_form_matches_the_built_in_lumped_masses() {
     let a = matrices::mass_lumped::<Quad4HeatForm, _>(&coords, &m).unwrap();
     let b = matrices::mass_lumped::<Quad4Heat, _>(&coords, &m).unwrap();
     assert_eq!(a, b);
+}
+
+/// The explicit stepper's unrolled element products (every unstructured schedule, f32 and f64,
+/// per-element matrices on distorted quads) run declared forms as the host steps them: the
+/// two-species full-gradient form and the conduction form.
+#[test]
+fn declared_forms_step_on_the_device_as_on_the_host() {
+    use clforge::runtime::element::mesh::Mesh;
+    use clforge::runtime::element::stepper::Model;
+    let mut rng = common::rng(45);
+    let mesh = crate::unstructured::jittered_quads(5, 0.3, 46);
+    let species: Vec<Species> = (0..mesh.element_count())
+        .map(|_| Species {
+            d0: rng.random_range(0.5..2.0),
+            d1: rng.random_range(0.5..2.0),
+            c: rng.random_range(-0.4..0.4),
+        })
+        .collect();
+    let model = Model::per_element::<Quad4Species>(Mesh::Unstructured(mesh.clone()), &species).unwrap();
+    assert_eq!(model.spec.dofs, 2);
+    crate::unstructured::parity(&model, 30, 47);
+    let heat: Vec<Conductor> = (0..mesh.element_count())
+        .map(|_| Conductor {
+            kx: rng.random_range(0.5..2.0),
+            ky: rng.random_range(0.5..2.0),
+            rho_c: rng.random_range(0.5..2.0),
+        })
+        .collect();
+    let model = Model::per_element::<Quad4HeatForm>(Mesh::Unstructured(mesh), &heat).unwrap();
+    crate::unstructured::parity(&model, 30, 48);
 }
