@@ -329,17 +329,22 @@ pub const fn b_nonzeros(dim: usize, dofs: usize, strains: usize) -> &'static [(u
     }
 }
 
-/// The non-zeros of `B` for any operator: [`b_nonzeros`]'s tables, and otherwise, when
-/// `strains = dofs · dim`, the full gradient (strain `c · dim + k` is `∂u_c/∂x_k`). Empty for
-/// any other combination.
+/// The non-zeros of `B` for any operator: [`b_nonzeros`]'s tables; otherwise, when
+/// `strains = dofs · dim`, the full gradient (strain `c · dim + k` is `∂u_c/∂x_k`); when
+/// `strains = dofs · (dim + 1)`, the values and then the full gradient (strain `c` is `u_c`,
+/// written with the axis `dim`; strain `dofs + c · dim + k` is `∂u_c/∂x_k`). Empty for any other
+/// combination.
 pub fn b_entries(dim: usize, dofs: usize, strains: usize) -> impl Iterator<Item = (usize, usize, usize)> + Clone {
     let table = b_nonzeros(dim, dofs, strains);
-    let n = if table.is_empty() && strains == dofs * dim {
-        strains
-    } else {
-        0
-    };
-    table.iter().copied().chain((0..n).map(move |t| (t, t / dim, t % dim)))
+    let gradient = table.is_empty() && strains == dofs * dim;
+    let full = table.is_empty() && dim > 0 && strains == dofs * (dim + 1);
+    let values = if full { dofs } else { 0 };
+    let grads = if gradient || full { dofs * dim } else { 0 };
+    table
+        .iter()
+        .copied()
+        .chain((0..values).map(move |c| (c, c, dim)))
+        .chain((0..grads).map(move |t| (values + t, t / dim, t % dim)))
 }
 
 /// Bytes the geometry pre-pass (`ke_geometry`) writes per element: `J⁻¹` and `w det J` at each

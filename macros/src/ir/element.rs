@@ -44,6 +44,12 @@ pub struct Forming {
 }
 
 impl Forming {
+    /// Whether the device kernels can form it: `B` reads gradients only (an operator over
+    /// values, `Operator::Full`, is formed on the host).
+    pub fn on_device(&self) -> bool {
+        self.b.iter().all(|&(_, _, axis)| axis < self.dim)
+    }
+
     /// Points of the rule.
     pub fn nq(&self) -> usize {
         self.cell.points(self.dim, self.nq1)

@@ -15,6 +15,9 @@ pub enum Operator {
     /// The full gradient of a field of this many components (a stiffness form's strains when
     /// neither the scalar gradient nor Voigt strains carry it).
     Gradient(usize),
+    /// The values and the full gradient (a stiffness form that reads values: reaction,
+    /// Helmholtz-like terms). Host matrices and stepping; no device forming.
+    Full(usize),
 }
 
 impl Operator {
@@ -37,6 +40,7 @@ impl Operator {
             Operator::Elasticity => "elasticity",
             Operator::Diffusion => "diffusion",
             Operator::Gradient(_) => "gradient",
+            Operator::Full(_) => "full",
         }
     }
 
@@ -49,6 +53,7 @@ impl Operator {
             Operator::Elasticity => quote::quote!(#op::Elasticity),
             Operator::Diffusion => quote::quote!(#op::Diffusion),
             Operator::Gradient(dofs) => quote::quote!(#op::Gradient { dofs: #dofs }),
+            Operator::Full(dofs) => quote::quote!(#op::Full { dofs: #dofs }),
         }
     }
 
@@ -58,7 +63,7 @@ impl Operator {
             Operator::PlaneStress | Operator::PlaneStrain => 2,
             Operator::Elasticity => dim,
             Operator::Diffusion => 1,
-            Operator::Gradient(dofs) => dofs,
+            Operator::Gradient(dofs) | Operator::Full(dofs) => dofs,
         }
     }
 
@@ -69,6 +74,7 @@ impl Operator {
             Operator::Elasticity => 6,
             Operator::Diffusion => dim,
             Operator::Gradient(dofs) => dofs * dim,
+            Operator::Full(dofs) => dofs * (dim + 1),
         }
     }
 }

@@ -167,6 +167,8 @@ pub fn render_forming(p: &Program) -> Result<String, Failure> {
 pub fn render_sources(p: &Program) -> Result<Sources, Failure> {
     let text = render(p)?;
     let forming = match &p.body {
+        // No kernel forms an operator over values: the runtime refuses device forming.
+        Body::Element(b) if !b.forming.on_device() => String::new(),
         Body::Element(b) if b.forming.modal.is_some() => text.clone(),
         _ => render_forming(p)?,
     };
@@ -176,8 +178,14 @@ pub fn render_sources(p: &Program) -> Result<Sources, Failure> {
 /// Renders the element family: the explicit central-difference step of seed 000 for one
 /// element type (element forces in every schedule, stresses, node integration, loads).
 pub fn render(p: &Program) -> Result<String, Failure> {
-    if matches!(&p.body, Body::Element(b) if b.forming.modal.is_some()) {
-        return render_forming(p);
+    if let Body::Element(b) = &p.body {
+        if b.forming.modal.is_some() {
+            return if b.forming.on_device() {
+                render_forming(p)
+            } else {
+                Ok(String::new())
+            };
+        }
     }
     let v = view(p)?;
     let mut text = render_template(

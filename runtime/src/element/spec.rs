@@ -80,6 +80,14 @@ pub enum Operator {
         /// Components per node.
         dofs: usize,
     },
+    /// The values and the full gradient of a field of `dofs` components: strain `c` is `u_c`,
+    /// strain `dofs + c · dim + k` is `∂u_c/∂x_k`, `D` is `dofs·(dim + 1)` square. A stiffness
+    /// form that reads values (reaction, Helmholtz-like terms) lowers to it; host matrices and
+    /// the stepper's element products take it, device forming does not.
+    Full {
+        /// Components per node.
+        dofs: usize,
+    },
 }
 
 impl Operator {
@@ -91,6 +99,7 @@ impl Operator {
             Operator::Elasticity => 6,
             Operator::Diffusion => dim,
             Operator::Gradient { dofs } => dofs * dim,
+            Operator::Full { dofs } => dofs * (dim + 1),
         }
     }
 
@@ -102,6 +111,7 @@ impl Operator {
             Operator::Elasticity => "elasticity",
             Operator::Diffusion => "diffusion",
             Operator::Gradient { .. } => "gradient",
+            Operator::Full { .. } => "full",
         }
     }
 }

@@ -341,3 +341,81 @@ fn declared_forms_step_on_the_device_as_on_the_host() {
     let model = Model::per_element::<Quad4HeatForm>(Mesh::Unstructured(mesh), &heat).unwrap();
     crate::unstructured::parity(&model, 30, 48);
 }
+
+/// A screened (reaction–diffusion, Klein–Gordon) medium.
+#[derive(Clone, Copy, Debug)]
+pub struct Screened {
+    pub k: f64,
+    pub r: f64,
+}
+
+/// `k ∇u·∇v + r u v` in the stiffness: values and gradients (operator `full`).
+#[element(dim = 2, nodes = 4, quadrature = 2)]
+pub mod quad4_screened {
+    use super::Screened;
+    use clforge::runtime::element::form::{dot, Field, Position};
+
+    pub const NODES: [[f64; 2]; 4] = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+
+    pub fn shape(r: f64, s: f64) -> [f64; 4] {
+        [
+            0.25 * (1.0 - r) * (1.0 - s),
+            0.25 * (1.0 + r) * (1.0 - s),
+            0.25 * (1.0 + r) * (1.0 + s),
+            0.25 * (1.0 - r) * (1.0 + s),
+        ]
+    }
+
+    #[form(stiffness)]
+    pub fn screened(u: &Field, v: &Field, _x: &Position, m: &Screened) -> f64 {
+        m.k * dot(u.grad(), v.grad()) + m.r * u.value() * v.value()
+    }
+
+    #[form(mass)]
+    pub fn inertia(u: &Field, v: &Field, _x: &Position, _m: &Screened) -> f64 {
+        u.value() * v.value()
+    }
+}
+
+/// A stiffness form with a reaction term: its matrices are the host form's, a constant field
+/// feels the reaction only (`K 1 = r M 1`), it steps on the device as on the host, and device
+/// forming says it takes gradient forms only.
+#[test]
+fn a_stiffness_form_with_values_forms_on_the_host_and_steps_on_the_device() {
+    use clforge::runtime::element::mesh::Mesh;
+    use clforge::runtime::element::stepper::Model;
+    assert_eq!(Quad4Screened::OPERATOR, Operator::Full { dofs: 1 });
+    let mut rng = common::rng(49);
+    for _ in 0..10 {
+        let coords = quad(&mut rng);
+        let m = Screened {
+            k: rng.random_range(0.5..2.0),
+            r: rng.random_range(0.5..2.0),
+        };
+        let k = Quad4Screened::stiffness(&coords, &m).unwrap();
+        close(
+            &k,
+            &form::bilinear::<Quad4Screened, _, _>(&coords, &m, quad4_screened::screened).unwrap(),
+            "screened against the host form",
+        );
+        let mass = Quad4Screened::mass_consistent(&coords, &m).unwrap();
+        for i in 0..4 {
+            let (ki, mi): (f64, f64) = ((0..4).map(|j| k[(i, j)]).sum(), (0..4).map(|j| mass[(i, j)]).sum());
+            assert!((ki - m.r * mi).abs() <= 1e-12 * k.max_abs(), "row {i}: {ki} vs r·{mi}");
+        }
+    }
+    let dev = common::device();
+    match clforge::runtime::element::forming::Forming::<Quad4Screened>::new(&dev) {
+        Err(clforge::runtime::Error::InvalidConfig(msg)) => assert!(msg.contains("full"), "{msg}"),
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+    let mesh = crate::unstructured::jittered_quads(5, 0.3, 50);
+    let media: Vec<Screened> = (0..mesh.element_count())
+        .map(|_| Screened {
+            k: rng.random_range(0.5..2.0),
+            r: rng.random_range(0.5..2.0),
+        })
+        .collect();
+    let model = Model::per_element::<Quad4Screened>(Mesh::Unstructured(mesh), &media).unwrap();
+    crate::unstructured::parity(&model, 30, 51);
+}

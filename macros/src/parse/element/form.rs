@@ -293,28 +293,20 @@ fn stiffness_operator(
     dofs: usize,
     errors: &mut Errors,
 ) -> Option<Operator> {
-    let mut ok = true;
     if let Some(span) = position {
         errors.push(syn::Error::new(
             span,
             "a stiffness form's coefficients are constant on each element: read them from the material (give each \
              element its own material for variable coefficients), not from the point `x`",
         ));
-        ok = false;
-    }
-    if let Some((_, span)) = uses
-        .iter()
-        .find(|(a, _)| matches!(a, Acc::Value | Acc::Comp | Acc::Vector))
-    {
-        errors.push(syn::Error::new(
-            *span,
-            "a stiffness form is lowered over gradients (its strains); terms in the values go in `#[form(mass)]` \
-             (`ρ u·v`) or, for reaction or advection, in a `#[form]` the host integrates (`form::bilinear`)",
-        ));
-        ok = false;
-    }
-    if !ok {
         return None;
+    }
+    // Values (reaction, Helmholtz-like terms): values and the full gradient, formed on the host.
+    if uses
+        .iter()
+        .any(|(a, _)| matches!(a, Acc::Value | Acc::Comp | Acc::Vector))
+    {
+        return Some(Operator::Full(dofs));
     }
     let voigt = uses.iter().all(|(a, _)| matches!(a, Acc::SymGrad | Acc::Div));
     Some(match (dofs, dim) {

@@ -319,7 +319,7 @@ fn check_operator(args: &ElementArgs, op: Operator, span: Span, errors: &mut Err
     let dim_ok = match op {
         Operator::PlaneStress | Operator::PlaneStrain => dim == 2,
         Operator::Elasticity => dim == 3,
-        Operator::Diffusion | Operator::Gradient(_) => true,
+        Operator::Diffusion | Operator::Gradient(_) | Operator::Full(_) => true,
     };
     if !dim_ok {
         let hint = match op {

@@ -26,7 +26,13 @@ fn unit_strain(op: Operator, dim: usize, dofs: usize, t: usize) -> Field {
         grad: [[0.0; 3]; 3],
     };
     for &(_, c, k) in &entries {
-        if c < 3 && k < 3 {
+        if c >= 3 {
+            continue;
+        }
+        // The axis `dim` marks a value (`Operator::Full`).
+        if k == dim {
+            f.value[c] = 1.0 / entries.len() as f64;
+        } else if k < 3 {
             f.grad[c][k] = 1.0 / entries.len() as f64;
         }
     }

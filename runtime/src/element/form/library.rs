@@ -25,6 +25,10 @@ pub fn strains(op: Operator, f: &Field) -> Vec<f64> {
         Operator::Gradient { dofs } => (0..dofs)
             .flat_map(|c| (0..f.dim()).map(move |k| f.grad_of(c)[k]))
             .collect(),
+        Operator::Full { dofs } => (0..dofs)
+            .map(|c| f.comp(c))
+            .chain((0..dofs).flat_map(|c| (0..f.dim()).map(move |k| f.grad_of(c)[k])))
+            .collect(),
     }
 }
 

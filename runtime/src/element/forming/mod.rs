@@ -395,6 +395,13 @@ fn to_i32(v: usize, what: &str) -> Result<i32> {
 impl<E: Element> Forming<E> {
     /// Uploads `E`'s reference tables and checks that it has generated kernels.
     pub fn new(dev: &Device) -> Result<Forming<E>> {
+        if let super::Operator::Full { .. } = E::OPERATOR {
+            return Err(Error::InvalidConfig(format!(
+                "element `{}`'s stiffness form reads values (operator `full`): the device forms gradient forms only; \
+                 form its matrices on the host (`matrices::stiffness`, or per element in `stepper::Model::per_element`)",
+                E::NAME
+            )));
+        }
         let kernels = match E::forming_kernels() {
             Some(k) if !E::forming_source().is_empty() => k,
             _ => {

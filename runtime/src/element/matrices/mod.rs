@@ -237,7 +237,7 @@ fn check_operator<E: Element>() -> Result<()> {
         Operator::PlaneStress | Operator::PlaneStrain => E::DIM == 2 && E::DOFS == 2,
         Operator::Elasticity => E::DIM == 3 && E::DOFS == 3,
         Operator::Diffusion => E::DOFS == 1,
-        Operator::Gradient { dofs } => E::DOFS == dofs,
+        Operator::Gradient { dofs } | Operator::Full { dofs } => E::DOFS == dofs,
     };
     if ok {
         Ok(())
@@ -265,6 +265,10 @@ pub fn b_matrix<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> R
         .mul(&E::dshape(local))
         .ok_or_else(|| Error::InvalidConfig("dshape size".into()))?;
     let d = |axis: usize, node: usize| dn[(axis, node)];
+    let n = match E::OPERATOR {
+        Operator::Full { .. } => E::shape(local),
+        _ => Vec::new(),
+    };
     let strains = E::OPERATOR.strains(E::DIM);
     let mut b = Matrix::zeros(strains, E::NODES * E::DOFS);
     for i in 0..E::NODES {
@@ -297,6 +301,14 @@ pub fn b_matrix<E: Element, P: AsRef<[f64]>>(coords: &[P], local: [f64; 3]) -> R
                 for c in 0..dofs {
                     for axis in 0..E::DIM {
                         b[(c * E::DIM + axis, dofs * i + c)] = d(axis, i);
+                    }
+                }
+            }
+            Operator::Full { dofs } => {
+                for c in 0..dofs {
+                    b[(c, dofs * i + c)] = n[i];
+                    for axis in 0..E::DIM {
+                        b[(dofs + c * E::DIM + axis, dofs * i + c)] = d(axis, i);
                     }
                 }
             }
