@@ -286,7 +286,7 @@ fn a_full_gradient_form_forms_on_the_host_and_the_device() {
     let coords: Vec<f64> = (0..n).flat_map(|_| hexahedron::<Quad4Species>(&mut rng, 0.2)).collect();
     let mats = (0..n)
         .map(|e| {
-            let scale = 10f64.powi(50 * e as i32 - 200);
+            let scale = 10f64.powi(50 * e - 200);
             let s = species(&mut rng);
             Species {
                 d0: s.d0 * scale,
