@@ -52,7 +52,12 @@ impl Kind for Stencil {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<model::Stencil> {
-        parse::stencil::from_syn(item, args.boundary, args.state.clone(), &args.packed)
+        parse::stencil::from_syn(
+            &parse::ungroup::item_fn(item),
+            args.boundary,
+            args.state.clone(),
+            &args.packed,
+        )
     }
     fn lower(model: &model::Stencil) -> syn::Result<Program> {
         lower::stencil::lower(model)
@@ -91,7 +96,7 @@ impl Kind for Element {
         }
     }
     fn parse(args: &Self::Args, item: &syn::ItemMod) -> syn::Result<Self::Model> {
-        parse::element::from_syn(item, args)
+        parse::element::from_syn(&parse::ungroup::item_mod(item), args)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::element::lower(model).map(lower::per_element::with_kernels)
@@ -127,7 +132,7 @@ impl Kind for Sweep {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        let (stencil, state, reads) = parse::sweep::from_syn(item, args.boundary)?;
+        let (stencil, state, reads) = parse::sweep::from_syn(&parse::ungroup::item_fn(item), args.boundary)?;
         Ok(model::sweep::Sweep {
             stencil,
             state,
@@ -165,7 +170,7 @@ impl Kind for Lattice {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        parse::lattice::from_syn(item, args.boundary)
+        parse::lattice::from_syn(&parse::ungroup::item_fn(item), args.boundary)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::lattice::lower(model)

@@ -91,6 +91,7 @@ pub fn expand(item: &syn::ItemFn, model: &Lattice, p: &Program, sources: &Source
          [`{ty_name}::apply_host`]."
     );
     Ok(quote! {
+        #[allow(clippy::too_many_arguments)]
         #item
 
         #[doc = #doc]

@@ -67,6 +67,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
          reference (the sequential sweep, in place) is [`{ty_name}::apply_host`]."
     );
     Ok(quote! {
+        #[allow(clippy::too_many_arguments)]
         #item
 
         #[doc = #doc]

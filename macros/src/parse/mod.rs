@@ -14,6 +14,7 @@ pub mod lattice;
 pub mod params;
 pub mod stencil;
 pub mod sweep;
+pub mod ungroup;
 pub mod update;
 
 /// 1-based line of a span in the user's file (0 outside a compiler session without locations).
