@@ -69,6 +69,7 @@ snapshots! {
     jacobi_packed => dsl!(kernels / jacobi_packed, kernels::jacobi_packed::JacobiPacked::source()),
     packed3d => dsl!(kernels / packed3d, kernels::packed3d::Packed3d::source()),
     transport_sweep => dsl!(kernels / transport_sweep, kernels::transport_sweep::TransportForward::source()),
+    d2q9_filter => dsl!(kernels / d2q9_filter, kernels::d2q9_filter::D2q9Filter::source()),
     // The nodal elements of tests/elements/.
     element_quad4 => dsl!(elements / quad4, elements::quad4::Quad4::SOURCE),
     element_quad9 => dsl!(elements / quad9, elements::quad9::Quad9::SOURCE),

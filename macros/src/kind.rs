@@ -52,12 +52,7 @@ impl Kind for Stencil {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<model::Stencil> {
-        parse::stencil::from_syn(
-            &parse::ungroup::item_fn(item),
-            args.boundary,
-            args.state.clone(),
-            &args.packed,
-        )
+        parse::stencil::from_syn(&parse::view(item)?, args.boundary, args.state.clone(), &args.packed)
     }
     fn lower(model: &model::Stencil) -> syn::Result<Program> {
         lower::stencil::lower(model)
@@ -132,7 +127,7 @@ impl Kind for Sweep {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        let (stencil, state, reads) = parse::sweep::from_syn(&parse::ungroup::item_fn(item), args.boundary)?;
+        let (stencil, state, reads) = parse::sweep::from_syn(&parse::view(item)?, args.boundary)?;
         Ok(model::sweep::Sweep {
             stencil,
             state,
@@ -170,7 +165,7 @@ impl Kind for Lattice {
         item.sig.ident.span()
     }
     fn parse(args: &Self::Args, item: &syn::ItemFn) -> syn::Result<Self::Model> {
-        parse::lattice::from_syn(&parse::ungroup::item_fn(item), args.boundary)
+        parse::lattice::from_syn(&parse::view(item)?, args.boundary)
     }
     fn lower(model: &Self::Model) -> syn::Result<Program> {
         lower::lattice::lower(model)

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod advect_periodic;
+pub mod d2q9_filter;
 pub mod diffusion_f64;
 pub mod gray_scott;
 pub mod heat3d;

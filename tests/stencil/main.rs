@@ -19,6 +19,7 @@ mod split;
 /// Systems of fields, the stencil's point, reductions fused into the update, and time levels
 /// (docs/SYSTEMS.md).
 mod fields {
+    mod loops;
     mod macros;
     mod points;
     mod reductions;

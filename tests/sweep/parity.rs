@@ -574,3 +574,39 @@ fn sweeps_that_cannot_be_split_are_refused() {
     let e = err(GsForward::sweep_plan(&plan, &mut u, &f, &Relax { w: 1.0, h2: 0.0 }).unwrap_err());
     assert!(e.contains("split as"), "{e}");
 }
+
+/// A sweep written with a loop over a weight table and an accumulator (unrolled by the macro):
+/// upwind smoothing over the three points behind along x.
+#[sweep(order = forward)]
+pub fn looped(u: &Sweep<f32>, f: &Grid<f32>) -> f32 {
+    const W: [f32; 3] = [0.5, 0.25, 0.125];
+    let mut s = 0.0;
+    for k in 1..4 {
+        s += W[k - 1] * u.new(-(k as isize), 0);
+    }
+    s + 0.125 * f.at(0, 0)
+}
+
+#[test]
+fn a_sweep_with_a_loop_equals_the_sequential_sweep() {
+    let inputs = |shape: Shape, seed: u64| {
+        let mut r = rng(200 + seed);
+        (grid::<f32>(shape, &mut r), grid::<f32>(shape, &mut r))
+    };
+    assert_eq!(Looped::spec().halo[0], 3);
+    check(
+        "looped",
+        Looped::spec(),
+        |shape, seed| {
+            let (mut u, f) = inputs(shape, seed);
+            Looped::apply_host(&mut u, &f).unwrap();
+            u
+        },
+        |config, shape, seed| {
+            let (u, f) = inputs(shape, seed);
+            let mut du = up(&u);
+            Looped::sweep(config, &mut du, &up(&f)).unwrap();
+            du.to_host().unwrap()
+        },
+    );
+}

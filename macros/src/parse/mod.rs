@@ -6,6 +6,12 @@
 
 pub use crate::diag::Errors;
 
+/// What the parsers of a function kind read: the item without macro fragments' groups, its
+/// loops unrolled, tables folded and helpers inlined (the item itself is emitted as written).
+pub fn view(item: &syn::ItemFn) -> syn::Result<syn::ItemFn> {
+    unroll::item_fn(&ungroup::item_fn(item))
+}
+
 pub mod attr;
 pub mod body;
 pub mod element;
@@ -15,6 +21,7 @@ pub mod params;
 pub mod stencil;
 pub mod sweep;
 pub mod ungroup;
+pub mod unroll;
 pub mod update;
 
 /// 1-based line of a span in the user's file (0 outside a compiler session without locations).

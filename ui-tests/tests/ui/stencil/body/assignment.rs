@@ -1,4 +1,4 @@
-// An assignment in the body: a stencil returns the new value instead of assigning.
+// An assignment to a binding that is not `let mut`.
 use clforge::prelude::*;
 
 #[clforge::stencil]

@@ -1,4 +1,4 @@
-// A `for` loop in the body: a stencil computes one point from fixed offsets.
+// A `for` loop over an array: loops unroll over constant ranges (`for q in 0..N`) only.
 use clforge::prelude::*;
 
 #[clforge::stencil]

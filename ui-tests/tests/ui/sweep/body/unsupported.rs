@@ -1,19 +1,9 @@
-// The swept field is read with `.new`/`.old`, loops are not a point update, and a sweep has
-// no periodic boundary.
+// The swept field is read with `.new`/`.old`, and a sweep has no periodic boundary.
 use clforge::prelude::*;
 
 #[sweep(order = forward)]
 pub fn at_read(u: &Sweep<f32>) -> f32 {
     u.at(-1, 0)
-}
-
-#[sweep]
-pub fn looped(u: &Sweep<f32>) -> f32 {
-    let mut s = 0.0;
-    for i in 0..3 {
-        s += u.old(1, 0);
-    }
-    s
 }
 
 #[sweep(boundary = periodic)]
