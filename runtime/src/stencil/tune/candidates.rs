@@ -59,10 +59,16 @@ fn work_groups(rank: usize) -> &'static [[usize; 3]] {
     }
 }
 
-/// The plain and vector kernels in each work-group shape.
+/// The plain and vector kernels in each work-group shape, and each in its default launch (the
+/// only vector one where rows hold fewer vectors than any shape is wide: 64³ on a CPU, where
+/// the vector kernel is the fastest).
 fn flat(spec: &StencilSpec, dims: [usize; 3], wgs: &[[usize; 3]], push: &mut dyn FnMut(LaunchConfig) -> bool) {
     let vec_items = [dims[0].div_ceil(spec.lanes.max(1)), dims[1], dims[2]];
     for (variant, items) in [(Variant::Plain, dims), (Variant::Vector, vec_items)] {
+        push(LaunchConfig {
+            variant,
+            ..LaunchConfig::default()
+        });
         for &wg in wgs {
             let c = LaunchConfig {
                 variant,

@@ -286,6 +286,27 @@ fn march_candidates_for_3d_stencils_only() {
     assert_eq!(back.config(), Some(c));
 }
 
+/// Every variant is a candidate on every device kind and shape: a 3-D grid whose rows hold
+/// fewer vectors than any work-group is wide still gets the vector kernel (in its default
+/// launch), on a CPU as on a GPU.
+#[test]
+fn the_vector_kernel_is_a_candidate_on_narrow_rows_and_every_device() {
+    let mut s3 = spec();
+    s3.rank = 3;
+    s3.halo = [1, 1, 1];
+    for kind in [crate::DeviceKind::Cpu, crate::DeviceKind::Gpu] {
+        let info = crate::cl::test_info(kind.clone(), "test platform", 1024, 48 << 10);
+        for shape in [Shape::d3(64, 64, 64), Shape::d3(9, 5, 3), Shape::d3(512, 512, 512)] {
+            let c = candidates(&s3, &info, shape);
+            assert!(
+                c.iter().any(|c| c.variant == Variant::Vector),
+                "{kind:?} {shape}: {c:?}"
+            );
+            assert!(c.iter().any(|c| c.variant == Variant::Plain), "{kind:?} {shape}: {c:?}");
+        }
+    }
+}
+
 #[test]
 fn key_names_device_stencil_source_and_shape() {
     let i = info(256, 1 << 15);
