@@ -14,7 +14,7 @@ NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 # whole graph: 111 s in CI).
 BIN := target/debug
 
-.PHONY: deps run test lint lint-nompi lint-all built examples-smoke mpi-test bench-quick bench-smoke bench-smoke-a bench-smoke-b \
+.PHONY: deps run test lint lint-nompi lint-all built examples-smoke mpi-test bench-quick bench-codegen bench-smoke bench-smoke-a bench-smoke-b \
 	difftest difftest-long
 
 deps:
@@ -66,6 +66,10 @@ difftest-long:
 
 # The benchmark's quick mode as a smoke test in the dev profile (it checks every kernel
 # against the host reference before timing; timings are reported, never asserted).
+# What a stencil adds to a user's build (docs/PERFORMANCE.md, "Build time of a stencil").
+bench-codegen:
+	scripts/codegen-bench.sh 50 5
+
 bench-smoke: bench-smoke-a bench-smoke-b
 
 # The two halves of the smoke run (about equal on PoCL), which `make test` runs side by side.

@@ -101,6 +101,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
             #source_fn
 
             /// What the runtime needs to know to launch the kernels.
+            #[inline]
             pub fn spec() -> #rt::StencilSpec {
                 #spec
             }
@@ -113,6 +114,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
 
             /// Computes `out` from the inputs on the device of `out`; returns the profiling event.
             #[doc = #out_doc]
+            #[inline]
             pub fn launch(#config: &#rt::LaunchConfig, #out: #dev_out, #(#dev_params),*) -> #rt::Result<#rt::Event> {
                 #launch_body
             }
@@ -131,6 +133,7 @@ pub fn expand(item: &syn::ItemFn, p: &Program, sources: &Sources) -> syn::Result
 
             /// The host reference: calls the Rust function at every updated point.
             #[doc = #out_doc]
+            #[inline]
             pub fn apply_host(#out: #host_out, #(#host_params),*) -> #rt::Result<()> {
                 #host_shape
                 #(#shape_checks)*
