@@ -2,7 +2,7 @@
 //! non-symmetric systems (advection, SUPG, couplings), on the same CSR matrices as [`super::cg`],
 //! with the same exact power-of-two scaling of the right-hand side and the same options.
 
-use super::cg::{cg_prepare, norm, zero_solution};
+use super::cg::{general_prepare, norm, zero_solution};
 use super::*;
 
 /// The solver's name in [`Error::NotConverged`].
@@ -22,19 +22,9 @@ const MAX_RESTARTS: usize = 20;
 /// iterations or after more than 20 breakdowns (`r̂·r`, `r̂·v` or `ω` vanishing; each restarts
 /// from the true residual with it as the new shadow residual).
 pub fn bicgstab(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions) -> Result<CgReport> {
-    let n = csr.n();
-    let scaled = cg_prepare(n, rhs, x0, opts)?;
-    if scaled.e.is_none() {
-        return Ok(zero_solution(n));
-    }
-    let diag = csr.diagonal()?;
-    let d = diag.to_vec()?;
-    if let Some(i) = d.iter().position(|v| *v == 0.0 || !v.is_finite()) {
-        return Err(Error::NotPositiveDefinite {
-            what: format!("the diagonal entry A[{i}][{i}] (BiCGStab's preconditioner divides by it)"),
-            value: d[i],
-        });
-    }
+    let Some((scaled, diag)) = general_prepare(csr, rhs, x0, opts, BICGSTAB)? else {
+        return Ok(zero_solution(csr.n()));
+    };
     let mut v = Vectors::new(csr, &scaled.b, scaled.x0.as_deref(), diag)?;
     let report = v.solve(norm(&scaled.b), opts)?;
     scaled.unscale(report)

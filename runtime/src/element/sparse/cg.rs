@@ -163,6 +163,32 @@ pub(super) fn cg_prepare(n: usize, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOpt
     })
 }
 
+/// The checks and the scaled system of a solver of general matrices preconditioned by the
+/// diagonal (BiCGStab, GMRES): `None` for `b = 0`; else the scaled system and `diag(A)`, none
+/// of whose entries is zero or not finite ([`Error::NotPositiveDefinite`] names the first, and
+/// `solver` whose preconditioner divides by it).
+pub(super) fn general_prepare(
+    csr: &DeviceCsr,
+    rhs: &[f64],
+    x0: Option<&[f64]>,
+    opts: &CgOptions,
+    solver: &str,
+) -> Result<Option<(Scaled, Buffer<f64>)>> {
+    let scaled = cg_prepare(csr.n(), rhs, x0, opts)?;
+    if scaled.e.is_none() {
+        return Ok(None);
+    }
+    let diag = csr.diagonal()?;
+    let d = diag.to_vec()?;
+    if let Some(i) = d.iter().position(|v| *v == 0.0 || !v.is_finite()) {
+        return Err(Error::NotPositiveDefinite {
+            what: format!("the diagonal entry A[{i}][{i}] ({solver}'s preconditioner divides by it)"),
+            value: d[i],
+        });
+    }
+    Ok(Some((scaled, diag)))
+}
+
 /// `‖v‖` of a scaled vector (its largest entry in `[1, 2)`).
 pub(super) fn norm(v: &[f64]) -> f64 {
     v.iter().map(|x| x * x).sum::<f64>().sqrt()

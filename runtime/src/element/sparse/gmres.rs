@@ -5,7 +5,7 @@
 //! Gram–Schmidt (CGS2: as stable as modified Gram–Schmidt, four launches instead of `2j`), and
 //! the small Hessenberg least-squares problem is solved on the host by Givens rotations.
 
-use super::cg::{cg_prepare, norm, zero_solution};
+use super::cg::{general_prepare, norm, zero_solution};
 use super::*;
 
 /// The solver's name in [`Error::NotConverged`].
@@ -28,18 +28,9 @@ pub fn gmres(csr: &DeviceCsr, rhs: &[f64], x0: Option<&[f64]>, opts: &CgOptions,
             "GMRES needs a restart length of at least 1".into(),
         ));
     }
-    let scaled = cg_prepare(n, rhs, x0, opts)?;
-    if scaled.e.is_none() {
+    let Some((scaled, diag)) = general_prepare(csr, rhs, x0, opts, GMRES)? else {
         return Ok(zero_solution(n));
-    }
-    let diag = csr.diagonal()?;
-    let d = diag.to_vec()?;
-    if let Some(i) = d.iter().position(|v| *v == 0.0 || !v.is_finite()) {
-        return Err(Error::NotPositiveDefinite {
-            what: format!("the diagonal entry A[{i}][{i}] (GMRES's preconditioner divides by it)"),
-            value: d[i],
-        });
-    }
+    };
     let m = restart.min(n.max(1));
     index32(|| format!("a GMRES basis of {} vectors of {n}", m + 1), (m + 1) * n)?;
     let mut g = Gmres::new(csr, &scaled.b, scaled.x0.as_deref(), diag, m)?;
