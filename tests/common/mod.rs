@@ -165,3 +165,41 @@ pub fn positive_definite(a: &clforge::runtime::element::Matrix) -> bool {
     }
     true
 }
+
+/// Same bits, NaN for NaN (the payload of a NaN is not specified across devices).
+pub fn same<T: Scalar + Into<f64>>(what: &str, dev: &HostGrid<T>, host: &HostGrid<T>) {
+    assert_eq!(dev.shape(), host.shape(), "{what}: shapes differ");
+    for (i, (d, h)) in dev.data().iter().zip(host.data()).enumerate() {
+        let (d, h): (f64, f64) = ((*d).into(), (*h).into());
+        let ok = (d.is_nan() && h.is_nan()) || d.to_bits() == h.to_bits();
+        assert!(ok, "{what}: point {i} is {d:e} on the device, {h:e} on the host");
+    }
+}
+
+macro_rules! wild_grid {
+    ($name:ident, $t:ty) => {
+        /// Random values in `lo..hi`, one in twenty replaced by NaN, ±inf, ±max, the smallest
+        /// normal or -0.
+        pub fn $name(shape: Shape, rng: &mut SmallRng, lo: $t, hi: $t) -> HostGrid<$t> {
+            let special = [
+                <$t>::NAN,
+                <$t>::INFINITY,
+                <$t>::NEG_INFINITY,
+                <$t>::MAX,
+                -<$t>::MAX,
+                <$t>::MIN_POSITIVE,
+                -0.0,
+            ];
+            HostGrid::from_fn(shape, |_| {
+                if rng.random_range(0..20) == 0 {
+                    special[rng.random_range(0..special.len())]
+                } else {
+                    rng.random_range(lo..hi)
+                }
+            })
+            .expect("a host grid")
+        }
+    };
+}
+wild_grid!(wild_f32, f32);
+wild_grid!(wild_f64, f64);

@@ -71,7 +71,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
     };
     let forming = forming_impl(p, &ty);
     if let Some(modal) = &e.modal {
-        let element = expand_modal(module, e, modal, &items, source, &launchers, &material_alias_of(e));
+        let element = expand_modal(module, e, modal, &items, source, &launchers, &generated_items(e));
         return Ok(quote!(#element #forming));
     }
     // Every kernel of the family, including a schedule this element cannot run: its method
@@ -82,7 +82,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
         .filter(|k| !k.user && k.role == Role::Variant)
         .map(|k| super::launch::method(k, &format_ident!("{}", k.variant), true, quote!()))
         .collect();
-    let material_alias = material_alias_of(e);
+    let generated = generated_items(e);
     let host_matrices = host_matrices(m, "node");
     let element_impl = element_impl(e, body, &ty);
 
@@ -99,8 +99,7 @@ pub fn expand(module: &syn::ItemMod, e: &Element, p: &Program, sources: &Sources
                 [#(#rows),*]
             }
 
-            #[doc(hidden)]
-            #material_alias
+            #generated
         }
 
         #[doc = #type_doc]
@@ -263,13 +262,13 @@ fn host_matrices(m: &syn::Ident, point: &str) -> TokenStream {
     }
 }
 
-/// Rust checks the macro's reading of the signature at the user's type.
-/// The items generated from the module's forms come with it.
-fn material_alias_of(e: &Element) -> TokenStream {
+/// The items the macro adds to the module: the material alias (Rust checks the macro's reading
+/// of the signature at the user's type) and the `material`/`density` of its forms.
+fn generated_items(e: &Element) -> TokenStream {
     let material_ty = &e.material_ty;
     let forms = &e.form_items;
     let alias = quote_spanned!(material_ty.span()=> pub(super) type __ClforgeMaterial = #material_ty;);
-    quote!(#alias #forms)
+    quote!(#[doc(hidden)] #alias #forms)
 }
 
 /// A modal element: the module gets `NODES` (its vertices), `modes` (the built-in family unless
@@ -282,7 +281,7 @@ fn expand_modal(
     items: &[syn::Item],
     source: &str,
     launchers: &TokenStream,
-    material_alias: &TokenStream,
+    generated: &TokenStream,
 ) -> TokenStream {
     let rt = quote!(::clforge::runtime);
     let fem = quote!(#rt::element);
@@ -332,8 +331,7 @@ fn expand_modal(
 
             #modal_fns
 
-            #[doc(hidden)]
-            #material_alias
+            #generated
         }
 
         #[doc = #type_doc]

@@ -2,7 +2,7 @@
 //! `match` on integer constants, arithmetic, comparisons, casts, the math methods of
 //! `f32`/`f64`, named constants, `grid.at(dx, dy, dz)` with integer-literal offsets.
 
-use super::{line_of, rust_text, Errors};
+use super::{int_literal, line_of, rust_text, Errors};
 use crate::model::sweep::SweepRead;
 use crate::model::{Arg, Arm, BinOp, Block, Expr, ExprKind, Let, MathFn, Pat, Scalar, UnOp};
 use std::collections::HashMap;
@@ -667,21 +667,6 @@ impl<'a> BodyParser<'a> {
             }
         }
         Ok(())
-    }
-}
-
-fn int_literal(e: &syn::Expr) -> Option<i64> {
-    match e {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i), ..
-        }) => i.base10_parse().ok(),
-        syn::Expr::Unary(syn::ExprUnary {
-            op: syn::UnOp::Neg(_),
-            expr,
-            ..
-        }) => int_literal(expr).map(|v| -v),
-        syn::Expr::Paren(p) => int_literal(&p.expr),
-        _ => None,
     }
 }
 

@@ -6,6 +6,30 @@
 
 pub use crate::diag::Errors;
 
+/// `e` without its parentheses and invisible groups.
+pub fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_parens(&p.expr),
+        syn::Expr::Group(g) => strip_parens(&g.expr),
+        other => other,
+    }
+}
+
+/// The value of an integer literal, possibly negated and parenthesised (`-1`, `(2)`).
+pub fn int_literal(e: &syn::Expr) -> Option<i64> {
+    match strip_parens(e) {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i), ..
+        }) => i.base10_parse().ok(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => int_literal(expr).map(|v: i64| -v),
+        _ => None,
+    }
+}
+
 /// What the parsers of a function kind read: the item without macro fragments' groups, its
 /// loops unrolled, tables folded and helpers inlined (the item itself is emitted as written).
 pub fn view(item: &syn::ItemFn) -> syn::Result<syn::ItemFn> {

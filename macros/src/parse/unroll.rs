@@ -21,6 +21,7 @@
 //!
 //! A body with none of these is returned unchanged.
 
+use crate::parse::strip_parens as strip;
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned;
@@ -593,14 +594,6 @@ fn is_int_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|i| {
         matches!(i.to_string().as_str(), "isize" | "usize" | "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64")
     }))
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        other => other,
-    }
 }
 
 fn path_expr(id: syn::Ident) -> Expr {

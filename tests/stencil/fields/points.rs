@@ -5,7 +5,6 @@
 use crate::{common, kernels};
 
 use clforge::prelude::*;
-use clforge::runtime::Scalar;
 use common::*;
 use kernels::heated::Heated;
 
@@ -31,16 +30,6 @@ fn ramp(u: &Grid1<f64>, at: Point, s: f64) -> f64 {
 #[clforge::stencil(boundary = periodic)]
 fn pair3(u: &Grid3<f32>, at: Point) -> (f32, i32) {
     (u.at(0, 1, 0) + at.z as f32, at.x - at.y + at.z * at.nx)
-}
-
-fn same<T: Scalar + Into<f64>>(what: &str, dev: &HostGrid<T>, host: &HostGrid<T>) {
-    for (i, (d, h)) in dev.data().iter().zip(host.data()).enumerate() {
-        let (d, h): (f64, f64) = ((*d).into(), (*h).into());
-        assert!(
-            (d.is_nan() && h.is_nan()) || d.to_bits() == h.to_bits(),
-            "{what}: point {i} is {d:e} on the device, {h:e} on the host"
-        );
-    }
 }
 
 /// Every variant of one step, and the steps variant over 3 steps against 3 host steps.

@@ -12,6 +12,12 @@
 use super::{Field, Position};
 use crate::element::spec::Operator;
 
+/// The point the forms are evaluated at: the macro has checked that they do not read it.
+const NOWHERE: Position = Position {
+    x: [0.0; 3],
+    local: [0.0; 3],
+};
+
 /// The field whose strains (in `op`'s order, `clforge_abi::modal::b_entries`) are the unit
 /// vector `t`: each gradient entry feeding strain `t` gets an equal share (`γ_xy = 1` is
 /// `∂u/∂y = ∂v/∂x = ½`).
@@ -19,12 +25,7 @@ fn unit_strain(op: Operator, dim: usize, dofs: usize, t: usize) -> Field {
     let entries: Vec<_> = clforge_abi::modal::b_entries(dim, dofs, op.strains(dim))
         .filter(|e| e.0 == t)
         .collect();
-    let mut f = Field {
-        dim,
-        dofs,
-        value: [0.0; 3],
-        grad: [[0.0; 3]; 3],
-    };
+    let mut f = Field::zero(dim, dofs);
     for &(_, c, k) in &entries {
         if c >= 3 {
             continue;
@@ -49,27 +50,13 @@ pub fn coefficients<const S: usize, M>(
     form: impl Fn(&Field, &Field, &Position, &M) -> f64,
 ) -> [[f64; S]; S] {
     let units: Vec<Field> = (0..S).map(|t| unit_strain(op, dim, dofs, t)).collect();
-    let at = Position {
-        x: [0.0; 3],
-        local: [0.0; 3],
-    };
-    std::array::from_fn(|s| std::array::from_fn(|t| form(&units[t], &units[s], &at, material)))
+    std::array::from_fn(|s| std::array::from_fn(|t| form(&units[t], &units[s], &NOWHERE, material)))
 }
 
 /// The density of a mass form `ρ u·v`: the form on a unit value. Called by the `density` that
 /// `#[clforge::element]` generates from a `#[form(mass)]` (which it has checked to be a
 /// density times `u·v`).
 pub fn density<M>(dim: usize, dofs: usize, material: &M, form: impl Fn(&Field, &Field, &Position, &M) -> f64) -> f64 {
-    let mut unit = Field {
-        dim,
-        dofs,
-        value: [0.0; 3],
-        grad: [[0.0; 3]; 3],
-    };
-    unit.value[0] = 1.0;
-    let at = Position {
-        x: [0.0; 3],
-        local: [0.0; 3],
-    };
-    form(&unit, &unit, &at, material)
+    let unit = Field::basis(dim, dofs, 0, 1.0, [0.0; 3]);
+    form(&unit, &unit, &NOWHERE, material)
 }

@@ -44,15 +44,20 @@ pub struct Field {
 impl Field {
     /// Component `c` of the basis function of shape value `n` and physical gradient `dn`.
     fn basis(dim: usize, dofs: usize, c: usize, n: f64, dn: [f64; 3]) -> Field {
-        let mut f = Field {
+        let mut f = Field::zero(dim, dofs);
+        f.value[c] = n;
+        f.grad[c] = dn;
+        f
+    }
+
+    /// The zero field.
+    fn zero(dim: usize, dofs: usize) -> Field {
+        Field {
             dim,
             dofs,
             value: [0.0; 3],
             grad: [[0.0; 3]; 3],
-        };
-        f.value[c] = n;
-        f.grad[c] = dn;
-        f
+        }
     }
 
     /// `a·x + b·y`.

@@ -17,13 +17,6 @@ pub fn form_host<E: Element>(coords: &[f64], materials: &[E::Material], threads:
 
 /// [`form_host`] of checked coordinates and material matrices (from [`materials`]).
 pub(crate) fn form_host_checked<E: Element>(coords: &[f64], de: &[f64], threads: usize) -> Result<Vec<f64>> {
-    if let crate::element::Operator::Full { .. } = E::OPERATOR {
-        return Err(Error::InvalidConfig(format!(
-            "element `{}`'s stiffness form reads values (operator `full`): the forming kernels and their host \
-             reference take gradient forms only; use `matrices::stiffness`",
-            E::NAME
-        )));
-    }
     let (dref, w) = tables::<E>()?;
     let s = E::OPERATOR.strains(E::DIM);
     let m = de.len() / (s * s);

@@ -189,8 +189,17 @@ pub fn default_staging<E: Element>() -> Staging {
 }
 
 /// `dref[q][axis][f] = ∂N_f/∂ξ_axis` at the Gauss points and the weights `w_q`, points in the
-/// order of [`crate::element::matrices::quadrature_points`] (first axis slowest).
+/// order of [`crate::element::matrices::quadrature_points`] (first axis slowest). An element
+/// whose operator reads values (`Operator::Full`) has no such tables: its refusal is here.
 pub fn tables<E: Element>() -> Result<(Vec<f64>, Vec<f64>)> {
+    if let super::Operator::Full { .. } = E::OPERATOR {
+        return Err(Error::InvalidConfig(format!(
+            "element `{}`'s stiffness form reads values (operator `full`): the forming kernels and their host \
+             reference take gradient forms only; form its matrices on the host (`matrices::stiffness`, or per \
+             element in `stepper::Model::per_element`)",
+            E::NAME
+        )));
+    }
     let points = crate::element::matrices::quadrature_points::<E>()?;
     let mut dref = Vec::with_capacity(points.len() * E::DIM * E::NODES);
     let mut w = Vec::with_capacity(points.len());
@@ -395,13 +404,8 @@ fn to_i32(v: usize, what: &str) -> Result<i32> {
 impl<E: Element> Forming<E> {
     /// Uploads `E`'s reference tables and checks that it has generated kernels.
     pub fn new(dev: &Device) -> Result<Forming<E>> {
-        if let super::Operator::Full { .. } = E::OPERATOR {
-            return Err(Error::InvalidConfig(format!(
-                "element `{}`'s stiffness form reads values (operator `full`): the device forms gradient forms only; \
-                 form its matrices on the host (`matrices::stiffness`, or per element in `stepper::Model::per_element`)",
-                E::NAME
-            )));
-        }
+        // First: an element the kernels cannot form is refused with the reason.
+        let (dref, w) = tables::<E>()?;
         let kernels = match E::forming_kernels() {
             Some(k) if !E::forming_source().is_empty() => k,
             _ => {
@@ -411,7 +415,6 @@ impl<E: Element> Forming<E> {
                 )))
             }
         };
-        let (dref, w) = tables::<E>()?;
         Ok(Forming {
             dev: dev.clone(),
             kernels,

@@ -68,44 +68,14 @@ impl<'a> Vectors<'a> {
         })
     }
 
-    /// `out = A input`.
-    fn spmv(&self, input: &Buffer<f64>, out: &Buffer<f64>) -> Result<()> {
-        self.rows.launch(
-            "sparse_spmv",
-            &[
-                ("row_ptr", Arg::buffer(&self.rows.csr.row_ptr)),
-                ("cols", Arg::buffer(&self.rows.csr.cols)),
-                ("values", Arg::buffer(&self.rows.csr.values)),
-                ("p", Arg::buffer(input)),
-                ("q", Arg::buffer(out)),
-                ("n", Arg::u32(self.rows.n)),
-            ],
-        )
-    }
-
     /// `(a·b, c·d)`.
     fn dots(&self, a: &Buffer<f64>, b: &Buffer<f64>, c: &Buffer<f64>, d: &Buffer<f64>) -> Result<(f64, f64)> {
-        self.rows.launch(
-            "sparse_dot2",
-            &[
-                ("a", Arg::buffer(a)),
-                ("b", Arg::buffer(b)),
-                ("c", Arg::buffer(c)),
-                ("d", Arg::buffer(d)),
-                ("partial", Arg::buffer(&self.dots)),
-                ("scratch", self.rows.scratch()),
-                ("n", Arg::u32(self.rows.n)),
-            ],
-        )?;
-        let parts = self.dots.to_vec()?;
-        Ok(parts
-            .chunks_exact(2)
-            .fold((0.0, 0.0), |(a, b), pair| (a + pair[0], b + pair[1])))
+        self.rows.dot2(&self.dots, [a, b, c, d])
     }
 
     /// `r = b − A x`, `r̂ = r`; returns `r·r`.
     fn restart(&self) -> Result<f64> {
-        self.spmv(&self.x, &self.t)?;
+        self.rows.spmv(&self.x, &self.t)?;
         self.rows.launch(
             "sparse_bicg_start",
             &[
@@ -164,7 +134,7 @@ impl<'a> Vectors<'a> {
                     ("n", Arg::u32(self.rows.n)),
                 ],
             )?;
-            self.spmv(&self.y, &self.v)?;
+            self.rows.spmv(&self.y, &self.v)?;
             let (rv, _) = self.dots(&self.rhat, &self.v, &self.v, &self.v)?;
             if tiny(rv) {
                 residual = self.restart()?.sqrt() / b_norm;
@@ -184,7 +154,7 @@ impl<'a> Vectors<'a> {
                     ("n", Arg::u32(self.rows.n)),
                 ],
             )?;
-            self.spmv(&self.z, &self.t)?;
+            self.rows.spmv(&self.z, &self.t)?;
             let (ts, tt) = self.dots(&self.t, &self.s, &self.t, &self.t)?;
             // `s = 0`: the half step solved it (ω = 0 keeps x += α y).
             omega = if tt > 0.0 { ts / tt } else { 0.0 };

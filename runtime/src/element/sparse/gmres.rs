@@ -76,22 +76,6 @@ impl<'a> Gmres<'a> {
         Arg::u32(self.rows.n)
     }
 
-    /// `out = A input`.
-    fn spmv(&self, input: &Buffer<f64>, out: &Buffer<f64>) -> Result<()> {
-        let csr = self.rows.csr;
-        self.rows.launch(
-            "sparse_spmv",
-            &[
-                ("row_ptr", Arg::buffer(&csr.row_ptr)),
-                ("cols", Arg::buffer(&csr.cols)),
-                ("values", Arg::buffer(&csr.values)),
-                ("p", Arg::buffer(input)),
-                ("q", Arg::buffer(out)),
-                ("n", self.n()),
-            ],
-        )
-    }
-
     /// `V_i · w` for `i < k`.
     fn dots(&self, k: usize) -> Result<Vec<f64>> {
         self.rows.launch(
@@ -113,25 +97,8 @@ impl<'a> Gmres<'a> {
 
     /// `‖w‖`.
     fn w_norm(&self) -> Result<f64> {
-        self.rows.launch(
-            "sparse_dot2",
-            &[
-                ("a", Arg::buffer(&self.w)),
-                ("b", Arg::buffer(&self.w)),
-                ("c", Arg::buffer(&self.w)),
-                ("d", Arg::buffer(&self.w)),
-                ("partial", Arg::buffer(&self.partial)),
-                ("scratch", self.rows.scratch()),
-                ("n", self.n()),
-            ],
-        )?;
-        let parts = self.partial.to_vec()?;
-        Ok(parts
-            .chunks_exact(2)
-            .take(self.rows.groups())
-            .map(|p| p[0])
-            .sum::<f64>()
-            .sqrt())
+        let w = &self.w;
+        Ok(self.rows.dot2(&self.partial, [w, w, w, w])?.0.sqrt())
     }
 
     /// `V_j = a w`.
@@ -150,7 +117,7 @@ impl<'a> Gmres<'a> {
 
     /// `w = b − A x`; returns `‖w‖`.
     fn residual(&self) -> Result<f64> {
-        self.spmv(&self.x, &self.z)?;
+        self.rows.spmv(&self.x, &self.z)?;
         self.rows.launch(
             "sparse_residual",
             &[
@@ -176,7 +143,7 @@ impl<'a> Gmres<'a> {
                 ("n", self.n()),
             ],
         )?;
-        self.spmv(&self.z, &self.w)?;
+        self.rows.spmv(&self.z, &self.w)?;
         let k = j + 1;
         let mut h = vec![0.0; k];
         for _ in 0..2 {

@@ -434,6 +434,43 @@ impl<'a> Rows<'a> {
             .launch(kernel, &[self.global], Some(&[self.group]), &args)?;
         Ok(())
     }
+
+    /// `out = A input` (BiCGStab's and GMRES's product).
+    fn spmv(&self, input: &Buffer<f64>, out: &Buffer<f64>) -> Result<()> {
+        let csr = self.csr;
+        self.launch(
+            "sparse_spmv",
+            &[
+                ("row_ptr", Arg::buffer(&csr.row_ptr)),
+                ("cols", Arg::buffer(&csr.cols)),
+                ("values", Arg::buffer(&csr.values)),
+                ("p", Arg::buffer(input)),
+                ("q", Arg::buffer(out)),
+                ("n", Arg::u32(self.n)),
+            ],
+        )
+    }
+
+    /// `(a·b, c·d)`, the work-groups' parts in `partial` (at least two per group) summed here.
+    fn dot2(&self, partial: &Buffer<f64>, [a, b, c, d]: [&Buffer<f64>; 4]) -> Result<(f64, f64)> {
+        self.launch(
+            "sparse_dot2",
+            &[
+                ("a", Arg::buffer(a)),
+                ("b", Arg::buffer(b)),
+                ("c", Arg::buffer(c)),
+                ("d", Arg::buffer(d)),
+                ("partial", Arg::buffer(partial)),
+                ("scratch", self.scratch()),
+                ("n", Arg::u32(self.n)),
+            ],
+        )?;
+        let parts = partial.to_vec()?;
+        Ok(parts
+            .chunks_exact(2)
+            .take(self.groups())
+            .fold((0.0, 0.0), |(a, b), pair| (a + pair[0], b + pair[1])))
+    }
 }
 
 /// The work-group of the reducing kernels: the largest power of two within [`MAX_GROUP`], the

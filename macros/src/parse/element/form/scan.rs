@@ -557,10 +557,9 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// `e` without parentheses, groups and borrows (`&u.grad()` reads what `u.grad()` reads).
 fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
+    match crate::parse::strip_parens(e) {
         Expr::Reference(r) => strip(&r.expr),
         other => other,
     }
@@ -575,10 +574,5 @@ fn is_zero(l: &syn::Lit) -> bool {
 }
 
 fn int_literal(e: &Expr) -> Option<usize> {
-    match strip(e) {
-        Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i), ..
-        }) => i.base10_parse().ok(),
-        _ => None,
-    }
+    crate::parse::int_literal(strip(e)).and_then(|v| usize::try_from(v).ok())
 }
